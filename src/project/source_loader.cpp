@@ -6,12 +6,12 @@
 #include <cctype>
 #include <limits>
 #include <map>
-#include <regex>
 #include <set>
 
 #include "core/asset_key.hpp"
 #include "core/file_system.hpp"
 #include "project/clickhouse_resources.hpp"
+#include "project/yaml_plain_scalar.hpp"
 
 namespace sluice {
 
@@ -35,23 +35,22 @@ SourceLocation At(const YamlFile& yaml, const YAML::Mark& mark) {
 }
 
 // The type PyYAML's safe_load gives a node (StreamBuild reads sources with it), so that a value StreamBuild
-// rejects for its type is rejected here too: a plain `2024` is an int, `yes` a bool, `2024-01-01` a date.
+// rejects for its type is rejected here too (plain scalars: yaml_plain_scalar.hpp).
 enum class YamlType { kNull, kBool, kInt, kFloat, kTimestamp, kString, kList, kMapping, kOther };
 
-YamlType PlainScalarType(const std::string& text) {
-  static const std::regex kBool("^(yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$");
-  static const std::regex kInt(
-      "^([-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(:[0-5]?[0-9])+)$");
-  static const std::regex kFloat(
-      "^([-+]?[0-9][0-9_]*\\.[0-9_]*([eE][-+][0-9]+)?|\\.[0-9_]+([eE][-+][0-9]+)?"
-      "|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+\\.[0-9_]*|[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|NAN))$");
-  static const std::regex kTimestamp(
-      "^([0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([Tt]|[ \\t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}"
-      "(\\.[0-9]*)?([ \\t]*(Z|[-+][0-9]{1,2}(:[0-9]{2})?))?)$");
-  if (std::regex_match(text, kBool)) return YamlType::kBool;
-  if (std::regex_match(text, kInt)) return YamlType::kInt;
-  if (std::regex_match(text, kFloat)) return YamlType::kFloat;
-  if (std::regex_match(text, kTimestamp)) return YamlType::kTimestamp;
+YamlType PlainScalarTypeOf(const std::string& text) {
+  switch (ResolvePlainScalar(text)) {
+    case PlainScalarType::kBool:
+      return YamlType::kBool;
+    case PlainScalarType::kInt:
+      return YamlType::kInt;
+    case PlainScalarType::kFloat:
+      return YamlType::kFloat;
+    case PlainScalarType::kTimestamp:
+      return YamlType::kTimestamp;
+    case PlainScalarType::kString:
+      return YamlType::kString;
+  }
   return YamlType::kString;
 }
 
@@ -61,7 +60,7 @@ YamlType TypeOf(const YAML::Node& node) {
   if (node.IsMap()) return YamlType::kMapping;
   const std::string& tag = node.Tag();
   if (tag == "!" || tag == "tag:yaml.org,2002:str") return YamlType::kString;
-  if (tag == "?") return PlainScalarType(node.Scalar());
+  if (tag == "?") return PlainScalarTypeOf(node.Scalar());
   if (tag == "tag:yaml.org,2002:int") return YamlType::kInt;
   if (tag == "tag:yaml.org,2002:bool") return YamlType::kBool;
   if (tag == "tag:yaml.org,2002:float") return YamlType::kFloat;
@@ -90,6 +89,23 @@ std::string TypeName(YamlType type) {
       return "a tagged value";
   }
   return "a value";
+}
+
+// Whether `text` is a postgres refresh interval: `<digits><whitespace><unit>`, unit SECOND, MINUTE, HOUR or
+// DAY with an optional S, any case.
+bool IsRefreshInterval(std::string_view text) {
+  size_t at = 0;
+  auto take_while = [&text, &at](auto accept) {
+    size_t begin = at;
+    while (at < text.size() && accept(static_cast<unsigned char>(text[at]))) ++at;
+    return at - begin;
+  };
+  if (take_while([](unsigned char c) { return std::isdigit(c) != 0; }) == 0) return false;
+  if (take_while([](unsigned char c) { return std::isspace(c) != 0; }) == 0) return false;
+  std::string unit;
+  for (char c : text.substr(at)) unit += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (unit.size() > 1 && unit.back() == 'S') unit.pop_back();
+  return unit == "SECOND" || unit == "MINUTE" || unit == "HOUR" || unit == "DAY";
 }
 
 // `text` as digits of `base`; nullopt when empty, on a foreign digit, or past the range of int.
@@ -408,7 +424,8 @@ class EntryParser {
       Fail(yaml_, path.mark(), "SLU-SOURCE-003", "seed path '" + seed.path + "' must stay inside the project",
            "give a path relative to the project root, e.g. seeds/orders.csv");
     }
-    if (!std::filesystem::is_regular_file(root_ / seed.path)) {
+    std::error_code error;  // e.g. a name too long for the file system: the file does not exist either
+    if (!std::filesystem::is_regular_file(root_ / seed.path, error)) {
       Fail(yaml_, path.mark(), "SLU-SOURCE-003", "seed file '" + seed.path + "' does not exist",
            "paths are relative to the project root");
     }
@@ -596,8 +613,7 @@ class EntryParser {
     postgres.user =
         RequiredString(entry, "user", "a postgres source needs `user`", "the PostgreSQL user to connect as");
     postgres.refresh = RequiredString(entry, "refresh", "a postgres source needs `refresh`", "e.g. refresh: 5 MINUTE");
-    static const std::regex kInterval("^[0-9]+\\s+(SECOND|MINUTE|HOUR|DAY)S?$", std::regex::icase);
-    if (!std::regex_match(*postgres.refresh, kInterval)) {
+    if (!IsRefreshInterval(*postgres.refresh)) {
       Fail(yaml_, entry.Find("refresh")->mark(), "SLU-SOURCE-003",
            "refresh '" + *postgres.refresh + "' is not an interval",
            "write <integer> SECOND|MINUTE|HOUR|DAY, e.g. 5 MINUTE");
