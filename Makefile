@@ -1,5 +1,5 @@
 # Thin wrappers over scripts/ and CMake presets. See README.md.
-.PHONY: setup build demo test bench debug clean
+.PHONY: setup build demo test bench debug fuzz clean
 
 JOBS ?= $(shell nproc)
 
@@ -25,6 +25,10 @@ debug: setup
 	@cmake --preset debug >/dev/null
 	@cmake --build --preset debug -j $(JOBS)
 	@ctest --preset debug -j $(JOBS)
+
+# libFuzzer targets (clang-14), FUZZ_SECONDS each (default 300); FUZZ_TARGETS picks some (scripts/fuzz.sh --list).
+fuzz:
+	@bash scripts/fuzz.sh $(FUZZ_TARGETS)
 
 clean:
 	rm -rf build

@@ -1,0 +1,54 @@
+// The bodies of Sluice's fuzz targets, shared by the libFuzzer mains (fuzz_<target>.cpp, clang build with
+// SLUICE_FUZZ=ON) and the GoogleTest replay of tests/fuzz/regressions/<target>/* (regression_test.cpp,
+// normal build).
+//
+// Each entry feeds one input to a public API and returns 0 when the API succeeded or threw sluice::Error
+// (the documented way to reject input). Anything else escapes: another exception type, or an
+// InvariantViolation when a result contradicts its header's contract (an offset outside the text, tokens
+// out of order …). Under libFuzzer an escaping exception aborts the process, so it is reported like a crash.
+//
+// Inputs whose first byte is a selector (dialect, header keyword, config file) say so below; the rest of
+// the input is the text.
+//   FuzzHeader          byte % 3 → MODEL / TEST / AUDIT; ParseHeaderBlock on the rest
+//   FuzzSqlScan         byte % 4 → dialect; Tokenize + TokenValue, FindReferences, FindMacroCalls
+//   FuzzSelect          byte % 4 → dialect; ParseSelect
+//   FuzzTomlConfig      byte % 3 → the rest is streambuild_project.toml (then ResolveTarget and
+//                       ExpandConnection), streambuild_local.toml beside a fixed project file, or a
+//                       pipeline.toml (LoadPipelineConfig); (byte / 3) % 2 flips a mode switch of each
+//   FuzzYamlSources     no selector: the whole input is sources/x.yml; LoadSources with templating
+//   FuzzTemplating      byte: bit 0 → Expand (typed) instead of ExpandString, bit 1 → also CheckTemplateKeys;
+//                       the rest split at '\n' into up to three values of the variables a, b, c, then the
+//                       text to expand (fixed variables and a fake environment alongside)
+//   FuzzMacroArguments  byte % 4 → dialect; FindMacroCalls then ParseMacroInvocation on each call
+// The config and sources entries write their input into a temporary project folder created once per
+// process (removed at exit).
+// Thread-safety: not thread-safe (the file-based entries share the process's temporary folder).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace sluice::fuzz {
+
+// A result that breaks its API's documented contract. Deliberately not a sluice::Error.
+class InvariantViolation : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+// Throws InvariantViolation(what) unless `condition`.
+inline void Require(bool condition, const std::string& what) {
+  if (!condition) throw InvariantViolation(what);
+}
+
+int FuzzHeader(const uint8_t* data, size_t size);
+int FuzzSqlScan(const uint8_t* data, size_t size);
+int FuzzSelect(const uint8_t* data, size_t size);
+int FuzzTomlConfig(const uint8_t* data, size_t size);
+int FuzzYamlSources(const uint8_t* data, size_t size);
+int FuzzTemplating(const uint8_t* data, size_t size);
+int FuzzMacroArguments(const uint8_t* data, size_t size);
+
+}  // namespace sluice::fuzz
