@@ -310,22 +310,36 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     }
   }
 
-  // Pipeline source inference: follow each table model's driving input until a source. The walk is bounded
-  // by the number of assets, so a driving cycle stops it (the Definitions constructor reports the cycle).
+  // Pipeline source inference: follow each table model's driving input until a source. Every asset walked
+  // remembers the answer, so all walks together stay linear in the assets (a 100,000-model chain is walked
+  // once, not once per model). A walk is bounded by the number of assets, so a driving cycle stops it (the
+  // Definitions constructor reports the cycle).
   std::map<AssetKey, const Asset*> by_key;
   for (const Asset& asset : assets) by_key.emplace(asset.key, &asset);
+  std::map<const Asset*, std::optional<std::string>> driving_sources;
   auto driving_source = [&](const Asset& start) -> std::optional<std::string> {
+    std::vector<const Asset*> walked;
+    std::optional<std::string> source;
     const Asset* at = &start;
     for (size_t steps = 0; steps <= assets.size(); ++steps) {
-      if (at->is_source()) return at->name();
+      if (auto known = driving_sources.find(at); known != driving_sources.end()) {
+        source = known->second;
+        break;
+      }
+      walked.push_back(at);
+      if (at->is_source()) {
+        source = at->name();
+        break;
+      }
       const AssetDependency* driving = nullptr;
       for (const AssetDependency& dep : at->deps) {
         if (dep.edge == EdgeType::kDrivingInput) driving = &dep;
       }
-      if (driving == nullptr) return std::nullopt;
+      if (driving == nullptr) break;
       at = by_key.at(driving->upstream);
     }
-    return std::nullopt;
+    for (const Asset* asset : walked) driving_sources.emplace(asset, source);
+    return source;
   };
   for (Pipeline& pipeline : pipelines) {
     const Asset* first_model = nullptr;
