@@ -19,8 +19,11 @@ int Discover(const GlobalOptions& global) {
 int Compile(const GlobalOptions& global, const CompileOptions& options) {
   Project project = LoadProjectFor(global);
   ArtifactSummary summary = WriteArtifacts(project, options.target_dir);
-  std::printf("compiled %s: %zu pipeline(s), %zu model(s), %zu source(s) → %s\n", project.config.name.c_str(),
-              summary.pipelines, summary.models, summary.sources, summary.target_dir.c_str());
+  const PublishSummary& published = summary.published;
+  std::printf("compiled %s: %zu pipeline(s), %zu model(s), %zu source(s) → %s (%zu file(s) written, %zu removed, "
+              "%zu unchanged)\n",
+              project.config.name.c_str(), summary.pipelines, summary.models, summary.sources,
+              summary.target_dir.c_str(), published.written, published.removed, published.unchanged);
   return 0;
 }
 

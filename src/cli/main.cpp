@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "core/diagnostic.hpp"
+#include "core/phase_timer.hpp"
 
 namespace {
 
@@ -16,6 +17,7 @@ constexpr int kUsageError = 2;
 
 int main(int argc, char** argv) {
   using namespace sluice::cli;
+  sluice::MarkPhase("start");
   CLI::App app{"Sluice: declarative, partition-aware data pipelines (StreamBuild-compatible projects)", "sluice"};
   app.set_version_flag("--version", std::string("sluice 0.1.0"));
   app.require_subcommand(1);

@@ -1,26 +1,55 @@
 #include "core/file_system.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "core/diagnostic.hpp"
 
 namespace sluice {
 
 std::string ReadFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  auto fail = [&]() {
     throw Error(Diagnostic{"SLU-IO-001", "cannot read " + path.string() + ": " + std::strerror(errno),
                            {path.string(), 0, 0}, "check that the file exists and is readable", {}});
+  };
+  // One open, one fstat and (for a file that does not grow meanwhile) one read into a buffer of the right size.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail();
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    int saved = errno;
+    ::close(fd);
+    errno = saved;
+    fail();
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  if (S_ISDIR(info.st_mode)) {
+    ::close(fd);
+    errno = EISDIR;
+    fail();
+  }
+  std::string contents;
+  size_t size = 0;
+  contents.resize(info.st_size > 0 ? static_cast<size_t>(info.st_size) + 1 : 4096);
+  while (true) {
+    if (size == contents.size()) contents.resize(contents.size() * 2);
+    ssize_t n = ::read(fd, contents.data() + size, contents.size() - size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int saved = errno;
+      ::close(fd);
+      errno = saved;
+      fail();
+    }
+    if (n == 0) break;
+    size += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  contents.resize(size);
+  return contents;
 }
 
 void WriteFileAtomic(const std::filesystem::path& path, const std::string& contents) {

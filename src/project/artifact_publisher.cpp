@@ -1,17 +1,23 @@
 #include "project/artifact_publisher.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <optional>
 #include <set>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/content_hash.hpp"
 #include "core/diagnostic.hpp"
 #include "core/file_system.hpp"
+#include "core/parallel_for.hpp"
+#include "core/pause_point.hpp"
 
 namespace sluice {
 
@@ -20,21 +26,20 @@ namespace {
 namespace fs = std::filesystem;
 
 const char* const kOwners[] = {"compiled", "manifest.json", "streambuild_dag.json"};
+constexpr std::string_view kIndexFile = ".sluice-artifacts.index";
+constexpr std::string_view kIndexHeader = "sluice-artifacts 1";
+constexpr std::string_view kPublishFolder = ".sluice-publish";
+constexpr std::string_view kJournalHeader = "sluice-publish 1";
+constexpr std::string_view kStagingPrefix = ".sluice-staging-";
+constexpr std::string_view kBackupPrefix = ".sluice-backup-";
 
 [[noreturn]] void Fail(const fs::path& path, const std::string& what) {
   throw Error(Diagnostic{"SLU-IO-003", "cannot publish compile artifacts: " + what + " (" + path.string() + ")",
                          {path.string(), 0, 0}, "check permissions and free space in the target folder", {}});
 }
 
-// Writes one staged file with plain syscalls; `made` caches the folders already created, so each folder costs
-// one mkdir for the whole publication instead of a stat per path component per file.
-void WriteFile(const fs::path& path, const std::string& contents, std::set<std::string>& made) {
-  std::string folder = path.parent_path().string();
-  if (made.insert(folder).second) {
-    std::error_code ec;
-    fs::create_directories(folder, ec);
-    if (ec) Fail(folder, ec.message());
-  }
+// Creates `path` (truncating) and writes `contents` with plain syscalls; fsyncs when `sync`.
+void WriteWhole(const fs::path& path, std::string_view contents, bool sync = false) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) Fail(path, std::strerror(errno));
   size_t written = 0;
@@ -48,13 +53,211 @@ void WriteFile(const fs::path& path, const std::string& contents, std::set<std::
     }
     written += static_cast<size_t>(n);
   }
+  if (sync && ::fsync(fd) != 0) {
+    int error = errno;
+    ::close(fd);
+    Fail(path, std::strerror(error));
+  }
   if (::close(fd) != 0) Fail(path, std::strerror(errno));
 }
 
-// A manifest written before artifacts were listed: its sibling folders are leftovers of that layout.
+// Writes `contents` to `path` so that a reader (or a crash) sees the old file or the new one.
+void ReplaceDurably(const fs::path& path, std::string_view contents) {
+  fs::path temp = path;
+  temp += ".tmp";
+  WriteWhole(temp, contents, true);
+  if (::rename(temp.c_str(), path.c_str()) != 0) Fail(path, std::strerror(errno));
+}
+
+// Creates each folder once per publication (one mkdir chain per folder instead of per file).
+class FolderMaker {
+ public:
+  void EnsureParentOf(const fs::path& file) {
+    std::string folder = file.parent_path().string();
+    if (!made_.insert(folder).second) return;
+    std::error_code ec;
+    fs::create_directories(folder, ec);
+    if (ec) Fail(folder, ec.message());
+  }
+
+ private:
+  std::set<std::string> made_;
+};
+
+// Holds an exclusive flock on `target/.sluice-publish.lock` for the publication.
+class PublishLock {
+ public:
+  explicit PublishLock(const fs::path& target_dir) {
+    fs::path path = target_dir / ".sluice-publish.lock";
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) Fail(path, std::strerror(errno));
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno != EINTR) Fail(path, std::strerror(errno));
+    }
+  }
+  ~PublishLock() { ::close(fd_); }
+  PublishLock(const PublishLock&) = delete;
+  PublishLock& operator=(const PublishLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// ---- the index ----
+
+struct IndexEntry {
+  uint64_t hash = 0;
+  size_t size = 0;
+  bool operator==(const IndexEntry&) const = default;
+};
+using Index = std::map<std::string, IndexEntry>;  // path under target/ → contents fingerprint
+
+Index IndexOf(const ArtifactFiles& files) {
+  std::vector<const std::pair<const std::string, std::string>*> items;
+  items.reserve(files.size());
+  for (const auto& item : files) items.push_back(&item);
+  std::vector<IndexEntry> entries(items.size());
+  ParallelFor(items.size(), [&](size_t i) { entries[i] = {ContentHash(items[i]->second), items[i]->second.size()}; });
+  Index index;
+  for (size_t i = 0; i < items.size(); ++i) index.emplace_hint(index.end(), items[i]->first, entries[i]);
+  return index;
+}
+
+std::string RenderIndex(const Index& index) {
+  std::string out(kIndexHeader);
+  out += '\n';
+  for (const auto& [path, entry] : index) {
+    out += ContentHashHex(entry.hash);
+    out += ' ';
+    out += std::to_string(entry.size);
+    out += ' ';
+    out += path;
+    out += '\n';
+  }
+  return out;
+}
+
+// The index in `text`, or nullopt when it is not a complete, well-formed index.
+std::optional<Index> ParseIndex(std::string_view text) {
+  if (text.substr(0, kIndexHeader.size() + 1) != std::string(kIndexHeader) + "\n") return std::nullopt;
+  text.remove_prefix(kIndexHeader.size() + 1);
+  Index index;
+  while (!text.empty()) {
+    size_t end = text.find('\n');
+    if (end == std::string_view::npos) return std::nullopt;  // a torn last line
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(end + 1);
+    size_t first = line.find(' ');
+    size_t second = first == std::string_view::npos ? first : line.find(' ', first + 1);
+    if (first != 16 || second == std::string_view::npos || second + 1 >= line.size()) return std::nullopt;
+    IndexEntry entry;
+    for (char c : line.substr(0, 16)) {
+      int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+      if (digit < 0) return std::nullopt;
+      entry.hash = (entry.hash << 4) | static_cast<uint64_t>(digit);
+    }
+    for (char c : line.substr(first + 1, second - first - 1)) {
+      if (c < '0' || c > '9') return std::nullopt;
+      entry.size = entry.size * 10 + static_cast<size_t>(c - '0');
+    }
+    index.emplace_hint(index.end(), std::string(line.substr(second + 1)), entry);
+  }
+  return index;
+}
+
+std::optional<Index> ReadIndex(const fs::path& target_dir) {
+  std::error_code ec;
+  fs::path path = target_dir / kIndexFile;
+  if (!fs::is_regular_file(path, ec)) return std::nullopt;
+  return ParseIndex(ReadFile(path));
+}
+
+// ---- the journal of an incremental publication ----
+
+struct Journal {
+  std::vector<std::pair<std::string, std::string>> writes;  // staged file name → path under target/
+  std::vector<std::string> removals;                        // paths under target/
+};
+
+std::string RenderJournal(const Journal& journal) {
+  std::string out(kJournalHeader);
+  out += '\n';
+  for (const auto& [staged, path] : journal.writes) out += "W " + staged + " " + path + "\n";
+  for (const std::string& path : journal.removals) out += "D " + path + "\n";
+  out += "end\n";
+  return out;
+}
+
+std::optional<Journal> ParseJournal(std::string_view text) {
+  if (text.substr(0, kJournalHeader.size() + 1) != std::string(kJournalHeader) + "\n") return std::nullopt;
+  text.remove_prefix(kJournalHeader.size() + 1);
+  Journal journal;
+  while (!text.empty()) {
+    size_t end = text.find('\n');
+    if (end == std::string_view::npos) return std::nullopt;
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(end + 1);
+    if (line == "end") return text.empty() ? std::optional<Journal>(std::move(journal)) : std::nullopt;
+    if (line.rfind("W ", 0) == 0) {
+      size_t space = line.find(' ', 2);
+      if (space == std::string_view::npos) return std::nullopt;
+      journal.writes.emplace_back(std::string(line.substr(2, space - 2)), std::string(line.substr(space + 1)));
+    } else if (line.rfind("D ", 0) == 0) {
+      journal.removals.emplace_back(line.substr(2));
+    } else {
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;  // no `end`: never committed
+}
+
+// Removes the now-empty folders above a removed file, up to (not including) target/.
+void RemoveEmptyParents(const fs::path& target_dir, fs::path folder) {
+  while (folder != target_dir && folder.string().size() > target_dir.string().size()) {
+    if (::rmdir(folder.c_str()) != 0) return;  // not empty (or gone): stop
+    folder = folder.parent_path();
+  }
+}
+
+// Applies a committed journal: idempotent, so a roll-forward killed half-way is simply run again.
+void RollForward(const fs::path& target_dir, const Journal& journal) {
+  fs::path publish = target_dir / kPublishFolder;
+  FolderMaker folders;
+  for (const auto& [staged, path] : journal.writes) folders.EnsureParentOf(target_dir / path);
+  ParallelFor(journal.writes.size(), [&](size_t i) {
+    const auto& [staged, path] = journal.writes[i];
+    fs::path from = publish / "files" / staged;
+    fs::path to = target_dir / path;
+    if (::rename(from.c_str(), to.c_str()) != 0 && errno != ENOENT) Fail(to, std::strerror(errno));
+  });
+  for (const std::string& path : journal.removals) {
+    fs::path file = target_dir / path;
+    if (::unlink(file.c_str()) != 0 && errno != ENOENT) Fail(file, std::strerror(errno));
+    RemoveEmptyParents(target_dir, file.parent_path());
+  }
+  fs::path staged_index = publish / "index";
+  fs::path index = target_dir / kIndexFile;
+  if (::rename(staged_index.c_str(), index.c_str()) != 0 && errno != ENOENT) Fail(index, std::strerror(errno));
+  std::error_code ec;
+  fs::remove_all(publish, ec);
+}
+
+// ---- full publication: staging folder, then swap ----
+
+// A manifest written before artifacts were listed: its sibling folders are leftovers of that layout. Sorted
+// keys put "artifacts" first, so the start of the file answers for every manifest this tool or StreamBuild
+// writes; anything else is parsed whole.
 void RemoveOlderLayout(const fs::path& target_dir) {
   fs::path manifest = target_dir / "manifest.json";
-  if (!fs::exists(manifest)) return;
+  std::error_code ec;
+  if (!fs::exists(manifest, ec)) return;
+  std::string head(256, '\0');
+  int fd = ::open(manifest.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ssize_t n = ::read(fd, head.data(), head.size());
+  ::close(fd);
+  head.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  if (head.rfind("{\n  \"artifacts\": ", 0) == 0) return;
   nlohmann::json old = nlohmann::json::parse(ReadFile(manifest), nullptr, false);
   if (old.is_discarded() || (old.is_object() && old.contains("artifacts"))) return;
   for (const auto& item : fs::directory_iterator(target_dir)) {
@@ -63,22 +266,27 @@ void RemoveOlderLayout(const fs::path& target_dir) {
   }
 }
 
-}  // namespace
-
-void PublishArtifacts(const fs::path& target_dir, const ArtifactFiles& files) {
+void PublishBySwap(const fs::path& target_dir, const ArtifactFiles& files, const Index& index) {
   std::error_code ec;
-  fs::create_directories(target_dir, ec);
-  if (ec) Fail(target_dir, ec.message());
+  // No index while the tree changes wholesale: a crash from here on leads to another full publication.
+  fs::path index_path = target_dir / kIndexFile;
+  if (::unlink(index_path.c_str()) != 0 && errno != ENOENT) Fail(index_path, std::strerror(errno));
   std::string suffix = std::to_string(::getpid());
-  fs::path staging = target_dir / (".sluice-staging-" + suffix);
-  fs::path backup = target_dir / (".sluice-backup-" + suffix);
+  fs::path staging = target_dir / (std::string(kStagingPrefix) + suffix);
+  fs::path backup = target_dir / (std::string(kBackupPrefix) + suffix);
   fs::remove_all(staging, ec);
   fs::remove_all(backup, ec);
   fs::create_directories(staging / "compiled", ec);
   if (ec) Fail(staging, ec.message());
   try {
-    std::set<std::string> made;
-    for (const auto& [relative, contents] : files) WriteFile(staging / relative, contents, made);
+    std::vector<const std::pair<const std::string, std::string>*> items;
+    items.reserve(files.size());
+    FolderMaker folders;
+    for (const auto& item : files) {
+      folders.EnsureParentOf(staging / item.first);
+      items.push_back(&item);
+    }
+    ParallelFor(items.size(), [&](size_t i) { WriteWhole(staging / items[i]->first, items[i]->second); });
   } catch (...) {
     fs::remove_all(staging, ec);
     throw;
@@ -110,6 +318,126 @@ void PublishArtifacts(const fs::path& target_dir, const ArtifactFiles& files) {
   }
   fs::remove_all(backup, ec);
   fs::remove_all(staging, ec);
+  ReplaceDurably(index_path, RenderIndex(index));
+}
+
+// ---- incremental publication ----
+
+PublishSummary PublishChanges(const fs::path& target_dir, const ArtifactFiles& files, const Index& old_index,
+                              const Index& new_index) {
+  PublishSummary summary;
+  summary.incremental = true;
+  Journal journal;
+  std::vector<const std::string*> contents;
+  for (const auto& [path, entry] : new_index) {
+    auto old = old_index.find(path);
+    if (old != old_index.end() && old->second == entry) {
+      ++summary.unchanged;
+      continue;
+    }
+    journal.writes.emplace_back(std::to_string(journal.writes.size()), path);
+    contents.push_back(&files.at(path));
+  }
+  for (const auto& [path, entry] : old_index) {
+    if (!new_index.count(path)) journal.removals.push_back(path);
+  }
+  summary.written = journal.writes.size();
+  summary.removed = journal.removals.size();
+  if (journal.writes.empty() && journal.removals.empty()) return summary;
+
+  fs::path publish = target_dir / kPublishFolder;
+  std::error_code ec;
+  fs::remove_all(publish, ec);
+  fs::create_directories(publish / "files", ec);
+  if (ec) Fail(publish, ec.message());
+  ParallelFor(journal.writes.size(),
+              [&](size_t i) { WriteWhole(publish / "files" / journal.writes[i].first, *contents[i]); });
+  WriteWhole(publish / "index", RenderIndex(new_index));
+  PausePoint("artifacts_staged");
+  ReplaceDurably(publish / "journal", RenderJournal(journal));  // the commit point
+  PausePoint("artifacts_committed");
+  RollForward(target_dir, journal);
+  return summary;
+}
+
+// The files under the owners as they are on disk (names only: one directory read per folder, no stat per
+// file), relative to target/.
+std::set<std::string> FilesOnDisk(const fs::path& target_dir) {
+  std::set<std::string> files;
+  std::error_code ec;
+  for (const char* owner : kOwners) {
+    fs::path path = target_dir / owner;
+    if (fs::is_regular_file(path, ec)) files.insert(owner);
+    if (!fs::is_directory(path, ec)) continue;
+    std::string prefix = target_dir.string();
+    prefix += '/';
+    for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec)) {
+      if (it->is_directory(ec)) continue;
+      files.insert(it->path().string().substr(prefix.size()));
+    }
+  }
+  return files;
+}
+
+// The index, corrected by what is on disk: a listed file that is gone no longer counts as published (so it is
+// written again); a file nobody listed is recorded with an impossible size (so it is removed or rewritten).
+Index ReconcileWithDisk(Index index, const std::set<std::string>& on_disk) {
+  for (auto it = index.begin(); it != index.end();) {
+    it = on_disk.count(it->first) ? std::next(it) : index.erase(it);
+  }
+  for (const std::string& path : on_disk) {
+    if (!index.count(path)) index.emplace(path, IndexEntry{0, static_cast<size_t>(-1)});
+  }
+  return index;
+}
+
+}  // namespace
+
+void RecoverArtifacts(const fs::path& target_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(target_dir, ec)) return;
+  fs::path publish = target_dir / kPublishFolder;
+  if (fs::exists(publish, ec)) {
+    std::optional<Journal> journal;
+    if (fs::is_regular_file(publish / "journal", ec)) journal = ParseJournal(ReadFile(publish / "journal"));
+    if (journal) {
+      RollForward(target_dir, *journal);
+    } else {
+      fs::remove_all(publish, ec);  // never committed: the old artifacts are intact
+    }
+  }
+  // A swap killed half-way: owners already moved to the backup go back; staging folders are discarded.
+  for (const auto& item : fs::directory_iterator(target_dir, ec)) {
+    std::string name = item.path().filename().string();
+    if (name.rfind(kBackupPrefix, 0) == 0) {
+      for (const char* owner : kOwners) {
+        if (fs::exists(item.path() / owner, ec) && !fs::exists(target_dir / owner, ec)) {
+          fs::rename(item.path() / owner, target_dir / owner, ec);
+          if (ec) Fail(target_dir / owner, ec.message());
+        }
+      }
+    }
+  }
+  for (const auto& item : fs::directory_iterator(target_dir, ec)) {
+    std::string name = item.path().filename().string();
+    if (name.rfind(kBackupPrefix, 0) == 0 || name.rfind(kStagingPrefix, 0) == 0) fs::remove_all(item.path(), ec);
+  }
+}
+
+PublishSummary PublishArtifacts(const fs::path& target_dir, const ArtifactFiles& files) {
+  std::error_code ec;
+  fs::create_directories(target_dir, ec);
+  if (ec) Fail(target_dir, ec.message());
+  PublishLock lock(target_dir);
+  RecoverArtifacts(target_dir);
+  Index new_index = IndexOf(files);
+  if (std::optional<Index> old_index = ReadIndex(target_dir)) {
+    return PublishChanges(target_dir, files, ReconcileWithDisk(std::move(*old_index), FilesOnDisk(target_dir)),
+                          new_index);
+  }
+  PublishBySwap(target_dir, files, new_index);
+  return PublishSummary{files.size(), 0, 0, false};
 }
 
 }  // namespace sluice

@@ -1,14 +1,30 @@
-// Publishes compile artifacts into `target/` the way StreamBuild does (reference §9), with its guarantees:
+// Publishes compile artifacts into `target/` (StreamBuild reference §9) with its guarantees, and writes only
+// what changed:
 //
 // - only the static owners are replaced: `compiled/`, `manifest.json`, `streambuild_dag.json`;
 //   `run/` and anything else in `target/` is left alone;
-// - every file is first written into a sibling staging folder; then the old owners move to a backup folder
-//   and the staged ones move in, each move a rename; on any OS error the moves are undone, so `target/` holds
-//   the old artifacts or the new ones, never a mix;
+// - `target/.sluice-artifacts.index` lists every published file with a content hash and size. When it is
+//   present, a publication is incremental: the owners' folders are listed (names only) so a file deleted or
+//   added by hand is noticed; files whose contents are unchanged are not touched at all (an unchanged project
+//   writes nothing); stray files are removed; changed and new files are written to
+//   `target/.sluice-publish/`, a journal naming every rename and deletion is committed (written, fsynced,
+//   renamed into place), and only then are the files moved into place, the removed ones deleted and the new
+//   index installed;
+// - without a usable index (first compile, an older layout, a hand-edited tree), every file is written into
+//   a sibling staging folder, the old owners move to a backup folder and the staged ones move in, each move a
+//   rename; on an OS error the moves are undone;
+// - a publication killed at any point is finished or undone by the next one (RecoverArtifacts): a committed
+//   journal is rolled forward, anything uncommitted is discarded, a half-done swap is rolled back. So
+//   `target/` ends up with the old artifacts or the new ones, never a mix;
 // - folders left by an older layout (a manifest without an `artifacts` field) are removed, `run/` excepted.
 //
+// The index trusts that nobody edits the contents of files under the owners by hand: such a file is rewritten
+// by the next compile that changes it, or by any compile after the index file is deleted.
+//
 // Errors: SLU-IO-003 naming the path and the OS error (after rolling back).
-// Thread-safety: one publisher per target folder at a time.
+// Pause points for crash tests: "artifacts_staged" (before the journal commits) and "artifacts_committed"
+// (after it commits, before any file moves).
+// Thread-safety: one publisher per target folder at a time (a second compile of the same project waits).
 #pragma once
 
 #include <filesystem>
@@ -20,6 +36,16 @@ namespace sluice {
 // Relative path under `target/` (e.g. "compiled/models/p/m.sql") → contents.
 using ArtifactFiles = std::map<std::string, std::string>;
 
-void PublishArtifacts(const std::filesystem::path& target_dir, const ArtifactFiles& files);
+struct PublishSummary {
+  size_t written = 0;    // files created or replaced
+  size_t removed = 0;    // files deleted
+  size_t unchanged = 0;  // files left as they were
+  bool incremental = false;
+};
+
+PublishSummary PublishArtifacts(const std::filesystem::path& target_dir, const ArtifactFiles& files);
+
+// Finishes or undoes a publication a killed process left in `target_dir`; a no-op when there is none.
+void RecoverArtifacts(const std::filesystem::path& target_dir);
 
 }  // namespace sluice

@@ -1,23 +1,21 @@
 #include "project/artifacts.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <map>
 #include <set>
 #include <tuple>
 
 #include "core/file_system.hpp"
-#include "project/clickhouse_resources.hpp"
-#include "project/artifact_publisher.hpp"
+#include "core/json_writer.hpp"
+#include "core/parallel_for.hpp"
+#include "core/phase_timer.hpp"
 #include "core/sha256.hpp"
+#include "project/artifact_publisher.hpp"
+#include "project/clickhouse_resources.hpp"
 
 namespace sluice {
 
 namespace {
-
-using nlohmann::json;
-
-std::string Dump(const json& value) { return value.dump(2) + "\n"; }
 
 std::string ModelQueryPath(const Asset& asset) {
   return "compiled/models/" + asset.pipeline + "/" + asset.name() + ".sql";
@@ -110,15 +108,20 @@ std::vector<ResourceFile> SourceResources(const Project& project, const Asset& a
   return files;
 }
 
-json ResourcesJson(const std::vector<ResourceFile>& resources) {
-  json list = json::array();
+void WriteResources(JsonWriter& json, const std::vector<ResourceFile>& resources) {
+  json.BeginArray();
   for (const ResourceFile& resource : resources) {
-    list.push_back({{"kind", resource.kind}, {"name", resource.name}, {"path", resource.path}});
+    json.BeginObject();
+    json.Key("kind");
+    json.String(resource.kind);
+    json.Key("name");
+    json.String(resource.name);
+    json.Key("path");
+    json.String(resource.path);
+    json.EndObject();
   }
-  return list;
+  json.EndArray();
 }
-
-json NullOr(const std::optional<std::string>& value) { return value ? json(*value) : json(nullptr); }
 
 std::string LineageMode(const Project& project, const std::optional<std::string>& source) {
   if (source) {
@@ -130,87 +133,197 @@ std::string LineageMode(const Project& project, const std::optional<std::string>
   return "offsets";  // StreamBuild's fallback when no mode applies
 }
 
-json ModelJson(const Project& project, const Asset& asset) {
+// manifest.models[<name>], rendered at the depth it has there.
+std::string ModelJson(const Project& project, const Asset& asset, const std::vector<ResourceFile>& resources) {
+  constexpr int kDepthInManifest = 2;
   const auto& sql = std::get<SqlCompute>(asset.compute);
-  const Pipeline* pipeline = project.definitions.FindPipeline(asset.pipeline);
-  json refs = json::array();
+  std::string out;
+  JsonWriter json(out, 2, kDepthInManifest);
+  json.BeginObject();
+  json.Key("logical_key");
+  json.String("model:" + asset.name());
+  json.Key("name");
+  json.String(asset.name());
+  json.Key("pipeline");
+  json.String(asset.pipeline);
+  json.Key("query_path");
+  json.String(ModelQueryPath(asset));
+  json.Key("refs");
+  json.BeginArray();
   for (const ResolvedReference& ref : sql.references) {
-    json item{{"name", ref.call.name},
-              {"kind", ref.call.kind == sql::ReferenceKind::kSource ? "source" : "ref"},
-              {"edge_type", EdgeTypeName(ref.edge)}};
-    item["ref_type"] = ref.call.ref_type ? json(*ref.call.ref_type == sql::RefType::kMutable ? "mutable" : "reference")
-                                         : json(nullptr);
-    refs.push_back(std::move(item));
+    json.BeginObject();
+    json.Key("edge_type");
+    json.String(EdgeTypeName(ref.edge));
+    json.Key("kind");
+    json.String(ref.call.kind == sql::ReferenceKind::kSource ? "source" : "ref");
+    json.Key("name");
+    json.String(ref.call.name);
+    json.Key("ref_type");
+    if (ref.call.ref_type) {
+      json.String(*ref.call.ref_type == sql::RefType::kMutable ? "mutable" : "reference");
+    } else {
+      json.Null();
+    }
+    json.EndObject();
   }
-  json model{{"logical_key", "model:" + asset.name()},
-             {"name", asset.name()},
-             {"pipeline", asset.pipeline},
-             {"query_path", ModelQueryPath(asset)},
-             {"refs", refs},
-             {"relation_name", asset.relation_name},
-             {"resources", ResourcesJson(ModelResources(project, asset))}};
+  json.EndArray();
+  json.Key("relation_name");
+  json.String(asset.relation_name);
+  json.Key("resources");
+  WriteResources(json, resources);
+  json.Key("source");
   if (sql.kind == ModelKind::kView) {
-    model["source"] = nullptr;
-    model["spec"] = nullptr;
-  } else {
-    model["source"] = pipeline ? NullOr(pipeline->source) : json(nullptr);
-    json settings = json::object();
-    for (const auto& [key, value] : sql.storage.settings) settings[key] = value;
-    json columns = json::array();
-    for (const auto& [name, type] : sql.columns) columns.push_back({{"default", nullptr}, {"name", name}, {"type", type}});
-    model["spec"] = json{{"columns", columns},
-                         {"engine", sql.storage.engine},
-                         {"order_by", sql.storage.order_by},
-                         {"partition_by", NullOr(sql.storage.partition_by)},
-                         {"settings", settings},
-                         {"ttl", NullOr(sql.storage.ttl)}};
+    json.Null();
+    json.Key("spec");
+    json.Null();
+    json.EndObject();
+    return out;
   }
-  return model;
+  const Pipeline* pipeline = project.definitions.FindPipeline(asset.pipeline);
+  json.StringOrNull(pipeline ? pipeline->source : std::nullopt);
+  json.Key("spec");
+  json.BeginObject();
+  json.Key("columns");
+  json.BeginArray();
+  for (const auto& [name, type] : sql.columns) {
+    json.BeginObject();
+    json.Key("default");
+    json.Null();
+    json.Key("name");
+    json.String(name);
+    json.Key("type");
+    json.String(type);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.Key("engine");
+  json.String(sql.storage.engine);
+  json.Key("order_by");
+  json.StringArray(sql.storage.order_by);
+  json.Key("partition_by");
+  json.StringOrNull(sql.storage.partition_by);
+  json.Key("settings");
+  std::map<std::string, std::string> settings;  // sorted; a repeated key keeps its last value
+  for (const auto& [key, value] : sql.storage.settings) settings[key] = value;
+  json.BeginObject();
+  for (const auto& [key, value] : settings) {
+    json.Key(key);
+    json.String(value);
+  }
+  json.EndObject();
+  json.Key("ttl");
+  json.StringOrNull(sql.storage.ttl);
+  json.EndObject();
+  json.EndObject();
+  return out;
 }
 
-json DagJson(const Project& project) {
-  const Definitions& definitions = project.definitions;
-  json nodes = json::array();
-  for (const SourceDeclaration& source : project.sources) {
-    nodes.push_back({{"id", "source:" + source.name}, {"name", source.name}, {"type", "source"}});
-  }
+std::vector<const Asset*> ModelsByName(const Definitions& definitions) {
   std::vector<const Asset*> models;
   for (const Asset& asset : definitions.assets()) {
     if (!asset.is_source()) models.push_back(&asset);
   }
   std::sort(models.begin(), models.end(), [](const Asset* a, const Asset* b) { return a->name() < b->name(); });
-  for (const Asset* model : models) {
-    nodes.push_back({{"id", "model:" + model->name()}, {"name", model->name()}, {"type", "model"}});
-  }
+  return models;
+}
+
+struct DagNode {
+  std::string id;
+  std::string name;
+  const char* type;
+};
+using DagEdge = std::tuple<std::string, std::string, std::string>;  // edge_type, from_id, to_id
+
+struct DagContent {
+  std::vector<DagNode> nodes;
+  std::set<DagEdge> edges;  // sorted and unique
+};
+
+DagContent DagOf(const Project& project, const std::vector<const Asset*>& models) {
+  const Definitions& definitions = project.definitions;
+  DagContent dag;
+  dag.nodes.reserve(project.sources.size() + models.size());
+  for (const SourceDeclaration& source : project.sources) dag.nodes.push_back({"source:" + source.name, source.name, "source"});
+  for (const Asset* model : models) dag.nodes.push_back({"model:" + model->name(), model->name(), "model"});
   auto node_id = [&](const AssetKey& key) {
     const Asset* asset = definitions.Find(key);
     return (asset->is_source() ? "source:" : "model:") + asset->name();
   };
-  std::set<std::tuple<std::string, std::string, std::string>> edges;
   for (const Asset* model : models) {
     for (const AssetDependency& dep : model->deps) {
-      edges.emplace(EdgeTypeName(dep.edge), node_id(dep.upstream), "model:" + model->name());
+      dag.edges.emplace(EdgeTypeName(dep.edge), node_id(dep.upstream), "model:" + model->name());
     }
   }
-  for (const TestSpec& test : project.checks.tests) {
-    nodes.push_back({{"id", "test:" + test.name}, {"name", test.name}, {"type", "test"}});
-  }
-  for (const AuditSpec& audit : project.checks.audits) {
-    nodes.push_back({{"id", "audit:" + audit.name}, {"name", audit.name}, {"type", "audit"}});
-  }
+  for (const TestSpec& test : project.checks.tests) dag.nodes.push_back({"test:" + test.name, test.name, "test"});
+  for (const AuditSpec& audit : project.checks.audits) dag.nodes.push_back({"audit:" + audit.name, audit.name, "audit"});
   for (const CheckEdge& edge : project.checks.edges) {
-    edges.emplace(CheckEdgeTypeName(edge.type), edge.from_id, edge.to_id);
+    dag.edges.emplace(CheckEdgeTypeName(edge.type), edge.from_id, edge.to_id);
   }
-  json edge_list = json::array();
-  for (const auto& [type, from, to] : edges) {
-    edge_list.push_back({{"edge_type", type}, {"from_id", from}, {"to_id", to}});
+  return dag;
+}
+
+void WriteDagNodes(JsonWriter& json, const DagContent& dag) {
+  json.BeginArray();
+  for (const DagNode& node : dag.nodes) {
+    json.BeginObject();
+    json.Key("id");
+    json.String(node.id);
+    json.Key("name");
+    json.String(node.name);
+    json.Key("type");
+    json.String(node.type);
+    json.EndObject();
   }
-  json macros = json::array();
-  for (const MacroDefinition& macro : project.macros->macros()) macros.push_back(macro.name);
-  return json{{"metadata", {{"dag_version", 1}, {"tool", "sluice"}}},
-              {"macros", macros},
-              {"nodes", nodes},
-              {"edges", edge_list}};
+  json.EndArray();
+}
+
+void WriteDagEdges(JsonWriter& json, const DagContent& dag) {
+  json.BeginArray();
+  for (const auto& [type, from, to] : dag.edges) {
+    json.BeginObject();
+    json.Key("edge_type");
+    json.String(type);
+    json.Key("from_id");
+    json.String(from);
+    json.Key("to_id");
+    json.String(to);
+    json.EndObject();
+  }
+  json.EndArray();
+}
+
+std::string RenderDagFile(const Project& project, const DagContent& dag) {
+  std::string out;
+  JsonWriter json(out);
+  json.BeginObject();
+  json.Key("edges");
+  WriteDagEdges(json, dag);
+  json.Key("macros");
+  json.BeginArray();
+  for (const MacroDefinition& macro : project.macros->macros()) json.String(macro.name);
+  json.EndArray();
+  json.Key("metadata");
+  json.BeginObject();
+  json.Key("dag_version");
+  json.Int(1);
+  json.Key("tool");
+  json.String("sluice");
+  json.EndObject();
+  json.Key("nodes");
+  WriteDagNodes(json, dag);
+  json.EndObject();
+  out += '\n';
+  return out;
+}
+
+// The DAG's identity: a digest of its nodes and edges in compact JSON.
+std::string DagIdentity(const DagContent& dag) {
+  std::string compact;
+  JsonWriter nodes(compact, -1);
+  WriteDagNodes(nodes, dag);
+  JsonWriter edges(compact, -1);
+  WriteDagEdges(edges, dag);
+  return Sha256Hex(compact);
 }
 
 std::string AssetKindName(const Asset& asset) {
@@ -226,144 +339,320 @@ std::string AssetKindName(const Asset& asset) {
       asset.compute);
 }
 
-json NameOriginJson(const Project& project, const SourceDeclaration& source) {
+void WriteNameOrigin(JsonWriter& json, const Project& project, const SourceDeclaration& source) {
   const auto* kafka = std::get_if<KafkaSource>(&source.compute);
   const auto& macro = project.target.defaults.kafka_naming_macro;
-  if (kafka == nullptr || kafka->name_origin != "derived" || !macro) {
-    return json{{"kind", "declared"}, {"macro", nullptr}, {"macro_fingerprint", nullptr}};
-  }
-  return json{{"kind", "derived"}, {"macro", *macro}, {"macro_fingerprint", project.macros->MacroFingerprint(*macro)}};
+  bool derived = kafka != nullptr && kafka->name_origin == "derived" && macro;
+  json.BeginObject();
+  json.Key("kind");
+  json.String(derived ? "derived" : "declared");
+  json.Key("macro");
+  json.StringOrNull(derived ? macro : std::nullopt);
+  json.Key("macro_fingerprint");
+  json.StringOrNull(derived ? std::optional<std::string>(project.macros->MacroFingerprint(*macro)) : std::nullopt);
+  json.EndObject();
 }
 
-json MacrosJson(const Project& project) {
-  json macros = json::object();
-  for (const MacroDefinition& macro : project.macros->macros()) {
-    macros[macro.name] = json{{"file", macro.file}, {"source", macro.source}};
+void WriteMacros(JsonWriter& json, const Project& project) {
+  std::map<std::string, const MacroDefinition*> macros;  // sorted; a repeated name keeps the last
+  for (const MacroDefinition& macro : project.macros->macros()) macros[macro.name] = &macro;
+  json.BeginObject();
+  for (const auto& [name, macro] : macros) {
+    json.Key(name);
+    json.BeginObject();
+    json.Key("file");
+    json.String(macro->file);
+    json.Key("source");
+    json.String(macro->source);
+    json.EndObject();
   }
-  return macros;
+  json.EndObject();
 }
 
-json AuditsJson(const Project& project) {
-  json audits = json::object();
-  for (const AuditSpec& audit : project.checks.audits) {
-    audits[audit.name] = json{{"file", audit.file},
-                              {"name", audit.name},
-                              {"path", audit.path},
-                              {"referenced_models", audit.referenced_models},
-                              {"severity", AuditSeverityName(audit.severity)}};
+void WriteAudits(JsonWriter& json, const Project& project) {
+  std::map<std::string, const AuditSpec*> audits;
+  for (const AuditSpec& audit : project.checks.audits) audits[audit.name] = &audit;
+  json.BeginObject();
+  for (const auto& [name, audit] : audits) {
+    json.Key(name);
+    json.BeginObject();
+    json.Key("file");
+    json.String(audit->file);
+    json.Key("name");
+    json.String(audit->name);
+    json.Key("path");
+    json.String(audit->path);
+    json.Key("referenced_models");
+    json.StringArray(audit->referenced_models);
+    json.Key("severity");
+    json.String(AuditSeverityName(audit->severity));
+    json.EndObject();
   }
-  return audits;
+  json.EndObject();
 }
 
-json TestsJson(const Project& project) {
-  json tests = json::object();
-  for (const TestSpec& test : project.checks.tests) {
-    tests[test.name] = json{{"file", test.file}, {"name", test.name}, {"path", test.path}, {"targets", test.targets}};
+void WriteTests(JsonWriter& json, const Project& project) {
+  std::map<std::string, const TestSpec*> tests;
+  for (const TestSpec& test : project.checks.tests) tests[test.name] = &test;
+  json.BeginObject();
+  for (const auto& [name, test] : tests) {
+    json.Key(name);
+    json.BeginObject();
+    json.Key("file");
+    json.String(test->file);
+    json.Key("name");
+    json.String(test->name);
+    json.Key("path");
+    json.String(test->path);
+    json.Key("targets");
+    json.StringArray(test->targets);
+    json.EndObject();
   }
-  return tests;
+  json.EndObject();
+}
+
+void WritePipelines(JsonWriter& json, const Project& project) {
+  const Definitions& definitions = project.definitions;
+  std::map<std::string, const Pipeline*> pipelines;
+  for (const Pipeline& pipeline : definitions.pipelines()) pipelines[pipeline.name] = &pipeline;
+  json.BeginObject();
+  for (const auto& [name, pipeline] : pipelines) {
+    json.Key(name);
+    json.BeginObject();
+    json.Key("file");
+    json.String(pipeline->directory);
+    json.Key("models");
+    json.StringArray(pipeline->models);
+    json.Key("name");
+    json.String(pipeline->name);
+    json.Key("relations");
+    std::map<std::string, std::string> relations;
+    for (const std::string& model : pipeline->models) relations[model] = definitions.FindByName(model)->relation_name;
+    json.BeginObject();
+    for (const auto& [model, relation] : relations) {
+      json.Key(model);
+      json.String(relation);
+    }
+    json.EndObject();
+    json.Key("replay_lineage_mode");
+    json.String(LineageMode(project, pipeline->source));
+    json.Key("resolved_database");
+    json.String(pipeline->name_space);
+    json.Key("source_name");
+    json.StringOrNull(pipeline->source);
+    json.EndObject();
+  }
+  json.EndObject();
+}
+
+void WriteSources(JsonWriter& json, const Project& project) {
+  std::map<std::string, const SourceDeclaration*> sources;
+  for (const SourceDeclaration& source : project.sources) sources[source.name] = &source;
+  json.BeginObject();
+  for (const auto& [name, source] : sources) {
+    const Asset* asset = project.definitions.FindByName(name);
+    json.Key(name);
+    json.BeginObject();
+    json.Key("logical_key");
+    json.String("source:" + name);
+    json.Key("name");
+    json.String(name);
+    json.Key("name_origin");
+    WriteNameOrigin(json, project, *source);
+    json.Key("relation_name");
+    json.String(asset->relation_name);
+    json.Key("replay_lineage_mode");
+    json.String(LineageMode(project, name));
+    json.Key("resources");
+    WriteResources(json, SourceResources(project, *asset));
+    json.EndObject();
+  }
+  json.EndObject();
+}
+
+// manifest.sluice: Sluice's additions.
+void WriteSluiceSection(JsonWriter& json, const Project& project, const std::vector<const Asset*>& models,
+                        const std::string& dag_identity) {
+  const Definitions& definitions = project.definitions;
+  json.BeginObject();
+  json.Key("adapter");
+  json.String(project.target.adapter);
+  json.Key("assets");
+  std::vector<std::pair<std::string, const Asset*>> assets;
+  assets.reserve(definitions.assets().size());
+  for (const Asset& asset : definitions.assets()) assets.emplace_back(asset.key.ToString(), &asset);
+  std::sort(assets.begin(), assets.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  assets.erase(std::unique(assets.begin(), assets.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
+               assets.end());
+  json.BeginObject();
+  for (const auto& [key, asset] : assets) {
+    json.Key(key);
+    json.BeginObject();
+    json.Key("file");
+    json.String(asset->defined_at.file);
+    json.Key("kind");
+    json.String(AssetKindName(*asset));
+    json.Key("name");
+    json.String(asset->name());
+    json.Key("namespace");
+    json.String(asset->key.name_space());
+    json.Key("relation");
+    json.String(asset->key.name_space() + "." + asset->relation_name);
+    json.EndObject();
+  }
+  json.EndObject();
+  json.Key("dag_identity");
+  json.String(dag_identity);
+  json.Key("partitions");
+  json.BeginObject();
+  for (const Asset* model : models) {
+    if (!model->partitions) continue;
+    json.Key(model->name());
+    json.BeginObject();
+    json.Key("column");
+    json.String(model->partitions->column);
+    json.Key("kind");
+    json.String("daily");
+    json.Key("start_date");
+    json.String(model->partitions->partitions.start_date().ToString());
+    json.EndObject();
+  }
+  json.EndObject();
+  json.Key("project");
+  json.String(project.config.name);
+  json.Key("seeds");
+  std::map<std::string, const SourceDeclaration*> seeds;
+  for (const SourceDeclaration& source : project.sources) {
+    if (std::holds_alternative<SeedCompute>(source.compute)) seeds[source.name] = &source;
+  }
+  json.BeginObject();
+  for (const auto& [name, source] : seeds) {
+    const auto& seed = std::get<SeedCompute>(source->compute);
+    json.Key(name);
+    json.BeginObject();
+    json.Key("asset");
+    json.String(definitions.FindByName(name)->key.ToString());
+    json.Key("columns");
+    json.BeginArray();
+    for (const auto& [column, type] : seed.columns) {
+      json.BeginObject();
+      json.Key("name");
+      json.String(column);
+      json.Key("type");
+      json.String(type);
+      json.EndObject();
+    }
+    json.EndArray();
+    json.Key("path");
+    json.String(seed.path);
+    json.EndObject();
+  }
+  json.EndObject();
+  json.Key("target");
+  json.String(project.target.name);
+  json.EndObject();
+}
+
+// What one model contributes: its files and its manifest entry (rendered on a worker thread).
+struct ModelArtifacts {
+  std::vector<ResourceFile> resources;
+  std::string canonical_sql;
+  std::string manifest_entry;
+};
+
+std::string RenderManifestFile(const Project& project, const std::vector<const Asset*>& models,
+                               const std::vector<ModelArtifacts>& rendered, const std::vector<std::string>& compiled_paths,
+                               const std::string& dag_identity) {
+  std::string out;
+  JsonWriter json(out);
+  json.BeginObject();
+  json.Key("artifacts");
+  json.BeginArray();
+  json.String("manifest.json");
+  json.String("streambuild_dag.json");
+  for (const std::string& path : compiled_paths) json.String(path);
+  json.EndArray();
+  json.Key("audits");
+  WriteAudits(json, project);
+  json.Key("macros");
+  WriteMacros(json, project);
+  json.Key("metadata");
+  json.BeginObject();
+  json.Key("manifest_version");
+  json.Int(1);
+  json.Key("tool");
+  json.String("sluice");
+  json.EndObject();
+  json.Key("models");
+  json.BeginObject();
+  for (size_t m = 0; m < models.size(); ++m) {
+    if (m > 0 && models[m]->name() == models[m - 1]->name()) continue;
+    json.Key(models[m]->name());
+    json.Raw(rendered[m].manifest_entry);
+  }
+  json.EndObject();
+  json.Key("pipelines");
+  WritePipelines(json, project);
+  json.Key("sluice");
+  WriteSluiceSection(json, project, models, dag_identity);
+  json.Key("sources");
+  WriteSources(json, project);
+  json.Key("tests");
+  WriteTests(json, project);
+  json.EndObject();
+  out += '\n';
+  return out;
 }
 
 }  // namespace
-
-std::string RenderDag(const Project& project) { return Dump(DagJson(project)); }
-
-std::string RenderManifest(const Project& project, const std::vector<std::string>& compiled_paths) {
-  const Definitions& definitions = project.definitions;
-  json pipelines = json::object();
-  for (const Pipeline& pipeline : definitions.pipelines()) {
-    json relations = json::object();
-    for (const std::string& model : pipeline.models) {
-      const Asset* asset = definitions.FindByName(model);
-      relations[model] = asset->relation_name;
-    }
-    pipelines[pipeline.name] = json{{"file", pipeline.directory},
-                                    {"models", pipeline.models},
-                                    {"name", pipeline.name},
-                                    {"replay_lineage_mode", LineageMode(project, pipeline.source)},
-                                    {"relations", relations},
-                                    {"resolved_database", pipeline.name_space},
-                                    {"source_name", NullOr(pipeline.source)}};
-  }
-  json sources = json::object();
-  json seeds = json::object();
-  for (const SourceDeclaration& source : project.sources) {
-    const Asset* asset = definitions.FindByName(source.name);
-    sources[source.name] = json{{"logical_key", "source:" + source.name},
-                                {"name", source.name},
-                                {"name_origin", NameOriginJson(project, source)},
-                                {"relation_name", asset->relation_name},
-                                {"replay_lineage_mode", LineageMode(project, source.name)},
-                                {"resources", ResourcesJson(SourceResources(project, *asset))}};
-    if (const auto* seed = std::get_if<SeedCompute>(&source.compute)) {
-      json columns = json::array();
-      for (const auto& [name, type] : seed->columns) columns.push_back({{"name", name}, {"type", type}});
-      seeds[source.name] = json{{"path", seed->path}, {"columns", columns}, {"asset", asset->key.ToString()}};
-    }
-  }
-  json models = json::object();
-  json partitions = json::object();
-  json assets = json::object();
-  for (const Asset& asset : definitions.assets()) {
-    assets[asset.key.ToString()] = json{{"name", asset.name()},
-                                        {"namespace", asset.key.name_space()},
-                                        {"file", asset.defined_at.file},
-                                        {"kind", AssetKindName(asset)},
-                                        {"relation", asset.key.name_space() + "." + asset.relation_name}};
-    if (asset.is_source()) continue;
-    models[asset.name()] = ModelJson(project, asset);
-    if (asset.partitions) {
-      partitions[asset.name()] = json{{"kind", "daily"},
-                                      {"column", asset.partitions->column},
-                                      {"start_date", asset.partitions->partitions.start_date().ToString()}};
-    }
-  }
-  json dag = DagJson(project);
-  json artifacts = json::array({"manifest.json", "streambuild_dag.json"});
-  for (const std::string& path : compiled_paths) artifacts.push_back(path);
-  json manifest{{"artifacts", artifacts},
-                {"metadata", {{"manifest_version", 1}, {"tool", "sluice"}}},
-                {"macros", MacrosJson(project)},
-                {"pipelines", pipelines},
-                {"sources", sources},
-                {"models", models},
-                {"audits", AuditsJson(project)},
-                {"tests", TestsJson(project)},
-                {"sluice",
-                 {{"project", project.config.name},
-                  {"target", project.target.name},
-                  {"adapter", project.target.adapter},
-                  {"assets", assets},
-                  {"seeds", seeds},
-                  {"partitions", partitions},
-                  {"dag_identity", Sha256Hex(dag["nodes"].dump() + dag["edges"].dump())}}}};
-  return Dump(manifest);
-}
 
 std::string CanonicalSql(const Definitions& definitions, const Asset& asset) {
   return ResolvedQuery(definitions, asset, false) + "\n";
 }
 
 ArtifactFiles BuildArtifacts(const Project& project) {
+  std::vector<const Asset*> models = ModelsByName(project.definitions);
+  std::vector<ModelArtifacts> rendered(models.size());
+  ParallelFor(models.size(), [&](size_t m) {
+    const Asset& asset = *models[m];
+    ModelArtifacts& out = rendered[m];
+    out.resources = ModelResources(project, asset);
+    out.canonical_sql = CanonicalSql(project.definitions, asset);
+    out.manifest_entry = ModelJson(project, asset, out.resources);
+  });
+  MarkPhase("models rendered");
+
   ArtifactFiles files;
   for (const Asset& asset : project.definitions.assets()) {
-    std::vector<ResourceFile> resources =
-        asset.is_source() ? SourceResources(project, asset) : ModelResources(project, asset);
-    for (const ResourceFile& resource : resources) files[resource.path] = resource.sql;
-    if (!asset.is_source()) files[ModelQueryPath(asset)] = CanonicalSql(project.definitions, asset);
+    if (!asset.is_source()) continue;
+    for (ResourceFile& resource : SourceResources(project, asset)) files[resource.path] = std::move(resource.sql);
+  }
+  for (size_t m = 0; m < models.size(); ++m) {
+    for (ResourceFile& resource : rendered[m].resources) {
+      files[resource.path] = std::move(resource.sql);
+      resource.sql.clear();
+    }
+    files[ModelQueryPath(*models[m])] = std::move(rendered[m].canonical_sql);
   }
   for (const AuditSpec& audit : project.checks.audits) files[audit.path] = audit.sql;
   for (const TestSpec& test : project.checks.tests) files[test.path] = test.sql;
   std::vector<std::string> compiled;
+  compiled.reserve(files.size());
   for (const auto& [path, contents] : files) compiled.push_back(path);
-  files["manifest.json"] = RenderManifest(project, compiled);
-  files["streambuild_dag.json"] = RenderDag(project);
+
+  DagContent dag = DagOf(project, models);
+  files["manifest.json"] = RenderManifestFile(project, models, rendered, compiled, DagIdentity(dag));
+  files["streambuild_dag.json"] = RenderDagFile(project, dag);
   return files;
 }
 
 ArtifactSummary WriteArtifacts(const Project& project, const std::string& target_dir) {
   std::filesystem::path dir = target_dir.empty() ? project.root / "target" : std::filesystem::path(target_dir);
-  PublishArtifacts(dir, BuildArtifacts(project));
-  ArtifactSummary summary{dir.string(), project.definitions.pipelines().size(), 0, project.sources.size()};
+  ArtifactFiles files = BuildArtifacts(project);
+  MarkPhase("artifacts rendered");
+  PublishSummary published = PublishArtifacts(dir, files);
+  MarkPhase("artifacts published");
+  ArtifactSummary summary{dir.string(), project.definitions.pipelines().size(), 0, project.sources.size(), published};
   for (const Asset& asset : project.definitions.assets()) summary.models += asset.is_source() ? 0 : 1;
   return summary;
 }

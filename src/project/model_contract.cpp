@@ -94,11 +94,16 @@ class ContractChecker {
 
   ModelContract Run() {
     size_t body = std::min(input_.body_offset, text_.size());
-    std::string scanned = text_;
-    for (size_t i = 0; i < body; ++i) {
-      if (scanned[i] != '\n') scanned[i] = ' ';
+    sql::SelectStatement statement;
+    if (input_.significant_tokens != nullptr) {
+      statement = sql::ParseSelect(text_, std::move(*input_.significant_tokens), input_.dialect, input_.file);
+    } else {
+      std::string scanned(text_);
+      for (size_t i = 0; i < body; ++i) {
+        if (scanned[i] != '\n') scanned[i] = ' ';
+      }
+      statement = sql::ParseSelect(scanned, input_.dialect, input_.file);
     }
-    sql::SelectStatement statement = sql::ParseSelect(scanned, input_.dialect, input_.file);
     CheckShape(statement, body);
     const sql::QueryBlock& outer = statement.outer();
     ModelContract contract;
@@ -114,10 +119,9 @@ class ContractChecker {
     for (const sql::QueryBlock& block : statement.blocks) {
       contract.aggregate = contract.aggregate || block.group_by.has_value() || !block.aggregates.empty();
     }
-    bool lineage = true;
-    for (std::string_view column : LineageColumns(input_.lineage)) lineage = lineage && outputs.count(Key(column)) > 0;
-    contract.anchor_eligible = input_.kind == ModelKind::kTable && input_.replay_anchor != ReplayAnchor::kNever &&
-                               !input_.has_mutable_refs && !contract.aggregate && lineage;
+    contract.anchor_candidate = input_.kind == ModelKind::kTable && input_.replay_anchor != ReplayAnchor::kNever &&
+                                !input_.has_mutable_refs && !contract.aggregate;
+    contract.anchor_eligible = contract.anchor_candidate && HasLineageColumns(contract, input_.lineage, input_.dialect);
     return contract;
   }
 
@@ -373,5 +377,17 @@ std::vector<std::string_view> LineageColumns(LineageMode mode) {
 }
 
 ModelContract CheckModelContract(const ModelContractInput& input) { return ContractChecker(input).Run(); }
+
+bool HasLineageColumns(const ModelContract& contract, LineageMode lineage, sql::Dialect dialect) {
+  auto key = [dialect](std::string_view name) {
+    return dialect == sql::Dialect::kClickHouse ? std::string(name) : Lowercase(name);
+  };
+  for (std::string_view column : LineageColumns(lineage)) {
+    bool found = std::any_of(contract.columns.begin(), contract.columns.end(),
+                             [&](const OutputColumn& output) { return key(output.name) == key(column); });
+    if (!found) return false;
+  }
+  return true;
+}
 
 }  // namespace sluice

@@ -71,6 +71,9 @@ struct StorageKeyText {
 struct ModelContractInput {
   std::string_view file_text;  // the model file as read; [0, body_offset) (the header) is blanked before parsing,
                                // so offsets and line:col stay absolute. Passing it already blanked also works.
+  // Optional: the tokens of file_text with its header blanked (Tokenize, kComment tokens removed), when the
+  // caller already has them; they are moved from. Their text views must stay valid during the call.
+  std::vector<sql::Token>* significant_tokens = nullptr;
   size_t body_offset = 0;      // where the SQL body starts (just after the header's `;`)
   std::string file;            // the file name used in diagnostics (relative path)
   sql::Dialect dialect = sql::Dialect::kClickHouse;
@@ -93,8 +96,13 @@ struct OutputColumn {
 struct ModelContract {
   std::vector<OutputColumn> columns;  // in projection order
   bool aggregate = false;
-  bool anchor_eligible = false;
+  bool anchor_candidate = false;  // table, replay_anchor auto, no mutable refs, no aggregate semantics
+  bool anchor_eligible = false;   // anchor_candidate and the input's lineage columns among the outputs
 };
+
+// True when the lineage mode's columns (LineageColumns) are among the contract's output columns, compared as
+// the dialect compares names. Lets a caller that learns the lineage mode later recompute anchor_eligible.
+bool HasLineageColumns(const ModelContract& contract, LineageMode lineage, sql::Dialect dialect);
 
 // Checks the body of one model against the contract and returns what it declares; throws sluice::Error
 // (codes above, or the parser's SLU-SQL-*) on the first violation.

@@ -275,20 +275,21 @@ ParsedModel ParseModelFile(const std::string& relative_file, const std::string& 
   parsed.header = header.entries;
   parsed.body = expand ? expand(header.end, text.size()) : text.substr(header.end);
   parsed.expanded_text = text.substr(0, header.end) + parsed.body;
-  bool has_sql = false;
-  for (const sql::Token& token : sql::Tokenize(parsed.body, dialect, relative_file)) {
-    has_sql |= token.kind != sql::TokenKind::kComment;
+  // One tokenization of the whole text with the header blanked (newlines kept), so offsets and locations are
+  // absolute; it serves the emptiness check, the reference scan and (through significant_tokens) the caller's
+  // body contract.
+  parsed.scanned_text = parsed.expanded_text;
+  std::fill_n(parsed.scanned_text.begin(), header.end, ' ');
+  for (size_t i = 0; i < header.end; ++i) {
+    if (parsed.expanded_text[i] == '\n') parsed.scanned_text[i] = '\n';
   }
-  if (!has_sql) {
+  parsed.significant_tokens = sql::Tokenize(parsed.scanned_text, dialect, relative_file);
+  std::erase_if(parsed.significant_tokens, [](const sql::Token& token) { return token.kind == sql::TokenKind::kComment; });
+  if (parsed.significant_tokens.empty()) {
     model.Fail(header.end, "SLU-MODEL-002", "model '" + parsed.name + "' has no SQL after its MODEL header",
                "write one SELECT after `MODEL (…);`");
   }
-  // Scan the whole text with the header blanked (newlines kept) so reported locations are absolute.
-  std::string scanned = parsed.expanded_text;
-  for (size_t i = 0; i < header.end; ++i) {
-    if (scanned[i] != '\n') scanned[i] = ' ';
-  }
-  for (sql::ReferenceCall call : sql::FindReferences(scanned, dialect, relative_file)) {
+  for (sql::ReferenceCall call : sql::FindReferences(parsed.scanned_text, parsed.significant_tokens, dialect, relative_file)) {
     SourceLocation at = LocationAt(relative_file, parsed.expanded_text, call.begin);
     call.begin -= header.end;
     call.end -= header.end;

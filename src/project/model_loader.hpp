@@ -40,6 +40,11 @@ struct ParsedModel {
   std::string expanded_text;  // the file with its body macro-expanded (== the file when it has no macros)
   HeaderMap header;           // every header entry as written, for the compiler's later checks
   std::vector<ModelReference> references;  // text order; the driving input's edge is kDrivingInput
+  // expanded_text with the header blanked (newlines kept) and its tokens without comments (views into
+  // scanned_text, offsets valid in expanded_text too): what the body contract parses. Large; a caller that
+  // keeps many models frees them once the contract is checked.
+  std::string scanned_text;
+  std::vector<sql::Token> significant_tokens;
 };
 
 // Expands the macro calls of text[body_begin, body_end) and returns the new body text.

@@ -1,11 +1,15 @@
 #include "project/project_loader.hpp"
 
 #include <algorithm>
-#include <deque>
+#include <exception>
 #include <map>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 #include "core/file_system.hpp"
+#include "core/parallel_for.hpp"
+#include "core/phase_timer.hpp"
 #include "project/model_contract.hpp"
 #include "sql/tokenizer.hpp"
 
@@ -49,9 +53,23 @@ std::vector<PipelineFiles> DiscoverPipelines(const std::filesystem::path& root) 
   return pipelines;
 }
 
+struct PipelineLoad {
+  PipelineConfig config;
+  std::string name_space;
+  std::string table_prefix;
+  std::string view_prefix;
+  MacroContextValues macro_context;
+  std::exception_ptr error;  // the pipeline's config or folder failure
+};
+
 struct LoadedModel {
+  size_t pipeline_index = 0;
+  const std::string* file = nullptr;  // relative path, owned by PipelineFiles
+  std::exception_ptr error;           // reading or parsing failed
   ParsedModel parsed;
-  PipelineConfig pipeline_config;
+  ModelContract contract;
+  std::exception_ptr contract_error;  // the SQL body contract failed
+  const PipelineConfig* pipeline_config = nullptr;
   std::string pipeline;
   std::string name_space;
   std::string relation_name;
@@ -70,12 +88,15 @@ MacroContextValues MacroContextFor(const Project& project, const PipelineConfig&
   return context;
 }
 
-// StreamBuild §3.4/§3.7 on one model. Storage keys are checked only when the header sets them: the implicit
-// `order_by ["_replay_timestamp"]` would reject every model without that column (StreamBuild defect §11.6).
-ModelContract CheckContract(const LoadedModel& model, sql::Dialect dialect, LineageMode lineage) {
-  const ParsedModel& parsed = model.parsed;
+// StreamBuild §3.4/§3.7 on one model, on the tokens its parse left (anchor eligibility is for the offsets
+// lineage; the caller recomputes it once the pipeline's lineage mode is known). Storage keys are checked only
+// when the header sets them: the implicit `order_by ["_replay_timestamp"]` would reject every model without
+// that column (StreamBuild defect §11.6).
+ModelContract CheckContract(LoadedModel& model, sql::Dialect dialect) {
+  ParsedModel& parsed = model.parsed;
   ModelContractInput input;
   input.file_text = parsed.expanded_text;
+  input.significant_tokens = &parsed.significant_tokens;
   input.body_offset = parsed.body_offset;
   input.file = parsed.file;
   input.dialect = dialect;
@@ -102,7 +123,6 @@ ModelContract CheckContract(const LoadedModel& model, sql::Dialect dialect, Line
   input.replay_anchor = anchor_text && *anchor_text == "never" ? ReplayAnchor::kNever : ReplayAnchor::kAuto;
   input.has_mutable_refs = std::any_of(parsed.references.begin(), parsed.references.end(),
                                        [](const ModelReference& ref) { return ref.edge == EdgeType::kMutableReference; });
-  input.lineage = lineage;
   return CheckModelContract(input);
 }
 
@@ -156,46 +176,107 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     source_options.default_freshness = FreshnessPolicy{freshness->warn_after, freshness->error_after};
   }
   project.sources = LoadSources(root, source_options);
+  MarkPhase("config and sources");
 
   std::map<std::string, const SourceDeclaration*> sources;
   for (const SourceDeclaration& source : project.sources) sources.emplace(source.name, &source);
 
-  // Models, pipeline by pipeline.
-  std::deque<LoadedModel> models;  // stable addresses, no copies on growth
-  std::map<std::string, size_t> model_index;
+  // Pipelines: each one's config and folder checks, in name order. A failure is kept and rethrown when the
+  // serial pass below reaches that pipeline, so the reported error does not depend on parallel timing.
+  std::vector<PipelineFiles> pipeline_files = DiscoverPipelines(root);
+  std::vector<PipelineLoad> loads(pipeline_files.size());
+  for (size_t p = 0; p < pipeline_files.size(); ++p) {
+    const PipelineFiles& files = pipeline_files[p];
+    PipelineLoad& load = loads[p];
+    try {
+      load.config = LoadPipelineConfig(root, files.name, files.config_file, project.target);
+      const std::string& prefix = project.target.naming.pipeline_prefix;
+      if (project.config.naming.pipeline_prefix && !prefix.empty() && files.name.rfind(prefix, 0) != 0) {
+        throw Error(Diagnostic{"SLU-PROJECT-006",
+                               "pipeline '" + files.name + "' does not start with naming.pipeline_prefix \"" + prefix + "\"",
+                               {files.directory, 0, 0}, "rename the folder to " + prefix + files.name +
+                                                            " or change naming.pipeline_prefix", {}});
+      }
+      if (files.model_files.empty()) {
+        throw Error(Diagnostic{"SLU-PROJECT-002", "pipeline '" + files.name + "' has no .sql models",
+                               {files.directory, 0, 0}, "add a model file or remove the folder", {}});
+      }
+      load.name_space = load.config.database.value_or(project.target.database);
+      load.table_prefix = load.config.table_prefix.value_or(project.target.naming.table_prefix);
+      load.view_prefix = load.config.view_prefix.value_or(project.target.naming.view_prefix);
+      load.macro_context = MacroContextFor(project, load.config, load.name_space);
+    } catch (const Error&) {
+      load.error = std::current_exception();
+    }
+  }
+
+  MarkPhase("pipelines discovered");
+  // Model files, in parallel: read, parse, check the replay policy and the SQL body contract. Each file's
+  // failure is kept with it and rethrown in file order by the serial passes below (parse failures first,
+  // contract failures where the contract check has always been reported: after the graph checks).
+  std::vector<LoadedModel> models;
+  for (size_t p = 0; p < pipeline_files.size(); ++p) {
+    if (loads[p].error) break;  // the serial pass stops at this pipeline
+    for (const std::string& file : pipeline_files[p].model_files) {
+      LoadedModel& model = models.emplace_back();
+      model.pipeline_index = p;
+      model.file = &file;
+    }
+  }
+  ParallelFor(models.size(), [&](size_t m) {
+    LoadedModel& model = models[m];
+    const PipelineLoad& load = loads[model.pipeline_index];
+    const std::string& file = *model.file;
+    try {
+      model.text = ReadFile(root / file);
+      model.parsed = ParseModelFile(file, model.text, project.dialect, [&](size_t begin, size_t end) {
+        return project.macros->Expand(file, model.text, begin, end, load.macro_context);
+      });
+      if (load.config.mode != PipelineMode::kVirtual) {
+        for (const char* key : {"replay_on_change", "bounded_replay_fallback"}) {
+          if (const HeaderEntry* entry = FindEntry(model.parsed.header, key)) {
+            CheckModelReplayPolicy(load.config, file, model.text, ModelReplayPolicy{key, entry->key_offset});
+          }
+        }
+      }
+    } catch (const Error&) {
+      model.error = std::current_exception();
+      return;
+    }
+    try {
+      model.contract = CheckContract(model, project.dialect);
+    } catch (const Error&) {
+      model.contract_error = std::current_exception();
+    }
+    // The scan buffers served the contract; keep only what later passes read.
+    std::string().swap(model.parsed.scanned_text);
+    std::vector<sql::Token>().swap(model.parsed.significant_tokens);
+  });
+
+  MarkPhase("models parsed");
+  // The serial pass: pipelines and their models in order, names checked across the project.
+  std::unordered_map<std::string_view, size_t> model_index;  // model name → index in `models`
+  model_index.reserve(models.size());
   std::vector<Pipeline> pipelines;
   bool any_virtual_pipeline = false;
   std::map<std::string, PipelineMode> pipeline_modes;
-  for (const PipelineFiles& files : DiscoverPipelines(root)) {
-    PipelineConfig config = LoadPipelineConfig(root, files.name, files.config_file, project.target);
-    any_virtual_pipeline = any_virtual_pipeline || config.mode == PipelineMode::kVirtual;
-    pipeline_modes.emplace(files.name, config.mode);
-    const std::string& prefix = project.target.naming.pipeline_prefix;
-    if (project.config.naming.pipeline_prefix && !prefix.empty() && files.name.rfind(prefix, 0) != 0) {
-      throw Error(Diagnostic{"SLU-PROJECT-006",
-                             "pipeline '" + files.name + "' does not start with naming.pipeline_prefix \"" + prefix + "\"",
-                             {files.directory, 0, 0}, "rename the folder to " + prefix + files.name +
-                                                          " or change naming.pipeline_prefix", {}});
-    }
-    if (files.model_files.empty()) {
-      throw Error(Diagnostic{"SLU-PROJECT-002", "pipeline '" + files.name + "' has no .sql models",
-                             {files.directory, 0, 0}, "add a model file or remove the folder", {}});
-    }
-    Pipeline pipeline{files.name, files.directory, config.database.value_or(project.target.database), {}, {}};
-    std::string table_prefix = config.table_prefix.value_or(project.target.naming.table_prefix);
-    std::string view_prefix = config.view_prefix.value_or(project.target.naming.view_prefix);
-    for (const std::string& file : files.model_files) {
-      LoadedModel model;
-      model.text = ReadFile(root / file);
-      MacroContextValues context = MacroContextFor(project, config, pipeline.name_space);
-      model.parsed = ParseModelFile(file, model.text, project.dialect, [&](size_t begin, size_t end) {
-        return project.macros->Expand(file, model.text, begin, end, context);
-      });
-      model.pipeline_config = config;
-      CheckModelReplayPolicy(config, file, model.text);
+  size_t next_model = 0;
+  for (size_t p = 0; p < pipeline_files.size(); ++p) {
+    const PipelineFiles& files = pipeline_files[p];
+    const PipelineLoad& load = loads[p];
+    if (load.error) std::rethrow_exception(load.error);
+    any_virtual_pipeline = any_virtual_pipeline || load.config.mode == PipelineMode::kVirtual;
+    pipeline_modes.emplace(files.name, load.config.mode);
+    Pipeline pipeline{files.name, files.directory, load.name_space, {}, {}};
+    pipeline.models.reserve(files.model_files.size());
+    for (size_t f = 0; f < files.model_files.size(); ++f, ++next_model) {
+      LoadedModel& model = models[next_model];
+      const std::string& file = *model.file;
+      if (model.error) std::rethrow_exception(model.error);
+      model.pipeline_config = &load.config;
       model.pipeline = files.name;
-      model.name_space = pipeline.name_space;
-      const std::string& prefix = model.parsed.kind == ModelKind::kView ? view_prefix : table_prefix;
+      model.name_space = load.name_space;
+      const std::string& prefix = model.parsed.kind == ModelKind::kView ? load.view_prefix : load.table_prefix;
       model.relation_name = model.parsed.relation_name.value_or(prefix + model.parsed.name);
       const std::string& name = model.parsed.name;
       if (auto it = model_index.find(name); it != model_index.end()) {
@@ -208,14 +289,14 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
                                {file, 1, 1}, "rename the model file or the source", {}});
       }
       pipeline.models.push_back(name);
-      model_index.emplace(name, models.size());
-      models.push_back(std::move(model));
+      model_index.emplace(name, next_model);
     }
     std::sort(pipeline.models.begin(), pipeline.models.end());
     pipelines.push_back(std::move(pipeline));
   }
   CheckProjectReplayPolicy(project.config, project.target, any_virtual_pipeline);
 
+  MarkPhase("models checked");
   // Resolve references into assets.
   std::vector<Asset> assets;
   auto source_key = [&](const std::string& name) { return AssetKey::FromParts({project.target.database, name}); };
@@ -299,8 +380,8 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
                "'" + model.parsed.name + "' reads the view '" + upstream.name() + "'; views are terminal",
                "make " + upstream.name() + " a table (kind table), or read what the view reads");
       }
-      PipelineMode mode = model.pipeline_config.mode;
-      PipelineMode upstream_mode = models[model_index.at(upstream.name())].pipeline_config.mode;
+      PipelineMode mode = model.pipeline_config->mode;
+      PipelineMode upstream_mode = models[model_index.at(upstream.name())].pipeline_config->mode;
       if (mode != upstream_mode) {
         FailAt(model, ref.at, "SLU-GRAPH-006",
                "'" + model.parsed.name + "' (" + PipelineModeName(mode) + " pipeline " + model.pipeline + ") reads '" +
@@ -392,13 +473,17 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     lineage.emplace(pipeline.name, mode);
   }
   for (const LoadedModel& model : models) {
-    ModelContract contract = CheckContract(model, project.dialect, lineage.at(model.pipeline));
+    if (model.contract_error) std::rethrow_exception(model.contract_error);
+    const ModelContract& contract = model.contract;
     auto& compute = std::get<SqlCompute>(asset_by_name.at(model.parsed.name)->compute);
+    compute.columns.reserve(contract.columns.size());
     for (const OutputColumn& column : contract.columns) compute.columns.emplace_back(column.name, column.type_text);
     compute.aggregate = contract.aggregate;
-    compute.anchor_eligible = contract.anchor_eligible;
+    compute.anchor_eligible =
+        contract.anchor_candidate && HasLineageColumns(contract, lineage.at(model.pipeline), project.dialect);
   }
 
+  MarkPhase("graph checks and contracts");
   // SQL tests and audits.
   ChecksInput checks{root, project.dialect, {}, {}, project.config.defaults.audits, {}, {}};
   for (const SourceDeclaration& source : project.sources) checks.sources.push_back(source.name);
@@ -408,7 +493,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
                                             model.name_space, model.text, parsed.body, parsed.references,
                                             std::get<SqlCompute>(asset_by_name.at(parsed.name)->compute).columns,
                                             AuditDeclarationsFromHeader(parsed.header)});
-    checks.pipeline_audit_defaults[model.pipeline] = model.pipeline_config.audit_defaults;
+    checks.pipeline_audit_defaults[model.pipeline] = model.pipeline_config->audit_defaults;
   }
   MacroContextValues check_context = MacroContextFor(project, PipelineConfig{}, project.target.database);
   checks.expand_macros = [&](const std::string& file, const std::string& text, size_t begin, size_t end) {
@@ -416,8 +501,10 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   };
   project.checks = CompileTestsAndAudits(checks);
 
+  MarkPhase("tests and audits");
   try {
     project.definitions = Definitions(std::move(assets), std::move(pipelines));
+    MarkPhase("definitions");
   } catch (const Error& error) {
     // Graph errors are located in model files; add the offending line for the caret snippet.
     std::vector<Diagnostic> diagnostics = error.diagnostics();

@@ -17,8 +17,8 @@ bool IsPunctuation(const Token& token, std::string_view text) {
 // token that breaks the expected shape.
 class ReferenceReader {
  public:
-  ReferenceReader(std::string_view text, Dialect dialect, const std::string& file, std::vector<Token> tokens)
-      : text_(text), dialect_(dialect), file_(file), tokens_(std::move(tokens)) {}
+  ReferenceReader(std::string_view text, Dialect dialect, const std::string& file, const std::vector<Token>& tokens)
+      : text_(text), dialect_(dialect), file_(file), tokens_(tokens) {}
 
   std::vector<ReferenceCall> Run() {
     std::vector<ReferenceCall> calls;
@@ -140,7 +140,7 @@ class ReferenceReader {
   std::string_view text_;
   Dialect dialect_;
   const std::string& file_;
-  std::vector<Token> tokens_;
+  const std::vector<Token>& tokens_;
 };
 
 std::vector<Token> SignificantTokens(std::string_view text, Dialect dialect, const std::string& file) {
@@ -160,6 +160,11 @@ std::string_view Trim(std::string_view text) {
 
 std::vector<ReferenceCall> FindReferences(std::string_view text, Dialect dialect, const std::string& file) {
   return ReferenceReader(text, dialect, file, SignificantTokens(text, dialect, file)).Run();
+}
+
+std::vector<ReferenceCall> FindReferences(std::string_view text, const std::vector<Token>& significant_tokens,
+                                          Dialect dialect, const std::string& file) {
+  return ReferenceReader(text, dialect, file, significant_tokens).Run();
 }
 
 std::vector<MacroCall> FindMacroCalls(std::string_view text, Dialect dialect, const std::string& file) {

@@ -34,6 +34,11 @@ struct ReferenceCall {
 // All reference calls in text order.
 std::vector<ReferenceCall> FindReferences(std::string_view text, Dialect dialect, const std::string& file = {});
 
+// The same, on the tokens of `text` the caller already has: Tokenize(text, dialect) without its kComment
+// tokens (so one tokenization serves the reference scan and the SELECT parser).
+std::vector<ReferenceCall> FindReferences(std::string_view text, const std::vector<Token>& significant_tokens,
+                                          Dialect dialect, const std::string& file = {});
+
 struct MacroCall {
   std::string name;    // without the `@`
   size_t begin;        // offset of `@`

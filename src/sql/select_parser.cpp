@@ -26,6 +26,15 @@ bool IsJoinPrefix(std::string_view word) {
 SelectStatement Parser::Run() {
   tokens_ = Tokenize(text_, dialect_, file_);
   std::erase_if(tokens_, [](const Token& token) { return token.kind == TokenKind::kComment; });
+  return Parse();
+}
+
+SelectStatement Parser::Run(std::vector<Token> significant_tokens) {
+  tokens_ = std::move(significant_tokens);
+  return Parse();
+}
+
+SelectStatement Parser::Parse() {
   std::vector<std::pair<size_t, size_t>> statements = MatchBrackets();
   MarkQueryGroups();
   for (const auto& [b, e] : statements) result_.statements.push_back(TextSpan{tokens_[b].begin, tokens_[e - 1].end});
@@ -691,6 +700,11 @@ size_t Parser::ParseSourceModifiers(size_t p, size_t e, TableSource& source) {
 
 SelectStatement ParseSelect(std::string_view text, Dialect dialect, const std::string& file) {
   return select_parser_internal::Parser(text, dialect, file).Run();
+}
+
+SelectStatement ParseSelect(std::string_view text, std::vector<Token> significant_tokens, Dialect dialect,
+                            const std::string& file) {
+  return select_parser_internal::Parser(text, dialect, file).Run(std::move(significant_tokens));
 }
 
 }  // namespace sluice::sql

@@ -166,6 +166,11 @@ struct SelectStatement {
 // Parses `text` (offsets in the result are offsets into it). Errors are located in `file`.
 SelectStatement ParseSelect(std::string_view text, Dialect dialect, const std::string& file = {});
 
+// The same, on the tokens of `text` the caller already has: Tokenize(text, dialect) without its kComment
+// tokens.
+SelectStatement ParseSelect(std::string_view text, std::vector<Token> significant_tokens, Dialect dialect,
+                            const std::string& file = {});
+
 // True for a ClickHouse or standard aggregate function name (case-insensitive), after stripping ClickHouse
 // combinator suffixes (If, Array, Map, State, Merge, MergeState, ForEach, OrNull, OrDefault, Resample,
 // Distinct, SimpleState) as often as they occur: sumIf, uniqMerge, countState, quantilesTimingArrayIf.

@@ -94,9 +94,11 @@ class Parser {
   Parser(std::string_view text, Dialect dialect, const std::string& file)
       : text_(text), dialect_(dialect), file_(file) {}
 
-  SelectStatement Run();
+  SelectStatement Run();                                        // tokenizes the text itself
+  SelectStatement Run(std::vector<Token> significant_tokens);  // the caller's tokens (no comments)
 
  private:
+  SelectStatement Parse();  // the statement in tokens_
   // ---- token helpers (a token at or past `e` is outside the range being parsed) ----
 
   bool Word(size_t i, size_t e, std::string_view keyword) const { return i < e && IsWordToken(tokens_[i], keyword); }

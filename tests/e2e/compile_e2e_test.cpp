@@ -101,7 +101,8 @@ TEST(CompileE2E, AFailedCompileKeepsThePreviousArtifactsAndRunFolder) {
   EXPECT_EQ(project.Read("target/compiled/models/core/clean_events.sql"), model);
   EXPECT_EQ(project.Read("target/run/tests/evidence.txt"), "kept");
   for (const auto& entry : std::filesystem::directory_iterator(project.root() / "target")) {
-    EXPECT_NE(entry.path().filename().string().rfind(".sluice-", 0), 0u) << "no staging folder left behind";
+    bool staging = entry.is_directory() && entry.path().filename().string().rfind(".sluice-", 0) == 0;
+    EXPECT_FALSE(staging) << "no staging folder left behind: " << entry.path();
   }
 }
 

@@ -1,0 +1,172 @@
+// The building blocks of the fast compile path: ParallelFor, JsonWriter (byte-identical to nlohmann's
+// dump), ContentHash, and ReadFile on sizes around its buffer logic.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/content_hash.hpp"
+#include "core/diagnostic.hpp"
+#include "core/file_system.hpp"
+#include "core/json_writer.hpp"
+#include "core/parallel_for.hpp"
+
+namespace sluice {
+namespace {
+
+TEST(ParallelForTest, RunsEveryIndexExactlyOnce) {
+  constexpr size_t kCount = 10000;
+  std::vector<std::atomic<int>> hits(kCount);
+  ParallelFor(kCount, [&](size_t i) { hits[i].fetch_add(1); });
+  for (size_t i = 0; i < kCount; ++i) ASSERT_EQ(hits[i].load(), 1) << i;
+}
+
+TEST(ParallelForTest, RethrowsTheLowestFailingIndexAfterRunningTheRest) {
+  constexpr size_t kCount = 5000;
+  std::atomic<size_t> ran{0};
+  try {
+    ParallelFor(kCount, [&](size_t i) {
+      ran.fetch_add(1);
+      if (i % 1000 == 777) throw std::runtime_error("item " + std::to_string(i));
+    });
+    FAIL() << "expected an exception";
+  } catch (const std::runtime_error& error) {
+    EXPECT_STREQ(error.what(), "item 777");
+  }
+  EXPECT_EQ(ran.load(), kCount);
+}
+
+TEST(ParallelForTest, ZeroItemsDoNothing) {
+  bool called = false;
+  ParallelFor(0, [&](size_t) { called = true; });
+  EXPECT_FALSE(called);
+}
+
+TEST(ParallelForTest, SmallCountsStayOnOneThread) { EXPECT_EQ(ParallelThreadsFor(5), 1u); }
+
+// The writer's output for a document, next to nlohmann's dump of the same document.
+nlohmann::json SampleDocument() {
+  return nlohmann::json{{"a", nlohmann::json::array()},
+                        {"b", nlohmann::json::object()},
+                        {"c", {{"x", 1}, {"y", nullptr}, {"z", {"p", "q\n\"\\\t\x01\x1f/é"}}}},
+                        {"d", {true, false, -42}},
+                        {"e", {{{"k", "v"}}, nlohmann::json::array({nlohmann::json::object()})}}};
+}
+
+void WriteSample(JsonWriter& json) {
+  json.BeginObject();
+  json.Key("a");
+  json.BeginArray();
+  json.EndArray();
+  json.Key("b");
+  json.BeginObject();
+  json.EndObject();
+  json.Key("c");
+  json.BeginObject();
+  json.Key("x");
+  json.Int(1);
+  json.Key("y");
+  json.Null();
+  json.Key("z");
+  json.StringArray({"p", "q\n\"\\\t\x01\x1f/é"});
+  json.EndObject();
+  json.Key("d");
+  json.BeginArray();
+  json.Bool(true);
+  json.Bool(false);
+  json.Int(-42);
+  json.EndArray();
+  json.Key("e");
+  json.BeginArray();
+  json.BeginObject();
+  json.Key("k");
+  json.String("v");
+  json.EndObject();
+  json.BeginArray();
+  json.BeginObject();
+  json.EndObject();
+  json.EndArray();
+  json.EndArray();
+  json.EndObject();
+}
+
+TEST(JsonWriterTest, MatchesNlohmannPrettyAndCompactBytes) {
+  for (int indent : {2, 4, -1}) {
+    std::string out;
+    JsonWriter json(out, indent);
+    WriteSample(json);
+    EXPECT_EQ(out, SampleDocument().dump(indent)) << "indent " << indent;
+  }
+}
+
+TEST(JsonWriterTest, ValuesRenderedApartSpliceIntoTheDocument) {
+  std::string inner;
+  JsonWriter part(inner, 2, 1);
+  part.BeginObject();
+  part.Key("k");
+  part.StringArray({"v", "w"});
+  part.EndObject();
+  std::string out;
+  JsonWriter json(out);
+  json.BeginObject();
+  json.Key("m");
+  json.Raw(inner);
+  json.EndObject();
+  EXPECT_EQ(out, nlohmann::json({{"m", {{"k", {"v", "w"}}}}}).dump(2));
+}
+
+TEST(JsonWriterTest, KeysOutOfOrderAreRefused) {
+  std::string out;
+  JsonWriter json(out);
+  json.BeginObject();
+  json.Key("b");
+  json.Int(1);
+  EXPECT_THROW(json.Key("a"), std::logic_error);
+}
+
+TEST(JsonWriterTest, InvalidUtf8BecomesTheReplacementCharacter) {
+  std::string out;
+  JsonWriter json(out, -1);
+  json.String(std::string("a\xff" "b\xc3", 4));
+  EXPECT_EQ(out, "\"a\xEF\xBF\xBD" "b\xEF\xBF\xBD\"");
+  EXPECT_NO_THROW(nlohmann::json::parse(out));
+}
+
+TEST(ContentHashTest, IsStableAndSensitiveToEveryByteAndTheLength) {
+  EXPECT_EQ(ContentHashHex(ContentHash("")), ContentHashHex(ContentHash("")));
+  EXPECT_EQ(ContentHashHex(0x1234abcdULL), "000000001234abcd");
+  std::string text(1000, 'x');
+  std::set<uint64_t> seen{ContentHash(text)};
+  for (size_t i = 0; i < text.size(); ++i) {
+    std::string changed = text;
+    changed[i] = 'y';
+    EXPECT_TRUE(seen.insert(ContentHash(changed)).second) << "collision at byte " << i;
+  }
+  for (size_t n = 0; n < 80; ++n) EXPECT_TRUE(seen.insert(ContentHash(std::string(n, '\0'))).second) << n;
+}
+
+TEST(ReadFileTest, ReadsEmptySmallAndLargeFilesWhole) {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("sluice_read_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (size_t size : {size_t{0}, size_t{1}, size_t{4095}, size_t{4096}, size_t{1} << 20}) {
+    std::string contents(size, '\0');
+    for (size_t i = 0; i < size; ++i) contents[i] = static_cast<char>('a' + i % 26);
+    std::ofstream(dir / "f", std::ios::binary) << contents;
+    EXPECT_EQ(ReadFile(dir / "f"), contents) << size;
+  }
+  EXPECT_THROW(ReadFile(dir / "missing"), Error);
+  EXPECT_THROW(ReadFile(dir), Error);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sluice

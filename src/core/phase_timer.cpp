@@ -1,0 +1,53 @@
+#include "core/phase_timer.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+#include <unistd.h>
+
+namespace sluice {
+
+namespace {
+
+struct PhaseClock {
+  bool enabled = false;
+  std::mutex mutex;  // guards previous
+  std::chrono::steady_clock::time_point start;
+  std::chrono::steady_clock::time_point previous;
+};
+
+PhaseClock& Clock() {
+  static PhaseClock clock;
+  static const bool initialized = [] {
+    const char* flag = std::getenv("SLUICE_TIMINGS");
+    clock.enabled = flag != nullptr && *flag != '\0';
+    clock.start = clock.previous = std::chrono::steady_clock::now();
+    return true;
+  }();
+  (void)initialized;
+  return clock;
+}
+
+}  // namespace
+
+void MarkPhase(const char* name) {
+  PhaseClock& clock = Clock();
+  if (!clock.enabled) return;
+  std::lock_guard lock(clock.mutex);
+  auto now = std::chrono::steady_clock::now();
+  auto ms = [](auto duration) { return std::chrono::duration<double, std::milli>(duration).count(); };
+  long resident_pages = 0;
+  if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
+    long size_pages = 0;
+    if (std::fscanf(statm, "%ld %ld", &size_pages, &resident_pages) != 2) resident_pages = 0;
+    std::fclose(statm);
+  }
+  double resident_mib = static_cast<double>(resident_pages) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
+  std::fprintf(stderr, "timing: %-28s %9.1f ms  (total %9.1f ms, resident %7.1f MiB)\n", name,
+               ms(now - clock.previous), ms(now - clock.start), resident_mib);
+  clock.previous = now;
+}
+
+}  // namespace sluice
