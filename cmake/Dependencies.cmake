@@ -19,3 +19,6 @@ set_target_properties(duckdb PROPERTIES
   IMPORTED_NO_SONAME ON
   INTERFACE_INCLUDE_DIRECTORIES "${SLUICE_DUCKDB_DIR}/include")
 set(CMAKE_BUILD_RPATH "${SLUICE_DUCKDB_DIR}/lib")
+# The header alone: Sluice loads the library itself on first use (src/warehouse/duckdb/duckdb_library.hpp).
+add_library(duckdb_headers INTERFACE)
+target_include_directories(duckdb_headers INTERFACE "${SLUICE_DUCKDB_DIR}/include")

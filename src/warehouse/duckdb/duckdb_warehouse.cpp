@@ -1,6 +1,5 @@
 #include "warehouse/duckdb/duckdb_warehouse.hpp"
 
-#include <duckdb.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -19,6 +18,7 @@
 #include "core/pause_point.hpp"
 #include "sql/dialect.hpp"
 #include "sql/tokenizer.hpp"
+#include "warehouse/duckdb/duckdb_library.hpp"
 
 namespace sluice {
 
@@ -112,22 +112,22 @@ class QueryResult {
   QueryResult() = default;
   QueryResult(const QueryResult&) = delete;
   QueryResult& operator=(const QueryResult&) = delete;
-  ~QueryResult() { duckdb_destroy_result(&result_); }
+  ~QueryResult() { DuckDb().destroy_result(&result_); }
 
   duckdb_result* get() { return &result_; }
-  size_t column_count() { return static_cast<size_t>(duckdb_column_count(&result_)); }
-  size_t row_count() { return static_cast<size_t>(duckdb_row_count(&result_)); }
+  size_t column_count() { return static_cast<size_t>(DuckDb().column_count(&result_)); }
+  size_t row_count() { return static_cast<size_t>(DuckDb().row_count(&result_)); }
   std::string ColumnName(size_t column) {
-    const char* name = duckdb_column_name(&result_, column);
+    const char* name = DuckDb().column_name(&result_, column);
     return name == nullptr ? std::string() : std::string(name);
   }
   // The value as text; nullopt for NULL (and for a value DuckDB cannot render as text).
   std::optional<std::string> Text(size_t column, size_t row) {
-    if (duckdb_value_is_null(&result_, column, row)) return std::nullopt;
-    char* text = duckdb_value_varchar(&result_, column, row);
+    if (DuckDb().value_is_null(&result_, column, row)) return std::nullopt;
+    char* text = DuckDb().value_varchar(&result_, column, row);
     if (text == nullptr) return std::nullopt;
     std::string value(text);
-    duckdb_free(text);
+    DuckDb().free(text);
     return value;
   }
   std::string TextOrEmpty(size_t column, size_t row) { return Text(column, row).value_or(std::string()); }
@@ -146,21 +146,21 @@ class QueryResult {
 class Session {
  public:
   explicit Session(duckdb_database database) {
-    if (duckdb_connect(database, &connection_) == DuckDBError) {
+    if (DuckDb().connect(database, &connection_) == DuckDBError) {
       throw TranslateDuckDbError(Operation::kStatement, "", DUCKDB_ERROR_CONNECTION,
                                  "cannot connect to the database");
     }
   }
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
-  ~Session() { duckdb_disconnect(&connection_); }
+  ~Session() { DuckDb().disconnect(&connection_); }
 
   // Runs `sql`; throws the translated error naming `subject` on failure.
   std::unique_ptr<QueryResult> Run(const std::string& sql, Operation operation, const std::string& subject) {
     auto result = std::make_unique<QueryResult>();
-    if (duckdb_query(connection_, sql.c_str(), result->get()) == DuckDBError) {
-      const char* message = duckdb_result_error(result->get());
-      throw TranslateDuckDbError(operation, subject, duckdb_result_error_type(result->get()),
+    if (DuckDb().query(connection_, sql.c_str(), result->get()) == DuckDBError) {
+      const char* message = DuckDb().result_error(result->get());
+      throw TranslateDuckDbError(operation, subject, DuckDb().result_error_type(result->get()),
                                  message == nullptr ? "unknown error" : message);
     }
     return result;
@@ -169,8 +169,8 @@ class Session {
   // Whether `sql` prepares (parses and binds) without error. Does not run it.
   bool Prepares(const std::string& sql) {
     duckdb_prepared_statement statement = nullptr;
-    bool ok = duckdb_prepare(connection_, sql.c_str(), &statement) == DuckDBSuccess;
-    duckdb_destroy_prepare(&statement);
+    bool ok = DuckDb().prepare(connection_, sql.c_str(), &statement) == DuckDBSuccess;
+    DuckDb().destroy_prepare(&statement);
     return ok;
   }
 
@@ -178,8 +178,8 @@ class Session {
   // the one worth reporting) and cleanup after a commit.
   void RunIgnoringFailure(const char* sql) {
     duckdb_result result{};
-    duckdb_query(connection_, sql, &result);
-    duckdb_destroy_result(&result);
+    DuckDb().query(connection_, sql, &result);
+    DuckDb().destroy_result(&result);
   }
 
   int64_t Count(const std::string& sql, Operation operation, const std::string& subject) {
@@ -348,7 +348,7 @@ struct DuckDbWarehouse::Handles {
   bool ledger_ready = false;  // guarded by ddl_mutex
 
   ~Handles() {
-    if (database != nullptr) duckdb_close(&database);
+    if (database != nullptr) DuckDb().close(&database);
   }
 
   void EnsureSchema(const std::string& name) {
@@ -442,22 +442,22 @@ std::unique_ptr<DuckDbWarehouse> DuckDbWarehouse::Open(
   };
 
   duckdb_config config = nullptr;
-  if (duckdb_create_config(&config) == DuckDBError) {
+  if (DuckDb().create_config(&config) == DuckDBError) {
     release_lock();
     throw TranslateDuckDbError(Operation::kOpen, absolute.string(), DUCKDB_ERROR_INVALID,
                                "cannot create a config");
   }
-  duckdb_set_config(config, "autoinstall_known_extensions", "false");
-  duckdb_set_config(config, "autoload_known_extensions", "false");
-  if (read_only) duckdb_set_config(config, "access_mode", "READ_ONLY");
+  DuckDb().set_config(config, "autoinstall_known_extensions", "false");
+  DuckDb().set_config(config, "autoload_known_extensions", "false");
+  if (read_only) DuckDb().set_config(config, "access_mode", "READ_ONLY");
 
   auto handles = std::make_unique<Handles>();
   char* open_error = nullptr;
-  duckdb_state state = duckdb_open_ext(absolute.c_str(), &handles->database, config, &open_error);
-  duckdb_destroy_config(&config);
+  duckdb_state state = DuckDb().open_ext(absolute.c_str(), &handles->database, config, &open_error);
+  DuckDb().destroy_config(&config);
   if (state == DuckDBError) {
     std::string message = open_error == nullptr ? "unknown error" : open_error;
-    if (open_error != nullptr) duckdb_free(open_error);
+    if (open_error != nullptr) DuckDb().free(open_error);
     handles->database = nullptr;
     release_lock();
     throw TranslateDuckDbError(Operation::kOpen, absolute.string(), DUCKDB_ERROR_IO, message);
