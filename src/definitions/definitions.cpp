@@ -28,6 +28,23 @@ SourceLocation LocateReference(const Asset& asset, const AssetKey& upstream) {
   return asset.defined_at;
 }
 
+// A cycle `a -> b -> … -> a` for a message: in full up to kMaxShownCycle names, else its first and last
+// names around a count of the elided ones, so a cycle through thousands of models stays one readable line.
+std::string ShownCycle(const std::vector<std::string>& path) {
+  constexpr size_t kMaxShownCycle = 12;
+  constexpr size_t kShownEachEnd = 5;
+  std::string shown;
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (path.size() > kMaxShownCycle && i == kShownEachEnd) {
+      shown += " -> … " + std::to_string(path.size() - 2 * kShownEachEnd) + " more …";
+      i = path.size() - kShownEachEnd - 1;
+      continue;
+    }
+    shown += (shown.empty() ? "" : " -> ") + path[i];
+  }
+  return shown;
+}
+
 }  // namespace
 
 Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipelines)
@@ -73,9 +90,7 @@ Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipeli
             path.push_back(assets_[at].key.ToString());
           }
           path.push_back(assets_[up].key.ToString());
-          std::string shown;
-          for (const std::string& p : path) shown += (shown.empty() ? "" : " -> ") + p;
-          throw Error(Diagnostic{"SLU-GRAPH-001", "dependency cycle: " + shown,
+          throw Error(Diagnostic{"SLU-GRAPH-001", "dependency cycle: " + ShownCycle(path),
                                  LocateReference(assets_[node], assets_[up].key),
                                  "break the cycle: a model cannot depend on itself, directly or through others",
                                  {}});

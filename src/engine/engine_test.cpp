@@ -1,6 +1,7 @@
 // Unit tests of run planning, selection and model SQL rendering, on the `shop` fixture's definitions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 
 #include "engine/model_sql.hpp"
@@ -129,6 +130,44 @@ TEST(ModelSql, PartitionedInputsAreFilteredToTheWindow) {
               RenderModelSql(definitions, *definitions.Find(downstream.key), std::nullopt, sql::Dialect::kDuckDb);
             }),
             "SLU-RUN-002");
+}
+
+
+// Assets m00000 … m<n-1>, each reading the one before; with `closed`, m00000 reads the last one.
+std::vector<Asset> Chain(size_t n, bool closed) {
+  auto key = [](size_t i) {
+    std::string digits = std::to_string(i);
+    return AssetKey::FromParts({"core", "m" + std::string(5 - std::min<size_t>(5, digits.size()), '0') + digits});
+  };
+  std::vector<Asset> assets;
+  assets.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    Asset& asset = assets.emplace_back(Asset{key(i), {}, "core", {}, {}, {}, SqlCompute{}, {}});
+    if (i > 0 || closed) asset.deps = {AssetDependency{key((i + n - 1) % n), EdgeType::kDrivingInput}};
+  }
+  return assets;
+}
+
+TEST(Definitions, AHundredThousandModelChainIsOrderedAndWalkedWithoutRecursion) {
+  Definitions definitions(Chain(100000, false), {});
+  std::vector<AssetKey> order = definitions.TopologicalOrder();
+  ASSERT_EQ(order.size(), 100000u);
+  EXPECT_EQ(order.front().ToString(), "core.m00000");
+  EXPECT_EQ(order.back().ToString(), "core.m99999");
+  EXPECT_EQ(definitions.UpstreamClosure({order.back()}).size(), 100000u);
+}
+
+TEST(Definitions, ALongCycleIsNamedWithItsMiddleElided) {
+  try {
+    Definitions definitions(Chain(1000, true), {});
+    FAIL() << "the cycle was accepted";
+  } catch (const Error& e) {
+    ASSERT_EQ(e.diagnostics().size(), 1u);
+    EXPECT_EQ(e.diagnostics()[0].code, "SLU-GRAPH-001");
+    EXPECT_EQ(e.diagnostics()[0].message,
+              "dependency cycle: core.m00000 -> core.m00001 -> core.m00002 -> core.m00003 -> core.m00004 -> … 991 "
+              "more … -> core.m00996 -> core.m00997 -> core.m00998 -> core.m00999 -> core.m00000");
+  }
 }
 
 }  // namespace
