@@ -108,11 +108,14 @@ def write_dataform(out, models, pipelines, seed):
         shutil.rmtree(out)
     os.makedirs(os.path.join(out, "definitions", "sources"))
     with open(os.path.join(out, "workflow_settings.yaml"), "w") as f:
-        f.write("defaultProject: bench\ndefaultLocation: US\ndefaultDataset: bench\ndefaultAssertionDataset: bench_assertions\n"
-                "dataformCoreVersion: 3.0.0\n")
+        f.write("defaultProject: bench\ndefaultLocation: US\ndefaultDataset: bench\ndefaultAssertionDataset: bench_assertions\n")
+    # @dataform/core as a project dependency (installed once by the benchmark, untimed), rather than
+    # `dataformCoreVersion`, with which every `dataform compile` runs `npm install` first.
+    with open(os.path.join(out, "package.json"), "w") as f:
+        f.write('{\n  "name": "bench",\n  "dependencies": {\n    "@dataform/core": "3.0.0"\n  }\n}\n')
     for p in range(pipelines):
         with open(os.path.join(out, "definitions", "sources", f"src_{p:03d}.sqlx"), "w") as f:
-            f.write(f'config {{ type: "declaration", name: "src_{p:03d}" }}\n')
+            f.write(f'config {{ type: "declaration", schema: "raw", name: "src_{p:03d}" }}\n')
     for p, name, driving, side, layer in plan(models, pipelines, seed):
         folder = os.path.join(out, "definitions", f"p{p:03d}")
         os.makedirs(folder, exist_ok=True)
