@@ -90,6 +90,27 @@ TEST(Diagnostic, RendersLocationCaretAndHint) {
             "p.toml:2:5: error[SLU-X-001]: bad value\n 2 | b = oops\n   |     ^\n  hint: fix it\n");
 }
 
+TEST(Diagnostic, ALongLineIsShownAsAWindowAroundTheColumn) {
+  std::string text = "SELECT '" + std::string(10'000'000, 'x') + "' AS s, oops\n";
+  Diagnostic d = MakeDiagnostic("SLU-X-001", "bad", LocationAt("m.sql", text, text.find("oops")), "", text);
+  EXPECT_EQ(d.location.column, 10'000'017);
+  std::string rendered = FormatDiagnostic(d);
+  EXPECT_LT(rendered.size(), 500u) << rendered.substr(0, 500);
+  EXPECT_NE(rendered.find(" 1 | …" + std::string(52, 'x') + "' AS s, oops\n   |  " + std::string(60, ' ') + "^\n"),
+            std::string::npos)
+      << rendered;
+  Diagnostic start = MakeDiagnostic("SLU-X-001", "bad", LocationAt("m.sql", text, 0), "", text);
+  EXPECT_NE(FormatDiagnostic(start).find(" 1 | SELECT 'xxx"), std::string::npos);
+  EXPECT_NE(FormatDiagnostic(start).find("x…\n   | ^\n"), std::string::npos) << FormatDiagnostic(start);
+}
+
+TEST(Diagnostic, ControlBytesAndInvalidUtf8AreShownAsQuestionMarks) {
+  std::string text = std::string("a\0b\x1b[31m\xff\xc3\xa9 \xe2\x82 ok\n", 18);
+  Diagnostic d = MakeDiagnostic("SLU-X-001", "unexpected `\x1b`\nsecond line", LocationAt("m.sql", text, 16), "", text);
+  EXPECT_EQ(FormatDiagnostic(d), "m.sql:1:17: error[SLU-X-001]: unexpected `?`\nsecond line\n"
+                                 " 1 | a?b?[31m?\xc3\xa9 ?? ok\n   |                ^\n");
+}
+
 TEST(Clock, FixedClockGivesUtcDayAndText) {
   FixedClock clock(std::chrono::system_clock::time_point(std::chrono::seconds(86400 * 3 + 3661)));
   EXPECT_EQ(clock.TodayUtc().ToString(), "1970-01-04");

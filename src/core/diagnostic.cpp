@@ -1,6 +1,7 @@
 #include "core/diagnostic.hpp"
 
 #include <algorithm>
+#include <string_view>
 
 namespace sluice {
 
@@ -18,6 +19,83 @@ std::string LineOf(const std::string& text, int line) {
   std::string result = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
   if (!result.empty() && result.back() == '\r') result.pop_back();
   return result;
+}
+
+// The length of the well-formed UTF-8 sequence starting at text[at] (1 for ASCII), or 0 when the bytes there
+// are not one (a stray continuation byte, an overlong or surrogate form, a truncated sequence).
+size_t Utf8SequenceLength(std::string_view text, size_t at) {
+  auto byte = [&text](size_t i) { return i < text.size() ? static_cast<unsigned char>(text[i]) : 0; };
+  auto continuation = [&byte](size_t i, unsigned char low = 0x80, unsigned char high = 0xBF) {
+    return byte(i) >= low && byte(i) <= high;
+  };
+  unsigned char lead = byte(at);
+  if (lead < 0x80) return 1;
+  if (lead >= 0xC2 && lead <= 0xDF) return continuation(at + 1) ? 2 : 0;
+  if (lead >= 0xE0 && lead <= 0xEF) {
+    unsigned char low = lead == 0xE0 ? 0xA0 : 0x80;
+    unsigned char high = lead == 0xED ? 0x9F : 0xBF;
+    return continuation(at + 1, low, high) && continuation(at + 2) ? 3 : 0;
+  }
+  if (lead >= 0xF0 && lead <= 0xF4) {
+    unsigned char low = lead == 0xF0 ? 0x90 : 0x80;
+    unsigned char high = lead == 0xF4 ? 0x8F : 0xBF;
+    return continuation(at + 1, low, high) && continuation(at + 2) && continuation(at + 3) ? 4 : 0;
+  }
+  return 0;
+}
+
+bool IsControl(unsigned char c) { return c < 0x20 || c == 0x7F; }
+
+// `text` safe to print on a terminal: each control byte other than those in `kept`, and each byte that is not
+// part of well-formed UTF-8, becomes '?'. Calls `on_char(first_byte_index, width_in_bytes)` per output char.
+template <typename OnChar>
+std::string Printable(std::string_view text, std::string_view kept, OnChar on_char) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    size_t length = Utf8SequenceLength(text, i);
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (length == 0 || (length == 1 && IsControl(c) && kept.find(text[i]) == std::string_view::npos)) {
+      out += '?';
+      length = 1;
+    } else {
+      out.append(text, i, length);
+    }
+    on_char(i, length);
+    i += length;
+  }
+  return out;
+}
+
+std::string Printable(std::string_view text, std::string_view kept) {
+  return Printable(text, kept, [](size_t, size_t) {});
+}
+
+// The source line and caret of a located diagnostic. A line longer than kMaxSnippetBytes is cut to a window
+// around the column (marked with "…"), so an error in a 10 MB one-line file prints one short line.
+std::string Snippet(const std::string& source_line, int line, int column) {
+  constexpr size_t kMaxSnippetBytes = 160;
+  constexpr size_t kContextBefore = 60;
+  std::string_view text = source_line;
+  size_t caret = column > 0 ? static_cast<size_t>(column - 1) : 0;  // byte index of the caret in the line
+  size_t begin = 0;
+  size_t end = text.size();
+  if (text.size() > kMaxSnippetBytes) {
+    begin = std::min(caret > kContextBefore ? caret - kContextBefore : 0, text.size());
+    end = std::min(begin + kMaxSnippetBytes, text.size());
+    auto is_continuation = [&text](size_t i) { return (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80; };
+    for (int step = 0; step < 3 && begin < end && is_continuation(begin); ++step) ++begin;
+    for (int step = 0; step < 3 && end < text.size() && end > begin && is_continuation(end); ++step) --end;
+  }
+  std::string number = std::to_string(line);
+  std::string shown = begin > 0 ? "…" : "";
+  std::string pad = begin > 0 ? " " : "";
+  shown += Printable(text.substr(begin, end - begin), "\t", [&](size_t at, size_t) {
+    if (begin + at < caret) pad += text[begin + at] == '\t' ? '\t' : ' ';
+  });
+  if (end < text.size()) shown += "…";
+  if (caret > end) pad += std::string(std::min(caret - end, kMaxSnippetBytes), ' ');
+  return " " + number + " | " + shown + "\n " + std::string(number.size(), ' ') + " | " + pad + "^\n";
 }
 
 }  // namespace
@@ -52,18 +130,9 @@ std::string FormatDiagnostic(const Diagnostic& diagnostic) {
     if (at.line > 0 && at.column > 0) out += ":" + std::to_string(at.column);
     out += ": ";
   }
-  out += "error[" + diagnostic.code + "]: " + diagnostic.message + "\n";
-  if (!diagnostic.source_line.empty() && at.line > 0) {
-    std::string number = std::to_string(at.line);
-    out += " " + number + " | " + diagnostic.source_line + "\n";
-    out += " " + std::string(number.size(), ' ') + " | ";
-    for (int i = 1; i < at.column; ++i) {
-      size_t index = static_cast<size_t>(i - 1);
-      out += (index < diagnostic.source_line.size() && diagnostic.source_line[index] == '\t') ? '\t' : ' ';
-    }
-    out += "^\n";
-  }
-  if (!diagnostic.hint.empty()) out += "  hint: " + diagnostic.hint + "\n";
+  out += "error[" + diagnostic.code + "]: " + Printable(diagnostic.message, "\n\t") + "\n";
+  if (!diagnostic.source_line.empty() && at.line > 0) out += Snippet(diagnostic.source_line, at.line, at.column);
+  if (!diagnostic.hint.empty()) out += "  hint: " + Printable(diagnostic.hint, "\n\t") + "\n";
   return out;
 }
 
