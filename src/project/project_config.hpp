@@ -187,6 +187,7 @@ struct DefaultTexts {
 // The resolved target a command works against.
 struct TargetSettings {
   std::string name;
+  std::string project_file;  // where the target is configured: the location of errors about it as a whole
   std::string adapter;  // expanded; local > project > "clickhouse"
   // --database > local target > project target (expanded); else "main" for DuckDB, "default" otherwise.
   std::string database;

@@ -412,6 +412,7 @@ TEST(ProjectConfigPrecedence, ConnectingWithoutADatabaseFailsExceptOnDuckDb) {
   EXPECT_EQ(clickhouse.database, "default");
   EXPECT_FALSE(clickhouse.database_configured);
   EXPECT_EQ(ErrorOf([&] { ExpandConnection(clickhouse); }).code, "SLU-CONFIG-013");
+  EXPECT_EQ(ErrorOf([&] { ExpandConnection(clickhouse); }).location.file, "streambuild_project.toml");
   project.Local("adapter = \"duckdb\"\n");
   TargetSettings duckdb = project.Resolve();
   EXPECT_EQ(duckdb.database, "main");

@@ -54,6 +54,7 @@ TargetSettings ResolveTarget(const ProjectConfig& project, const std::optional<L
                              const ConfigInputs& inputs) {
   TargetSettings settings;
   settings.name = inputs.target ? *inputs.target : (local && local->target) ? *local->target : project.default_target;
+  settings.project_file = project.file;
   const TargetConfig* project_target = nullptr;
   const TargetConfig* local_target = nullptr;
   if (auto it = project.targets.find(settings.name); it != project.targets.end()) project_target = &it->second;
@@ -183,7 +184,7 @@ std::map<std::string, std::string> ExpandConnection(const TargetSettings& target
   if (!target.database_configured && target.adapter != "duckdb") {
     throw Error(Diagnostic{"SLU-CONFIG-013",
                            "target '" + target.name + "' has no database",
-                           {},
+                           {target.project_file, 0, 0},
                            "set database under [targets." + target.name + "] or pass --database",
                            {}});
   }
