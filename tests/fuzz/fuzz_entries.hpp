@@ -3,7 +3,7 @@
 // normal build).
 //
 // Each entry feeds one input to a public API and returns 0 when the API succeeded or threw sluice::Error
-// (the documented way to reject input). Anything else escapes: another exception type, or an
+// (the documented way to reject input) that meets CheckRejection. Anything else escapes: another exception type, or an
 // InvariantViolation when a result contradicts its header's contract (an offset outside the text, tokens
 // out of order …). Under libFuzzer an escaping exception aborts the process, so it is reported like a crash.
 //
@@ -30,6 +30,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/diagnostic.hpp"
+
 namespace sluice::fuzz {
 
 // A result that breaks its API's documented contract. Deliberately not a sluice::Error.
@@ -41,6 +43,25 @@ class InvariantViolation : public std::logic_error {
 // Throws InvariantViolation(what) unless `condition`.
 inline void Require(bool condition, const std::string& what) {
   if (!condition) throw InvariantViolation(what);
+}
+
+// The contract of a rejection: at least one diagnostic, each with a stable `SLU-<AREA>-NNN` code, a message,
+// a file, and a rendering (FormatDiagnostic) free of control bytes other than newline and tab.
+inline void CheckRejection(const Error& error) {
+  Require(!error.diagnostics().empty(), "a sluice::Error without a diagnostic");
+  for (const Diagnostic& diagnostic : error.diagnostics()) {
+    const std::string& code = diagnostic.code;
+    size_t dash = code.rfind('-');
+    Require(code.rfind("SLU-", 0) == 0 && dash > 4 && code.size() - dash == 4 &&
+                code.find_first_not_of("0123456789", dash + 1) == std::string::npos,
+            "a diagnostic code that is not SLU-<AREA>-NNN: " + code);
+    Require(!diagnostic.message.empty(), code + " without a message");
+    Require(diagnostic.location.known(), code + " without a file");
+    for (char c : FormatDiagnostic(diagnostic)) {
+      unsigned char byte = static_cast<unsigned char>(c);
+      Require((byte >= 0x20 && byte != 0x7F) || c == '\n' || c == '\t', code + " renders a control byte");
+    }
+  }
 }
 
 int FuzzHeader(const uint8_t* data, size_t size);

@@ -60,7 +60,8 @@ int FuzzMacroArguments(const uint8_t* data, size_t size) {
   std::vector<sql::MacroCall> calls;
   try {
     calls = sql::FindMacroCalls(text, dialect, kFile);
-  } catch (const Error&) {
+  } catch (const Error& error) {
+    CheckRejection(error);
     return 0;
   }
   MacroSqlText sql{kFile, text};
@@ -72,7 +73,8 @@ int FuzzMacroArguments(const uint8_t* data, size_t size) {
       std::vector<const MacroInvocation*> nested;
       CollectNestedInvocations(invocation, nested);
       for (const MacroInvocation* inner : nested) CheckInvocation(text, *inner);
-    } catch (const Error&) {
+    } catch (const Error& error) {
+      CheckRejection(error);
     }
   }
   return 0;

@@ -141,7 +141,8 @@ int FuzzHeader(const uint8_t* data, size_t size) {
     Require(text.substr(block.begin, keyword.size()) == keyword, "ParseHeaderBlock: begin is not the keyword");
     Require(text[block.end - 1] == ';', "ParseHeaderBlock: end is not one past the `;`");
     CheckHeaderMap(text, block.entries);
-  } catch (const Error&) {
+  } catch (const Error& error) {
+    CheckRejection(error);
   }
   return 0;
 }
@@ -183,7 +184,8 @@ int FuzzTomlConfig(const uint8_t* data, size_t size) {
       CheckModelReplayPolicy(pipeline, "pipelines/p/m.sql",
                              "MODEL (kind table, replay_on_change (breaking full));\nSELECT 1 AS x\n");
     }
-  } catch (const Error&) {
+  } catch (const Error& error) {
+    CheckRejection(error);
   }
   return 0;
 }
@@ -226,7 +228,8 @@ int FuzzYamlSources(const uint8_t* data, size_t size) {
         }
       }
     }
-  } catch (const Error&) {
+  } catch (const Error& error) {
+    CheckRejection(error);
   }
   return 0;
 }
@@ -284,7 +287,8 @@ int FuzzTemplating(const uint8_t* data, size_t size) {
       scope.StringExpander()(text, origin.at);
     }
     if (keys) CheckTemplateKeys(nlohmann::json{{text, 1}, {"nested", nlohmann::json{{text, 2}}}}, "field", origin);
-  } catch (const Error&) {
+  } catch (const Error& error) {
+    CheckRejection(error);
   }
   return 0;
 }

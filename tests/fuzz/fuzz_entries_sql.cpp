@@ -101,7 +101,8 @@ int FuzzSqlScan(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
   try {
     CheckTokens(text, sql::Tokenize(text, dialect, kFile), dialect);
-  } catch (const Error&) {
+  } catch (const Error& error) {
+    CheckRejection(error);
   }
   try {
     for (const sql::ReferenceCall& call : sql::FindReferences(text, dialect, kFile)) {
@@ -109,7 +110,8 @@ int FuzzSqlScan(const uint8_t* data, size_t size) {
       Require(!call.name.empty(), "FindReferences: an empty name was accepted");
       Require(call.kind == sql::ReferenceKind::kRef || !call.ref_type, "FindReferences: __source with a ref_type");
     }
-  } catch (const Error&) {
+  } catch (const Error& error) {
+    CheckRejection(error);
   }
   try {
     size_t previous_end = 0;
@@ -121,7 +123,8 @@ int FuzzSqlScan(const uint8_t* data, size_t size) {
               "FindMacroCalls: a call's span is not `@name(...)`");
       previous_end = call.end;
     }
-  } catch (const Error&) {
+  } catch (const Error& error) {
+    CheckRejection(error);
   }
   return 0;
 }
@@ -132,7 +135,8 @@ int FuzzSelect(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
   try {
     CheckStatement(text, sql::ParseSelect(text, dialect, kFile));
-  } catch (const Error&) {
+  } catch (const Error& error) {
+    CheckRejection(error);
   }
   return 0;
 }
