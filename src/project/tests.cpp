@@ -1,7 +1,6 @@
 // SQL tests (`tests/**/*.sql`): TEST blocks → CTEs → model assembly → one comparison statement per test.
 #include <algorithm>
 #include <filesystem>
-#include <functional>
 #include <map>
 #include <set>
 
@@ -24,6 +23,9 @@ constexpr std::string_view kMacroActual = "__macro_actual__";
 constexpr std::string_view kMacroExpected = "__macro_expected__";
 constexpr std::string_view kModelPrefix = "__model__";
 constexpr std::string_view kMacroTargetPrefix = "macro ";
+// How many unmocked models one test may inline in a row (each one reading the next); the models are
+// assembled recursively, so this also bounds the recursion.
+constexpr size_t kMaxInlinedChain = 256;
 
 bool StartsWith(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
 
@@ -475,6 +477,12 @@ class TestCompiler {
       file_.Fail(blame, "SLU-TEST-020", "models reference each other in a cycle: " + Joined(chain, " → ") + " → " + name,
                  "break the cycle, or mock one of the models");
     }
+    if (chain.size() >= kMaxInlinedChain) {
+      file_.Fail(blame, "SLU-TEST-021",
+                 "test '" + test_.name + "' inlines more than " + std::to_string(kMaxInlinedChain) +
+                     " unmocked models in a chain (the next one is '" + name + "')",
+                 "mock a model part-way along the chain: " + std::string(kRefPrefix) + name + " AS (SELECT …)");
+    }
     chain.push_back(name);
     const ModelCheckInput& input = *model->second;
     Node node{cte_name, cte_name, {}, {}};
@@ -565,10 +573,21 @@ class TestCompiler {
     }
     std::vector<NamedSql> ordered;
     std::set<const Node*> visited;
-    std::function<void(const Node*)> visit = [&](const Node* node) {
-      if (!visited.insert(node).second) return;
-      for (const Node* read : reads[node]) visit(read);
-      ordered.push_back(NamedSql{node->name_text, node->text});
+    // Depth-first, each node after what it reads; an explicit stack, as test CTEs may chain thousands deep.
+    auto visit = [&](const Node* root) {
+      if (!visited.insert(root).second) return;
+      std::vector<std::pair<const Node*, size_t>> stack{{root, 0}};
+      while (!stack.empty()) {
+        auto& [node, next] = stack.back();
+        const std::vector<const Node*>& upstream = reads[node];
+        if (next < upstream.size()) {
+          const Node* read = upstream[next++];
+          if (visited.insert(read).second) stack.emplace_back(read, 0);
+          continue;
+        }
+        ordered.push_back(NamedSql{node->name_text, node->text});
+        stack.pop_back();
+      }
     };
     for (const Node& node : authored_) visit(&node);
     for (const Node& node : models_in_order_) visit(&node);

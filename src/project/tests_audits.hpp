@@ -90,6 +90,7 @@
 //   SLU-TEST-018  (warning) a mock that nothing reads
 //   SLU-TEST-019  one name mocked twice (`__ref__x` and `__source__x`)
 //   SLU-TEST-020  a reference cycle while assembling models
+//   SLU-TEST-021  more than 256 unmocked models inlined in a chain (mock one part-way)
 //   SLU-AUDIT-001 AUDIT header: unknown key or a value of the wrong type (severity, description, name,
 //                 every, warmup, scheduled)
 //   SLU-AUDIT-002 no query after an AUDIT header, a query that is not a SELECT/WITH, or several statements

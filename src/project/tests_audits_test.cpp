@@ -488,6 +488,42 @@ TEST(SqlTestErrors, ReferenceCyclesAreReported) {
   EXPECT_NE(d.message.find("a → b → a"), std::string::npos) << d.message;
 }
 
+// Models m0 … m<count-1>, each reading the one before; m0 reads the `events` source.
+void AddModelChain(ChecksProject& project, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    std::string input = i == 0 ? "__source(\"events\")" : "__ref(\"m" + std::to_string(i - 1) + "\")";
+    project.AddModel("pipelines/pl/m" + std::to_string(i) + ".sql", "MODEL ();\nSELECT 1 AS x FROM " + input + "\n");
+  }
+}
+
+TEST(SqlTestErrors, ALongUnmockedChainIsBoundedWithoutDeepRecursion) {
+  ChecksProject within;
+  AddModelChain(within, 256);
+  within.Write("tests/t.sql", "TEST ();\nWITH __source__events AS (SELECT 1 AS id),\n"
+                              "  __expected__m255 AS (SELECT 1 AS x)\nSELECT 1\n");
+  EXPECT_NE(within.Compile().tests.at(0).sql.find("__model__m0 AS"), std::string::npos);
+
+  ChecksProject beyond;
+  AddModelChain(beyond, 1000);
+  beyond.Write("tests/t.sql", "TEST ();\nWITH __source__events AS (SELECT 1 AS id),\n"
+                              "  __expected__m999 AS (SELECT 1 AS x)\nSELECT 1\n");
+  Diagnostic d = CompileError(beyond);
+  EXPECT_AT(d, "SLU-TEST-021", "tests/t.sql", 3, 3);
+  EXPECT_NE(d.message.find("more than 256 unmocked models in a chain (the next one is 'm743')"), std::string::npos)
+      << d.message;
+}
+
+TEST(SqlTestCompile, AChainOfTwentyThousandTestCtesIsOrdered) {
+  ChecksProject project;
+  project.AddChain();
+  std::string ctes = "WITH __source__events AS (SELECT 1 AS id, 2 AS qty, 'new' AS status),\n  c0 AS (SELECT 1 AS x)";
+  for (int i = 1; i < 20000; ++i) ctes += ",\n  c" + std::to_string(i) + " AS (SELECT x FROM c" + std::to_string(i - 1) + ")";
+  project.Write("tests/t.sql", "TEST ();\n" + ctes + ",\n  __expected__order_items AS (SELECT x AS id, x AS doubled FROM c19999)\nSELECT 1\n");
+  const std::string& sql = project.Compile().tests.at(0).sql;
+  EXPECT_LT(sql.find("c0 AS"), sql.find("c1 AS"));
+  EXPECT_LT(sql.find("c19998 AS"), sql.find("c19999 AS"));
+}
+
 TEST(SqlTestErrors, ExpectedColumnsMustBeNamedAndProducedByTheModel) {
   ChecksProject project;
   project.AddChain();
