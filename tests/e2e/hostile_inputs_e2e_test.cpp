@@ -263,6 +263,14 @@ TEST(HostileInputs, AHundredThousandModelChainCompiles) {
   WriteChain(project, 100000, false);
   BoundedRun run = Compile(project, "100,000-model dependency chain");
   ExpectSuccess(project, run, "1 pipeline(s), 100000 model(s)");
+
+  // A SQL test of the chain's last model, mocking only the source, would inline all 100,000 models.
+  project.Remove("target");
+  project.Write("tests/tip.sql", "TEST ();\nWITH __source__events AS (SELECT 1 AS event_id),\n"
+                                 "  __expected__m099999 AS (SELECT 1 AS event_id)\nSELECT 1\n");
+  BoundedRun tested = Compile(project, "a SQL test of that chain's last model");
+  ExpectOneLocatedError(project, tested, "tests/tip.sql:3:3", "SLU-TEST-021");
+  EXPECT_NE(tested.err.find("(the next one is 'm099743')"), std::string::npos) << tested.err;
 }
 
 TEST(HostileInputs, ACycleThroughAThousandModelsIsOneLocatedErrorWithTheMiddleElided) {
