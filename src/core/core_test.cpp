@@ -107,8 +107,9 @@ TEST(Diagnostic, ALongLineIsShownAsAWindowAroundTheColumn) {
 TEST(Diagnostic, ControlBytesAndInvalidUtf8AreShownAsQuestionMarks) {
   std::string text = std::string("a\0b\x1b[31m\xff\xc3\xa9 \xe2\x82 ok\n", 18);
   Diagnostic d = MakeDiagnostic("SLU-X-001", "unexpected `\x1b`\nsecond line", LocationAt("m.sql", text, 16), "", text);
-  EXPECT_EQ(FormatDiagnostic(d), "m.sql:1:17: error[SLU-X-001]: unexpected `?`\nsecond line\n"
-                                 " 1 | a?b?[31m?\xc3\xa9 ?? ok\n   |                ^\n");
+  EXPECT_EQ(FormatDiagnostic(d),
+            "m.sql:1:17: error[SLU-X-001]: unexpected `?`\nsecond line\n"
+            " 1 | a?b?[31m?\xc3\xa9 ?? ok\n   |                ^\n");
 }
 
 TEST(Clock, FixedClockGivesUtcDayAndText) {

@@ -90,7 +90,8 @@ Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipeli
             path.push_back(assets_[at].key.ToString());
           }
           path.push_back(assets_[up].key.ToString());
-          throw Error(Diagnostic{"SLU-GRAPH-001", "dependency cycle: " + ShownCycle(path),
+          throw Error(Diagnostic{"SLU-GRAPH-001",
+                                 "dependency cycle: " + ShownCycle(path),
                                  LocateReference(assets_[node], assets_[up].key),
                                  "break the cycle: a model cannot depend on itself, directly or through others",
                                  {}});

@@ -132,7 +132,6 @@ TEST(ModelSql, PartitionedInputsAreFilteredToTheWindow) {
             "SLU-RUN-002");
 }
 
-
 // Assets m00000 … m<n-1>, each reading the one before; with `closed`, m00000 reads the last one.
 std::vector<Asset> Chain(size_t n, bool closed) {
   auto key = [](size_t i) {

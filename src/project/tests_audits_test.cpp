@@ -499,14 +499,16 @@ void AddModelChain(ChecksProject& project, size_t count) {
 TEST(SqlTestErrors, ALongUnmockedChainIsBoundedWithoutDeepRecursion) {
   ChecksProject within;
   AddModelChain(within, 256);
-  within.Write("tests/t.sql", "TEST ();\nWITH __source__events AS (SELECT 1 AS id),\n"
-                              "  __expected__m255 AS (SELECT 1 AS x)\nSELECT 1\n");
+  within.Write("tests/t.sql",
+               "TEST ();\nWITH __source__events AS (SELECT 1 AS id),\n"
+               "  __expected__m255 AS (SELECT 1 AS x)\nSELECT 1\n");
   EXPECT_NE(within.Compile().tests.at(0).sql.find("__model__m0 AS"), std::string::npos);
 
   ChecksProject beyond;
   AddModelChain(beyond, 1000);
-  beyond.Write("tests/t.sql", "TEST ();\nWITH __source__events AS (SELECT 1 AS id),\n"
-                              "  __expected__m999 AS (SELECT 1 AS x)\nSELECT 1\n");
+  beyond.Write("tests/t.sql",
+               "TEST ();\nWITH __source__events AS (SELECT 1 AS id),\n"
+               "  __expected__m999 AS (SELECT 1 AS x)\nSELECT 1\n");
   Diagnostic d = CompileError(beyond);
   EXPECT_AT(d, "SLU-TEST-021", "tests/t.sql", 3, 3);
   EXPECT_NE(d.message.find("more than 256 unmocked models in a chain (the next one is 'm743')"), std::string::npos)
@@ -517,8 +519,11 @@ TEST(SqlTestCompile, AChainOfTwentyThousandTestCtesIsOrdered) {
   ChecksProject project;
   project.AddChain();
   std::string ctes = "WITH __source__events AS (SELECT 1 AS id, 2 AS qty, 'new' AS status),\n  c0 AS (SELECT 1 AS x)";
-  for (int i = 1; i < 20000; ++i) ctes += ",\n  c" + std::to_string(i) + " AS (SELECT x FROM c" + std::to_string(i - 1) + ")";
-  project.Write("tests/t.sql", "TEST ();\n" + ctes + ",\n  __expected__order_items AS (SELECT x AS id, x AS doubled FROM c19999)\nSELECT 1\n");
+  for (int i = 1; i < 20000; ++i)
+    ctes += ",\n  c" + std::to_string(i) + " AS (SELECT x FROM c" + std::to_string(i - 1) + ")";
+  project.Write(
+      "tests/t.sql",
+      "TEST ();\n" + ctes + ",\n  __expected__order_items AS (SELECT x AS id, x AS doubled FROM c19999)\nSELECT 1\n");
   const std::string& sql = project.Compile().tests.at(0).sql;
   EXPECT_LT(sql.find("c0 AS"), sql.find("c1 AS"));
   EXPECT_LT(sql.find("c19998 AS"), sql.find("c19999 AS"));

@@ -10,9 +10,7 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsDigitOrUnderscore(char c) { return IsDigit(c) || c == '_'; }
 bool IsBinaryOrUnderscore(char c) { return c == '0' || c == '1' || c == '_'; }
 bool IsOctalOrUnderscore(char c) { return (c >= '0' && c <= '7') || c == '_'; }
-bool IsHexOrUnderscore(char c) {
-  return IsDigitOrUnderscore(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+bool IsHexOrUnderscore(char c) { return IsDigitOrUnderscore(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 
 // A read position in the scalar; every Take* consumes what it matched and nothing when it fails.
@@ -122,7 +120,8 @@ bool IsFloat(std::string_view text) {
 }
 
 // [0-9]{4}-[0-9]{2}-[0-9]{2}
-// | [0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(\.[0-9]*)?([ \t]*(Z|[-+][0-9]{1,2}(:[0-9]{2})?))?
+// | [0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(\.[0-9]*)?
+//   ([ \t]*(Z|[-+][0-9]{1,2}(:[0-9]{2})?))?
 bool IsTimestamp(std::string_view text) {
   Cursor cursor(text);
   auto digits = [&cursor](size_t least, size_t most) {

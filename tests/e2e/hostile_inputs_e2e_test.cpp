@@ -4,11 +4,11 @@
 // runs under an address-space limit and is killed after a wall-time limit; its peak RSS (wait4) is asserted.
 // The limits are generous — they catch a crash, a hang, a quadratic walk or a runaway allocation, not a
 // slowdown — and each case prints what it measured.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -120,8 +120,8 @@ bool HasControlBytes(const std::string& text) {
 // Runs `sluice compile` and checks the bounds every case shares; prints the measurements.
 BoundedRun Compile(const ScratchProject& project, const std::string& what) {
   BoundedRun run = RunBounded(project, {"compile"});
-  std::printf("[ hostile  ] %-44s exit %d, %.2f s, peak RSS %ld MiB, stderr %zu bytes\n", what.c_str(),
-              run.exit_code, run.seconds, run.peak_rss_kb / 1024, run.err.size());
+  std::printf("[ hostile  ] %-44s exit %d, %.2f s, peak RSS %ld MiB, stderr %zu bytes\n", what.c_str(), run.exit_code,
+              run.seconds, run.peak_rss_kb / 1024, run.err.size());
   ::testing::Test::RecordProperty("seconds", std::to_string(run.seconds));
   ::testing::Test::RecordProperty("peak_rss_kb", std::to_string(run.peak_rss_kb));
   EXPECT_FALSE(run.timed_out) << what << " ran past " << kWallTimeLimit.count() << " s";
@@ -175,7 +175,7 @@ void WriteChain(const ScratchProject& project, size_t count, bool closed) {
   std::filesystem::create_directories(folder);
   std::ofstream(folder / "pipeline.toml") << "database = \"chain\"\n";
   for (size_t i = 0; i < count; ++i) {
-    std::string input = i > 0 ? "__ref(\"" + ChainName(i - 1) + "\")"
+    std::string input = i > 0    ? "__ref(\"" + ChainName(i - 1) + "\")"
                         : closed ? "__ref(\"" + ChainName(count - 1) + "\")"
                                  : std::string("__source(\"events\")");
     std::ofstream(folder / (ChainName(i) + ".sql"), std::ios::binary)
@@ -202,8 +202,8 @@ TEST(HostileInputs, ATenMegabyteModelWithAQuarterMillionColumnsCompiles) {
 TEST(HostileInputs, ATenMegabyteCommentStringAndLineCommentCompile) {
   ScratchProject project("shop");
   const std::string big(10 << 20, 'x');
-  project.Write(kModel, std::string(kHeader) + "/* " + big + " */\nSELECT\n  CAST('" + big +
-                            "' AS VARCHAR) AS s -- " + big + "\nFROM __ref(\"clean_events\")\n");
+  project.Write(kModel, std::string(kHeader) + "/* " + big + " */\nSELECT\n  CAST('" + big + "' AS VARCHAR) AS s -- " +
+                            big + "\nFROM __ref(\"clean_events\")\n");
   BoundedRun run = Compile(project, "30 MB model, 10 MB comment/string/line");
   ExpectSuccess(project, run, "6 model(s)");
 }
@@ -227,15 +227,14 @@ TEST(HostileInputs, TenThousandNestedParenthesesInTheSelectAreALocatedError) {
                             " AS BIGINT) AS a FROM __ref(\"clean_events\")\n");
   BoundedRun run = Compile(project, "10,000 nested parentheses in SELECT");
   // The 257th `(` is one too deep (kMaxSelectNesting counts CAST's own bracket).
-  ExpectOneLocatedError(project, run, std::string(kModel) + ":2:" + std::to_string(prefix.size() + 256),
-                        "SLU-SQL-102");
+  ExpectOneLocatedError(project, run, std::string(kModel) + ":2:" + std::to_string(prefix.size() + 256), "SLU-SQL-102");
 }
 
 TEST(HostileInputs, TenThousandNestedSubqueriesAreALocatedError) {
   ScratchProject project("shop");
   const std::string prefix = "SELECT CAST(amount AS BIGINT) AS a FROM ";
-  project.Write(kModel, std::string(kHeader) + prefix + Repeated("(SELECT * FROM ", 10000) +
-                            "__ref(\"clean_events\")" + Repeated(")", 10000) + "\n");
+  project.Write(kModel, std::string(kHeader) + prefix + Repeated("(SELECT * FROM ", 10000) + "__ref(\"clean_events\")" +
+                            Repeated(")", 10000) + "\n");
   BoundedRun run = Compile(project, "10,000 nested subqueries");
   ExpectOneLocatedError(project, run, std::string(kModel) + ":2:" + std::to_string(prefix.size() + 1 + 15 * 256),
                         "SLU-SQL-102");
@@ -251,7 +250,8 @@ TEST(HostileInputs, TenThousandNestedBracketsInTheModelHeaderAreALocatedError) {
                               ");\nSELECT CAST(amount AS BIGINT) AS a FROM __ref(\"clean_events\")\n");
     BoundedRun run = Compile(project, "10,000 nested " + open + " in the MODEL header");
     // The header's own `(` is level 1, so the 256th nested bracket is the first one too deep.
-    ExpectOneLocatedError(project, run, std::string(kModel) + ":1:" + std::to_string(prefix.size() + 1 + 255 * open.size()),
+    ExpectOneLocatedError(project, run,
+                          std::string(kModel) + ":1:" + std::to_string(prefix.size() + 1 + 255 * open.size()),
                           "SLU-HEADER-011");
   }
 }
@@ -266,8 +266,9 @@ TEST(HostileInputs, AHundredThousandModelChainCompiles) {
 
   // A SQL test of the chain's last model, mocking only the source, would inline all 100,000 models.
   project.Remove("target");
-  project.Write("tests/tip.sql", "TEST ();\nWITH __source__events AS (SELECT 1 AS event_id),\n"
-                                 "  __expected__m099999 AS (SELECT 1 AS event_id)\nSELECT 1\n");
+  project.Write("tests/tip.sql",
+                "TEST ();\nWITH __source__events AS (SELECT 1 AS event_id),\n"
+                "  __expected__m099999 AS (SELECT 1 AS event_id)\nSELECT 1\n");
   BoundedRun tested = Compile(project, "a SQL test of that chain's last model");
   ExpectOneLocatedError(project, tested, "tests/tip.sql:3:3", "SLU-TEST-021");
   EXPECT_NE(tested.err.find("(the next one is 'm099743')"), std::string::npos) << tested.err;

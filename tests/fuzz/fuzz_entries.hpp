@@ -3,9 +3,10 @@
 // normal build).
 //
 // Each entry feeds one input to a public API and returns 0 when the API succeeded or threw sluice::Error
-// (the documented way to reject input) that meets CheckRejection. Anything else escapes: another exception type, or an
-// InvariantViolation when a result contradicts its header's contract (an offset outside the text, tokens
-// out of order …). Under libFuzzer an escaping exception aborts the process, so it is reported like a crash.
+// (the documented way to reject input) that meets CheckRejection. Anything else escapes: another exception
+// type, or an InvariantViolation when a result contradicts its header's contract (an offset outside the
+// text, tokens out of order …). Under libFuzzer an escaping exception aborts the process, so it is reported
+// like a crash.
 //
 // Inputs whose first byte is a selector (dialect, header keyword, config file) say so below; the rest of
 // the input is the text.

@@ -63,8 +63,8 @@ class ScratchProjects {
     if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("fuzz: mkdtemp failed");
     root_ = pattern;
     WriteText(local() / "streambuild_project.toml", kProjectToml);
-    for (const char* seed : {"seeds/events.csv", "seeds/users.csv", "seeds/orders.csv", "seeds/customers.csv",
-                             "seeds/people.csv"}) {
+    for (const char* seed :
+         {"seeds/events.csv", "seeds/users.csv", "seeds/orders.csv", "seeds/customers.csv", "seeds/people.csv"}) {
       WriteText(sources() / seed, "id\n1\n");
     }
   }

@@ -46,7 +46,8 @@ void CheckTokens(std::string_view text, const std::vector<sql::Token>& tokens, s
 }
 
 void CheckSpan(std::string_view text, const sql::TextSpan& span, const char* what) {
-  Require(span.begin <= span.end && span.end <= text.size(), std::string("ParseSelect: ") + what + " span is outside the text");
+  Require(span.begin <= span.end && span.end <= text.size(),
+          std::string("ParseSelect: ") + what + " span is outside the text");
 }
 
 void CheckStatement(std::string_view text, const sql::SelectStatement& statement) {
@@ -80,9 +81,8 @@ void CheckStatement(std::string_view text, const sql::SelectStatement& statement
         Require(source.subquery_block < statement.blocks.size(), "ParseSelect: subquery_block is not a block");
       }
     }
-    for (const auto& clause : {block.where, block.prewhere, block.group_by, block.having, block.qualify,
-                               block.order_by, block.limit, block.offset, block.array_join, block.settings,
-                               block.format}) {
+    for (const auto& clause : {block.where, block.prewhere, block.group_by, block.having, block.qualify, block.order_by,
+                               block.limit, block.offset, block.array_join, block.settings, block.format}) {
       if (clause) CheckSpan(text, *clause, "clause");
     }
     for (const sql::FunctionCall& call : block.aggregates) {

@@ -1,4 +1,5 @@
-// libFuzzer target: the MODEL/TEST/AUDIT header grammar (ParseHeaderBlock) (input format: fuzz_entries.hpp, FuzzHeader).
+// libFuzzer target: the MODEL/TEST/AUDIT header grammar (ParseHeaderBlock) (input format: fuzz_entries.hpp,
+// FuzzHeader).
 #include <cstddef>
 #include <cstdint>
 

@@ -1,4 +1,5 @@
-// libFuzzer target: the structural SELECT parser (ParseSelect), per dialect (input format: fuzz_entries.hpp, FuzzSelect).
+// libFuzzer target: the structural SELECT parser (ParseSelect), per dialect (input format: fuzz_entries.hpp,
+// FuzzSelect).
 #include <cstddef>
 #include <cstdint>
 

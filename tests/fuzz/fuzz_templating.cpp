@@ -4,4 +4,6 @@
 
 #include "fuzz_entries.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) { return sluice::fuzz::FuzzTemplating(data, size); }
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  return sluice::fuzz::FuzzTemplating(data, size);
+}

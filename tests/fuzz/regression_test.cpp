@@ -28,8 +28,12 @@ struct Target {
 void PrintTo(const Target& target, std::ostream* out) { *out << target.name; }
 
 constexpr Target kTargets[] = {
-    {"header", FuzzHeader},           {"sql_scan", FuzzSqlScan},       {"select", FuzzSelect},
-    {"toml_config", FuzzTomlConfig},  {"yaml_sources", FuzzYamlSources}, {"templating", FuzzTemplating},
+    {"header", FuzzHeader},
+    {"sql_scan", FuzzSqlScan},
+    {"select", FuzzSelect},
+    {"toml_config", FuzzTomlConfig},
+    {"yaml_sources", FuzzYamlSources},
+    {"templating", FuzzTemplating},
     {"macro_arguments", FuzzMacroArguments},
 };
 
