@@ -563,7 +563,13 @@ struct ModelArtifacts {
 std::string RenderManifestFile(const Project& project, const std::vector<const Asset*>& models,
                                const std::vector<ModelArtifacts>& rendered, const std::vector<std::string>& compiled_paths,
                                const std::string& dag_identity) {
+  // One allocation for the whole document: the model entries dominate it; each model also has an asset entry
+  // and a pipeline relation (well under 512 bytes together), each file a line in `artifacts`.
+  size_t expected = (size_t{1} << 20) + 512 * models.size();
+  for (const ModelArtifacts& model : rendered) expected += model.manifest_entry.size();
+  for (const std::string& path : compiled_paths) expected += path.size() + 8;
   std::string out;
+  out.reserve(expected + expected / 4);
   JsonWriter json(out);
   json.BeginObject();
   json.Key("artifacts");

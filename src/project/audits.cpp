@@ -178,6 +178,7 @@ class AuditCompiler {
     std::vector<const ModelCheckInput*> models;
     for (const auto& [name, model] : models_) models.push_back(model);
     for (const ModelCheckInput* model : models) {
+      if (!model->audits.audits && model->audits.columns.empty()) continue;  // no copy of an audit-free model
       const CheckFile& file = files_.emplace_back(CheckFile{model->file, model->text});
       if (model->audits.audits) Invoke(file, *model, *model->audits.audits, nullptr);
       for (const ColumnAudits& column : model->audits.columns) Invoke(file, *model, column.audits, &column.column);

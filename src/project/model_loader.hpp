@@ -37,7 +37,8 @@ struct ParsedModel {
   StorageSpec storage;
   std::string body;          // after macro expansion
   size_t body_offset = 0;
-  std::string expanded_text;  // the file with its body macro-expanded (== the file when it has no macros)
+  std::string expanded_text;  // the file with its body macro-expanded (== the file when it has no macros);
+                              // the project loader frees it once the body contract is checked
   HeaderMap header;           // every header entry as written, for the compiler's later checks
   std::vector<ModelReference> references;  // text order; the driving input's edge is kDrivingInput
   // expanded_text with the header blanked (newlines kept) and its tokens without comments (views into

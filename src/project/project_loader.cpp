@@ -248,8 +248,9 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     } catch (const Error&) {
       model.contract_error = std::current_exception();
     }
-    // The scan buffers served the contract; keep only what later passes read.
+    // The scan buffers and the expanded text served the contract; keep only what later passes read.
     std::string().swap(model.parsed.scanned_text);
+    std::string().swap(model.parsed.expanded_text);
     std::vector<sql::Token>().swap(model.parsed.significant_tokens);
   });
 
@@ -299,6 +300,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   MarkPhase("models checked");
   // Resolve references into assets.
   std::vector<Asset> assets;
+  assets.reserve(project.sources.size() + models.size());
   auto source_key = [&](const std::string& name) { return AssetKey::FromParts({project.target.database, name}); };
   for (const SourceDeclaration& source : project.sources) {
     Asset asset{source_key(source.name), source.name, "", "", std::nullopt, {}, {}, source.at};
@@ -487,13 +489,17 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   // SQL tests and audits.
   ChecksInput checks{root, project.dialect, {}, {}, project.config.defaults.audits, {}, {}};
   for (const SourceDeclaration& source : project.sources) checks.sources.push_back(source.name);
-  for (const LoadedModel& model : models) {
-    const ParsedModel& parsed = model.parsed;
+  // The model texts, bodies and references move into the checks input (nothing below reads them from
+  // `models`; the graph's error path below finds the texts there).
+  checks.models.reserve(models.size());
+  for (LoadedModel& model : models) {
+    ParsedModel& parsed = model.parsed;
     checks.models.push_back(ModelCheckInput{parsed.name, model.pipeline, parsed.file, parsed.kind, model.relation_name,
-                                            model.name_space, model.text, parsed.body, parsed.references,
+                                            model.name_space, std::move(model.text), std::move(parsed.body),
+                                            std::move(parsed.references),
                                             std::get<SqlCompute>(asset_by_name.at(parsed.name)->compute).columns,
                                             AuditDeclarationsFromHeader(parsed.header)});
-    checks.pipeline_audit_defaults[model.pipeline] = model.pipeline_config->audit_defaults;
+    checks.pipeline_audit_defaults.try_emplace(model.pipeline, model.pipeline_config->audit_defaults);
   }
   MacroContextValues check_context = MacroContextFor(project, PipelineConfig{}, project.target.database);
   checks.expand_macros = [&](const std::string& file, const std::string& text, size_t begin, size_t end) {
@@ -513,7 +519,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       if (auto it = model_index.find(std::filesystem::path(file).stem().string());
           it != model_index.end() && models[it->second].parsed.file == file) {
         diagnostic = MakeDiagnostic(diagnostic.code, diagnostic.message, diagnostic.location, diagnostic.hint,
-                                    models[it->second].text);
+                                    checks.models[it->second].text);
       }
     }
     throw Error(std::move(diagnostics));

@@ -176,6 +176,7 @@ bool Parser::IsQuantifiedComparison(size_t i) const {
 
 std::vector<Unit> Parser::TopUnits(size_t b, size_t e) const {
   std::vector<Unit> units;
+  units.reserve(e > b ? e - b : 0);  // at most one unit per token: one allocation
   size_t i = b;
   while (i < e) {
     if (IsOpenBracket(tokens_[i])) {
@@ -229,6 +230,8 @@ bool Parser::EndsOperand(const Unit& unit) const {
 }
 
 void Parser::AnalyzeItem(size_t b, size_t e, size_t block, size_t depth) {
+  constexpr size_t kTypicalProjection = 32;  // model SELECT lists are long; grow rarely
+  if (result_.blocks[block].projection.capacity() == 0) result_.blocks[block].projection.reserve(kTypicalProjection);
   ProjectionItem item;
   item.span = SpanOf(b, e);
   item.expression = item.span;
