@@ -7,11 +7,17 @@ Prints, per project size, the median wall time over several runs and the peak RS
   (b) compile    `sluice compile` into an empty target/ — the same plus every artifact created ("cold")
   (w) warm       `sluice compile` again on the unchanged project — publication finds nothing to write
   (c) floor      `compile_read_floor` — read every model file once
-and the ratios a/c, b/c and w/c (targets: a ≤ 1.2, b ≤ 2.5), and Dataform's `dataform compile` time and its
-ratio to (b) when --dataform-sizes includes the size.
+  (k) create     `compile_create_floor` — create the compiled target/'s files once more (open, write, close per
+                 file), the file creation a cold compile cannot avoid; the time of that phase alone
+and the ratios a/c, b/c, w/c and b/(c+k) (targets: a ≤ 1.2, b ≤ 2.5), and Dataform's `dataform compile` time and
+its ratio to (b) when --dataform-sizes includes the size.
 
-usage: run_bench.py --sluice BIN --floor BIN --work DIR [--sizes 1000,10000,100000] [--runs 5] [--macros]
-                    [--dataform-sizes 1000,10000]
+Every cold compile and every create-floor run writes into a fresh folder, removed only when the whole benchmark
+ends: on ext4 without a journal, creating files right after deleting as many is several times slower (the inode
+allocator steps over recently deleted inodes), which would measure the previous run's `rm -rf`, not Sluice.
+
+usage: run_bench.py --sluice BIN --floor BIN --work DIR [--create-floor BIN] [--sizes 1000,10000,100000]
+                    [--runs 5] [--macros] [--dataform-sizes 1000,10000]
 """
 import argparse
 import os
@@ -65,12 +71,20 @@ def main():
     parser.add_argument("--sluice", required=True)
     parser.add_argument("--floor", required=True)
     parser.add_argument("--work", required=True)
+    parser.add_argument("--create-floor", help="default: compile_create_floor next to --floor")
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--macros", action="store_true", help="also measure projects that use a macro in every model")
     parser.add_argument("--dataform-sizes", default="1000,10000", help="'' to skip the Dataform peer")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
+    create_floor = args.create_floor or os.path.join(os.path.dirname(args.floor), "compile_create_floor")
+    scratch = os.path.join(args.work, "scratch")  # fresh output folders, removed at the end
+    shutil.rmtree(scratch, ignore_errors=True)
+    fresh = iter(range(1 << 30))
+
+    def fresh_folder():
+        return os.path.join(scratch, str(next(fresh)))
     sizes = [int(s) for s in args.sizes.split(",") if s]
     dataform_sizes = {int(s) for s in args.dataform_sizes.split(",") if s}
     dataform = dataform_cli(args.work) if dataform_sizes else None
@@ -94,12 +108,17 @@ def main():
             analysis = median_of([args.sluice, "--project-dir", project, "discover"], runs)
             target = os.path.join(project, "target")
             compile_argv = [args.sluice, "--project-dir", project, "compile"]
-            # Cold: every artifact created in an empty target/. Warm: the same project compiled again, where
-            # publication compares and writes nothing.
-            cold = median_of(compile_argv, runs, before=lambda: shutil.rmtree(target, ignore_errors=True))
+            # Cold: every artifact created in a new, empty target folder. Warm: the project's own target/
+            # compiled again, where publication compares and writes nothing.
+            cold_samples = [measure(compile_argv + ["--target-dir", fresh_folder()]) for _ in range(runs)]
+            cold = statistics.median(s[0] for s in cold_samples), max(s[1] for s in cold_samples)
+            measure(compile_argv)  # the project's own target/, then the warm runs
             warm = median_of(compile_argv, runs)
+            create = statistics.median(
+                float(subprocess.run([create_floor, target, fresh_folder()], check=True, stdout=subprocess.PIPE)
+                      .stdout.decode().strip()) for _ in range(runs))
             row = {"size": size, "macros": macros, "floor": floor, "analysis": analysis, "compile": cold,
-                   "warm": warm}
+                   "warm": warm, "create": create}
             if df_project and dataform:
                 # @dataform/core into the generated project, once and untimed (see generate_project.py).
                 subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=df_project,
@@ -111,6 +130,7 @@ def main():
             rows.append(row)
             print_row(row, flush=True)
 
+    shutil.rmtree(scratch, ignore_errors=True)
     print("\nsummary (median wall seconds, peak RSS MiB; ratios against the floor measured in the same run)")
     print(HEADER)
     for row in rows:
@@ -118,7 +138,8 @@ def main():
 
 
 HEADER = (f"{'models':>8} {'macros':>6} {'floor s':>8} {'analysis s':>10} {'a/floor':>8} {'cold s':>8} "
-          f"{'b/floor':>8} {'warm s':>8} {'w/floor':>8} {'RSS a':>7} {'RSS b':>7} {'dataform s':>10} {'df/b':>7}")
+          f"{'b/floor':>8} {'warm s':>8} {'w/floor':>8} {'create s':>8} {'b/(c+k)':>8} {'RSS a':>7} {'RSS b':>7} "
+          f"{'dataform s':>10} {'df/b':>7}")
 
 
 def print_row(row, flush=False):
@@ -129,7 +150,8 @@ def print_row(row, flush=False):
     df = row.get("dataform")
     df_text = f"{df[0]:10.3f} {df[0] / b_s:7.1f}" if df else f"{'-':>10} {'-':>7}"
     print(f"{row['size']:>8} {str(row['macros']):>6} {floor_s:8.3f} {a_s:10.3f} {a_s / floor_s:8.2f} {b_s:8.3f} "
-          f"{b_s / floor_s:8.2f} {w_s:8.3f} {w_s / floor_s:8.2f} {a_rss:7.1f} {max(b_rss, w_rss):7.1f} {df_text}",
+          f"{b_s / floor_s:8.2f} {w_s:8.3f} {w_s / floor_s:8.2f} {row['create']:8.3f} "
+          f"{b_s / (floor_s + row['create']):8.2f} {a_rss:7.1f} {max(b_rss, w_rss):7.1f} {df_text}",
           flush=flush)
 
 

@@ -1,0 +1,45 @@
+// The compile benchmark's write floor: load every file under FROM (a compiled target/) into memory, then create
+// the same tree under TO (which must not exist) with one open/write/close per file — the file creation any
+// compiler writing those artifacts must do. Prints the seconds of the creation phase only.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: create_floor FROM TO\n");
+    return 2;
+  }
+  namespace fs = std::filesystem;
+  fs::path from = argv[1];
+  fs::path to = argv[2];
+  std::vector<std::pair<std::string, std::string>> files;  // relative path → contents
+  for (const auto& entry : fs::recursive_directory_iterator(from)) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    files.emplace_back(fs::relative(entry.path(), from).string(),
+                       std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+  }
+  auto start = std::chrono::steady_clock::now();
+  std::set<fs::path> folders;
+  for (const auto& [path, contents] : files) {
+    fs::path file = to / path;
+    if (folders.insert(file.parent_path()).second) fs::create_directories(file.parent_path());
+    int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 || ::write(fd, contents.data(), contents.size()) != static_cast<ssize_t>(contents.size()) ||
+        ::close(fd) != 0) {
+      std::perror(file.c_str());
+      return 1;
+    }
+  }
+  std::printf("%.6f\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return 0;
+}
