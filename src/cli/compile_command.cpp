@@ -9,7 +9,7 @@
 namespace sluice::cli {
 
 int Discover(const GlobalOptions& global) {
-  Project project = LoadProjectFor(global);
+  Project& project = LoadProjectFor(global);
   nlohmann::json names = nlohmann::json::array();
   for (const Pipeline& pipeline : project.definitions.pipelines()) names.push_back(pipeline.name);
   std::printf("%s\n", names.dump().c_str());
@@ -17,7 +17,7 @@ int Discover(const GlobalOptions& global) {
 }
 
 int Compile(const GlobalOptions& global, const CompileOptions& options) {
-  Project project = LoadProjectFor(global);
+  Project& project = LoadProjectFor(global);
   ArtifactSummary summary = WriteArtifacts(project, options.target_dir);
   const PublishSummary& published = summary.published;
   std::printf("compiled %s: %zu pipeline(s), %zu model(s), %zu source(s) → %s (%zu file(s) written, %zu removed, "

@@ -120,7 +120,7 @@ std::string EventLine(const RunEvent& event) {
 }  // namespace
 
 int Status(const GlobalOptions& global, bool as_json) {
-  Project project = LoadProjectFor(global);
+  Project& project = LoadProjectFor(global);
   std::unique_ptr<SqliteStateStore> state = OpenStateStore(project);
   std::string rebuilt;
   if (!state->HasMaterializations()) {
@@ -204,7 +204,7 @@ int Status(const GlobalOptions& global, bool as_json) {
 }
 
 int Runs(const GlobalOptions& global, bool as_json, int limit) {
-  Project project = LoadProjectFor(global);
+  Project& project = LoadProjectFor(global);
   std::unique_ptr<SqliteStateStore> state = OpenStateStore(project);
   std::vector<RunRecord> runs = state->ListRuns(limit);
   if (as_json) {
@@ -237,7 +237,7 @@ int Runs(const GlobalOptions& global, bool as_json, int limit) {
 }
 
 int Logs(const GlobalOptions& global, const std::string& run_id, bool as_json) {
-  Project project = LoadProjectFor(global);
+  Project& project = LoadProjectFor(global);
   std::unique_ptr<SqliteStateStore> state = OpenStateStore(project);
   std::optional<RunRecord> run = state->GetRun(run_id);
   if (!run) {

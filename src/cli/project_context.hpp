@@ -11,7 +11,8 @@
 
 namespace sluice::cli {
 
-Project LoadProjectFor(const GlobalOptions& global);
+// The project of --project-dir (or the nearest one upward), loaded once and alive until the process exits.
+Project& LoadProjectFor(const GlobalOptions& global);
 
 // `<project>/.sluice/state.db`, opened (and migrated) — which marks runs of dead processes FAILURE.
 std::unique_ptr<SqliteStateStore> OpenStateStore(const Project& project);

@@ -3,19 +3,29 @@
 #include <algorithm>
 #include <exception>
 #include <map>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 #include "core/file_system.hpp"
 #include "core/parallel_for.hpp"
 #include "core/phase_timer.hpp"
+#include "project/header_grammar.hpp"
 #include "project/model_contract.hpp"
 #include "sql/tokenizer.hpp"
 
 namespace sluice {
 
 namespace {
+
+// Takes ownership of `values` in one type-erased object (see Project::load_scratch).
+template <typename... T>
+std::shared_ptr<void> Retain(T&&... values) {
+  return std::make_shared<std::tuple<std::decay_t<T>...>>(std::forward<T>(values)...);
+}
 
 struct PipelineFiles {
   std::string name;
@@ -223,13 +233,53 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       model.file = &file;
     }
   }
+  // Macro calls run in Python, one at a time: expanded inside the parallel parse they would make the workers
+  // queue for the interpreter (slower than one thread). So when the project defines macros, the files are read
+  // in parallel, the bodies that call a macro are expanded by this thread in file order, and the parallel parse
+  // takes the expanded bodies (a failed expansion is rethrown where the parse asks for the body, as before).
+  struct PreparedBody {
+    size_t begin = std::string::npos;  // npos: nothing to expand ahead
+    std::optional<std::string> expanded;
+    std::exception_ptr error;
+  };
+  std::vector<PreparedBody> prepared;
+  if (!project.macros->macros().empty()) {
+    prepared.resize(models.size());
+    ParallelFor(models.size(), [&](size_t m) {
+      LoadedModel& model = models[m];
+      try {
+        model.text = ReadFile(root / *model.file);
+        if (model.text.find('@') == std::string::npos) return;
+        prepared[m].begin = ParseHeaderBlock(model.text, 0, "MODEL", *model.file).end;
+      } catch (const Error&) {
+        // the parse below reports it
+      }
+    });
+    for (size_t m = 0; m < models.size(); ++m) {
+      if (prepared[m].begin == std::string::npos) continue;
+      const LoadedModel& model = models[m];
+      try {
+        prepared[m].expanded = project.macros->Expand(*model.file, model.text, prepared[m].begin, model.text.size(),
+                                                      loads[model.pipeline_index].macro_context);
+      } catch (const Error&) {
+        prepared[m].error = std::current_exception();
+      }
+    }
+  }
   ParallelFor(models.size(), [&](size_t m) {
     LoadedModel& model = models[m];
     const PipelineLoad& load = loads[model.pipeline_index];
     const std::string& file = *model.file;
     try {
-      model.text = ReadFile(root / file);
+      if (prepared.empty() || model.text.empty()) model.text = ReadFile(root / file);
       model.parsed = ParseModelFile(file, model.text, project.dialect, [&](size_t begin, size_t end) {
+        if (!prepared.empty()) {
+          PreparedBody& body = prepared[m];
+          if (begin == body.begin && end == model.text.size()) {
+            if (body.error) std::rethrow_exception(body.error);
+            if (body.expanded) return std::move(*body.expanded);
+          }
+        }
         return project.macros->Expand(file, model.text, begin, end, load.macro_context);
       });
       if (load.config.mode != PipelineMode::kVirtual) {
@@ -524,6 +574,9 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     }
     throw Error(std::move(diagnostics));
   }
+  project.load_scratch = Retain(std::move(models), std::move(checks), std::move(model_keys), std::move(relations),
+                                std::move(asset_by_key), std::move(by_key), std::move(driving_sources),
+                                std::move(asset_by_name), std::move(model_index));
   return project;
 }
 

@@ -35,6 +35,10 @@ struct Project {
   Definitions definitions;
   std::shared_ptr<const MacroEngine> macros;  // never null; starts Python only when macros/ has files
   CompiledChecks checks;                      // SQL tests and audits, compiled
+  // What analysis built on the way and nothing reads afterwards (parsed models, texts, lookup tables), freed
+  // with the project rather than as the loader returns: a command-line process that never frees its project
+  // (cli/project_context.cpp) then never pays for freeing them either.
+  std::shared_ptr<void> load_scratch;
 };
 
 // --target, --vars, --database, --host/--port/--username/--password and the environment lookup
