@@ -36,6 +36,7 @@ std::string Describe(const StepOutcome& step) {
 
 int Run(const GlobalOptions& global, const RunOptions& options) {
   Project& project = LoadProjectFor(global);
+  project.load_scratch.reset();  // a run needs its memory more than a fast exit
   SystemClock clock;
   RunRequest request{options.select, options.partition ? options.partition : options.from,
                      options.partition ? options.partition : options.to};

@@ -553,23 +553,21 @@ void WriteSluiceSection(JsonWriter& json, const Project& project, const std::vec
   json.EndObject();
 }
 
-// What one model contributes: its files and its manifest entry (rendered on a worker thread).
+// What one model contributes: its files (rendered on a worker thread). Its manifest entry is rendered later, in
+// batches, straight into the manifest (see RenderManifestFile).
 struct ModelArtifacts {
-  std::vector<ResourceFile> resources;
+  std::vector<ResourceFile> resources;  // once the files are collected, only kind, name and path remain
   std::string canonical_sql;
-  std::string manifest_entry;
 };
+
+// Model manifest entries are rendered in parallel this many at a time and appended to the manifest at once, so
+// the entries of all models never exist next to the whole manifest (45 MB each at 10,000 models).
+constexpr size_t kManifestBatch = 1024;
 
 std::string RenderManifestFile(const Project& project, const std::vector<const Asset*>& models,
                                const std::vector<ModelArtifacts>& rendered, const std::vector<std::string>& compiled_paths,
                                const std::string& dag_identity) {
-  // One allocation for the whole document: the model entries dominate it; each model also has an asset entry
-  // and a pipeline relation (well under 512 bytes together), each file a line in `artifacts`.
-  size_t expected = (size_t{1} << 20) + 512 * models.size();
-  for (const ModelArtifacts& model : rendered) expected += model.manifest_entry.size();
-  for (const std::string& path : compiled_paths) expected += path.size() + 8;
   std::string out;
-  out.reserve(expected + expected / 4);
   JsonWriter json(out);
   json.BeginObject();
   json.Key("artifacts");
@@ -591,10 +589,27 @@ std::string RenderManifestFile(const Project& project, const std::vector<const A
   json.EndObject();
   json.Key("models");
   json.BeginObject();
-  for (size_t m = 0; m < models.size(); ++m) {
-    if (m > 0 && models[m]->name() == models[m - 1]->name()) continue;
-    json.Key(models[m]->name());
-    json.Raw(rendered[m].manifest_entry);
+  std::vector<std::string> entries;
+  for (size_t first = 0; first < models.size(); first += kManifestBatch) {
+    size_t count = std::min(kManifestBatch, models.size() - first);
+    entries.assign(count, std::string());
+    ParallelFor(count, [&](size_t i) {
+      entries[i] = ModelJson(project, *models[first + i], rendered[first + i].resources);
+    });
+    if (first == 0) {
+      // One allocation for the whole document, estimated from the first batch: model entries dominate it; each
+      // model also has an asset entry and a pipeline relation (well under 512 bytes together).
+      size_t batch_bytes = 0;
+      for (const std::string& entry : entries) batch_bytes += entry.size();
+      size_t expected = out.size() + (size_t{1} << 20) + models.size() * (batch_bytes / count + 512);
+      out.reserve(expected + expected / 8);
+    }
+    for (size_t i = 0; i < count; ++i) {
+      size_t m = first + i;
+      if (m > 0 && models[m]->name() == models[m - 1]->name()) continue;
+      json.Key(models[m]->name());
+      json.Raw(entries[i]);
+    }
   }
   json.EndObject();
   json.Key("pipelines");
@@ -624,7 +639,6 @@ ArtifactFiles BuildArtifacts(const Project& project) {
     ModelArtifacts& out = rendered[m];
     out.resources = ModelResources(project, asset);
     out.canonical_sql = CanonicalSql(project.definitions, asset);
-    out.manifest_entry = ModelJson(project, asset, out.resources);
   });
   MarkPhase("models rendered");
 
