@@ -359,7 +359,8 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     if (std::holds_alternative<KafkaSource>(source.compute)) asset.relation_name = "raw__" + source.name;
     assets.push_back(std::move(asset));
   }
-  std::map<std::string, AssetKey> model_keys;
+  std::unordered_map<std::string, AssetKey> model_keys;
+  model_keys.reserve(models.size());
   for (const LoadedModel& model : models) {
     model_keys.emplace(model.parsed.name, AssetKey::FromParts({model.name_space, model.parsed.name}));
   }
@@ -447,9 +448,9 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   // remembers the answer, so all walks together stay linear in the assets (a 100,000-model chain is walked
   // once, not once per model). A walk is bounded by the number of assets, so a driving cycle stops it (the
   // Definitions constructor reports the cycle).
-  std::map<AssetKey, const Asset*> by_key;
-  for (const Asset& asset : assets) by_key.emplace(asset.key, &asset);
-  std::map<const Asset*, std::optional<std::string>> driving_sources;
+  const std::map<AssetKey, const Asset*>& by_key = asset_by_key;
+  std::unordered_map<const Asset*, std::optional<std::string>> driving_sources;
+  driving_sources.reserve(assets.size());
   auto driving_source = [&](const Asset& start) -> std::optional<std::string> {
     std::vector<const Asset*> walked;
     std::optional<std::string> source;
@@ -507,7 +508,8 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   }
 
   // The SQL body contract, now that each pipeline's replay lineage mode is known.
-  std::map<std::string, Asset*> asset_by_name;
+  std::unordered_map<std::string, Asset*> asset_by_name;
+  asset_by_name.reserve(assets.size());
   for (Asset& asset : assets) asset_by_name.emplace(asset.name(), &asset);
   std::map<std::string, LineageMode> lineage;
   for (const Pipeline& pipeline : pipelines) {
@@ -575,7 +577,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     throw Error(std::move(diagnostics));
   }
   project.load_scratch = Retain(std::move(models), std::move(checks), std::move(model_keys), std::move(relations),
-                                std::move(asset_by_key), std::move(by_key), std::move(driving_sources),
+                                std::move(asset_by_key), std::move(driving_sources),
                                 std::move(asset_by_name), std::move(model_index));
   return project;
 }
