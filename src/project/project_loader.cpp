@@ -526,15 +526,20 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     }
     lineage.emplace(pipeline.name, mode);
   }
-  for (const LoadedModel& model : models) {
+  // The contract's columns move into the asset and their buffer is freed here, so what the later passes
+  // allocate reuses it.
+  for (LoadedModel& model : models) {
     if (model.contract_error) std::rethrow_exception(model.contract_error);
-    const ModelContract& contract = model.contract;
+    ModelContract& contract = model.contract;
     auto& compute = std::get<SqlCompute>(asset_by_name.at(model.parsed.name)->compute);
-    compute.columns.reserve(contract.columns.size());
-    for (const OutputColumn& column : contract.columns) compute.columns.emplace_back(column.name, column.type_text);
     compute.aggregate = contract.aggregate;
     compute.anchor_eligible =
         contract.anchor_candidate && HasLineageColumns(contract, lineage.at(model.pipeline), project.dialect);
+    compute.columns.reserve(contract.columns.size());
+    for (OutputColumn& column : contract.columns) {
+      compute.columns.emplace_back(std::move(column.name), std::move(column.type_text));
+    }
+    std::vector<OutputColumn>().swap(contract.columns);
   }
 
   MarkPhase("graph checks and contracts");
