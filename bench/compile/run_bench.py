@@ -80,7 +80,7 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     create_floor = args.create_floor or os.path.join(os.path.dirname(args.floor), "compile_create_floor")
     scratch = os.path.join(args.work, "scratch")  # fresh output folders, removed at the end
-    shutil.rmtree(scratch, ignore_errors=True)
+    subprocess.run(["rm", "-rf", scratch], check=False)  # left by an interrupted run
     fresh = iter(range(1 << 30))
 
     def fresh_folder():
@@ -132,7 +132,7 @@ def main():
             rows.append(row)
             print_row(row, flush=True)
 
-    shutil.rmtree(scratch, ignore_errors=True)
+    subprocess.run(["rm", "-rf", scratch], check=False)  # much faster than shutil.rmtree on ~2 million files
     print("\nsummary (median wall seconds, peak RSS MiB; ratios against the floor measured in the same run)")
     print(HEADER)
     for row in rows:
