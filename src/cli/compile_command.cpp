@@ -1,5 +1,4 @@
 #include <cstdio>
-
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
@@ -24,10 +23,11 @@ int Compile(const GlobalOptions& global, const CompileOptions& options) {
   project.load_scratch.reset();
   ArtifactSummary summary = WriteArtifacts(project, options.target_dir);
   const PublishSummary& published = summary.published;
-  std::printf("compiled %s: %zu pipeline(s), %zu model(s), %zu source(s) → %s (%zu file(s) written, %zu removed, "
-              "%zu unchanged)\n",
-              project.config.name.c_str(), summary.pipelines, summary.models, summary.sources,
-              summary.target_dir.c_str(), published.written, published.removed, published.unchanged);
+  std::printf(
+      "compiled %s: %zu pipeline(s), %zu model(s), %zu source(s) → %s (%zu file(s) written, %zu removed, "
+      "%zu unchanged)\n",
+      project.config.name.c_str(), summary.pipelines, summary.models, summary.sources, summary.target_dir.c_str(),
+      published.written, published.removed, published.unchanged);
   return 0;
 }
 

@@ -1,12 +1,12 @@
 #include "core/phase_timer.hpp"
 
+#include <malloc.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
-
-#include <malloc.h>
-#include <unistd.h>
 
 namespace sluice {
 
@@ -45,11 +45,12 @@ void MarkPhase(const char* name) {
     if (std::fscanf(statm, "%ld %ld", &size_pages, &resident_pages) != 2) resident_pages = 0;
     std::fclose(statm);
   }
-  double resident_mib = static_cast<double>(resident_pages) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
+  double resident_mib =
+      static_cast<double>(resident_pages) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
   struct mallinfo2 heap = mallinfo2();  // every arena: what the program holds, not what the heap keeps mapped
   double in_use_mib = static_cast<double>(heap.uordblks + heap.hblkhd) / (1024.0 * 1024.0);
-  std::fprintf(stderr, "timing: %-28s %9.1f ms  (total %9.1f ms, resident %7.1f MiB, heap in use %7.1f MiB)\n",
-               name, ms(now - clock.previous), ms(now - clock.start), resident_mib, in_use_mib);
+  std::fprintf(stderr, "timing: %-28s %9.1f ms  (total %9.1f ms, resident %7.1f MiB, heap in use %7.1f MiB)\n", name,
+               ms(now - clock.previous), ms(now - clock.start), resident_mib, in_use_mib);
   clock.previous = now;
 }
 

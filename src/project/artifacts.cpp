@@ -80,8 +80,8 @@ std::vector<ResourceFile> ModelResources(const Project& project, const Asset& as
   }
   std::vector<ColumnDefinition> columns;
   for (const auto& [name, type] : compute.columns) columns.push_back({name, type, std::nullopt});
-  std::string table = RenderModelTable(db, asset.relation_name, ModelStorageOf(compute.storage, columns),
-                                       SecretHandling::kRedact);
+  std::string table =
+      RenderModelTable(db, asset.relation_name, ModelStorageOf(compute.storage, columns), SecretHandling::kRedact);
   std::string mv_name = "mv__" + asset.name();
   const PostgresSource* postgres = nullptr;
   for (const ResolvedReference& ref : compute.references) {
@@ -243,7 +243,8 @@ DagContent DagOf(const Project& project, const std::vector<const Asset*>& models
   const Definitions& definitions = project.definitions;
   DagContent dag;
   dag.nodes.reserve(project.sources.size() + models.size());
-  for (const SourceDeclaration& source : project.sources) dag.nodes.push_back({"source:" + source.name, source.name, "source"});
+  for (const SourceDeclaration& source : project.sources)
+    dag.nodes.push_back({"source:" + source.name, source.name, "source"});
   for (const Asset* model : models) dag.nodes.push_back({"model:" + model->name(), model->name(), "model"});
   auto node_id = [&](const AssetKey& key) {
     const Asset* asset = definitions.Find(key);
@@ -255,7 +256,8 @@ DagContent DagOf(const Project& project, const std::vector<const Asset*>& models
     }
   }
   for (const TestSpec& test : project.checks.tests) dag.nodes.push_back({"test:" + test.name, test.name, "test"});
-  for (const AuditSpec& audit : project.checks.audits) dag.nodes.push_back({"audit:" + audit.name, audit.name, "audit"});
+  for (const AuditSpec& audit : project.checks.audits)
+    dag.nodes.push_back({"audit:" + audit.name, audit.name, "audit"});
   for (const CheckEdge& edge : project.checks.edges) {
     dag.edges.emplace(CheckEdgeTypeName(edge.type), edge.from_id, edge.to_id);
   }
@@ -330,11 +332,16 @@ std::string AssetKindName(const Asset& asset) {
   return std::visit(
       [](const auto& compute) -> std::string {
         using T = std::decay_t<decltype(compute)>;
-        if constexpr (std::is_same_v<T, SqlCompute>) return compute.kind == ModelKind::kView ? "view" : "table";
-        else if constexpr (std::is_same_v<T, SeedCompute>) return "seed";
-        else if constexpr (std::is_same_v<T, ExternalTable>) return "stream_table";
-        else if constexpr (std::is_same_v<T, KafkaSource>) return "kafka";
-        else return "postgres";
+        if constexpr (std::is_same_v<T, SqlCompute>)
+          return compute.kind == ModelKind::kView ? "view" : "table";
+        else if constexpr (std::is_same_v<T, SeedCompute>)
+          return "seed";
+        else if constexpr (std::is_same_v<T, ExternalTable>)
+          return "stream_table";
+        else if constexpr (std::is_same_v<T, KafkaSource>)
+          return "kafka";
+        else
+          return "postgres";
       },
       asset.compute);
 }
@@ -482,8 +489,9 @@ void WriteSluiceSection(JsonWriter& json, const Project& project, const std::vec
   assets.reserve(definitions.assets().size());
   for (const Asset& asset : definitions.assets()) assets.emplace_back(asset.key.ToString(), &asset);
   std::sort(assets.begin(), assets.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  assets.erase(std::unique(assets.begin(), assets.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
-               assets.end());
+  assets.erase(
+      std::unique(assets.begin(), assets.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
+      assets.end());
   json.BeginObject();
   for (const auto& [key, asset] : assets) {
     json.Key(key);
@@ -565,8 +573,8 @@ struct ModelArtifacts {
 constexpr size_t kManifestBatch = 1024;
 
 std::string RenderManifestFile(const Project& project, const std::vector<const Asset*>& models,
-                               const std::vector<ModelArtifacts>& rendered, const std::vector<std::string>& compiled_paths,
-                               const std::string& dag_identity) {
+                               const std::vector<ModelArtifacts>& rendered,
+                               const std::vector<std::string>& compiled_paths, const std::string& dag_identity) {
   std::string out;
   JsonWriter json(out);
   json.BeginObject();
@@ -593,9 +601,8 @@ std::string RenderManifestFile(const Project& project, const std::vector<const A
   for (size_t first = 0; first < models.size(); first += kManifestBatch) {
     size_t count = std::min(kManifestBatch, models.size() - first);
     entries.assign(count, std::string());
-    ParallelFor(count, [&](size_t i) {
-      entries[i] = ModelJson(project, *models[first + i], rendered[first + i].resources);
-    });
+    ParallelFor(count,
+                [&](size_t i) { entries[i] = ModelJson(project, *models[first + i], rendered[first + i].resources); });
     if (first == 0) {
       // One allocation for the whole document, estimated from the first batch: model entries dominate it; each
       // model also has an asset entry and a pipeline relation (well under 512 bytes together).

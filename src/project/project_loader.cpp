@@ -29,8 +29,8 @@ std::shared_ptr<void> Retain(T&&... values) {
 
 struct PipelineFiles {
   std::string name;
-  std::string directory;                // relative
-  std::vector<std::string> model_files; // relative, sorted
+  std::string directory;                 // relative
+  std::vector<std::string> model_files;  // relative, sorted
   std::optional<std::string> config_file;
 };
 
@@ -131,8 +131,9 @@ ModelContract CheckContract(LoadedModel& model, sql::Dialect dialect) {
   const HeaderEntry* anchor = FindEntry(parsed.header, "replay_anchor");
   const std::string* anchor_text = anchor ? std::get_if<std::string>(&anchor->value.value) : nullptr;
   input.replay_anchor = anchor_text && *anchor_text == "never" ? ReplayAnchor::kNever : ReplayAnchor::kAuto;
-  input.has_mutable_refs = std::any_of(parsed.references.begin(), parsed.references.end(),
-                                       [](const ModelReference& ref) { return ref.edge == EdgeType::kMutableReference; });
+  input.has_mutable_refs =
+      std::any_of(parsed.references.begin(), parsed.references.end(),
+                  [](const ModelReference& ref) { return ref.edge == EdgeType::kMutableReference; });
   return CheckModelContract(input);
 }
 
@@ -147,8 +148,11 @@ std::filesystem::path FindProjectRoot(const std::optional<std::filesystem::path>
   if (project_dir) {
     std::filesystem::path dir = std::filesystem::absolute(*project_dir).lexically_normal();
     if (!std::filesystem::is_regular_file(dir / "streambuild_project.toml")) {
-      throw Error(Diagnostic{"SLU-PROJECT-001", "no streambuild_project.toml in " + dir.string(),
-                             {}, "pass the folder that holds streambuild_project.toml to --project-dir", {}});
+      throw Error(Diagnostic{"SLU-PROJECT-001",
+                             "no streambuild_project.toml in " + dir.string(),
+                             {},
+                             "pass the folder that holds streambuild_project.toml to --project-dir",
+                             {}});
     }
     return dir;
   }
@@ -158,8 +162,11 @@ std::filesystem::path FindProjectRoot(const std::optional<std::filesystem::path>
     if (dir == dir.root_path() || dir.empty()) break;
     dir = dir.parent_path();
   }
-  throw Error(Diagnostic{"SLU-PROJECT-001", "no streambuild_project.toml here or in any parent folder", {},
-                         "run inside a project or pass --project-dir", {}});
+  throw Error(Diagnostic{"SLU-PROJECT-001",
+                         "no streambuild_project.toml here or in any parent folder",
+                         {},
+                         "run inside a project or pass --project-dir",
+                         {}});
 }
 
 Project LoadProject(const std::filesystem::path& root, const LoadOptions& options) {
@@ -202,14 +209,19 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       load.config = LoadPipelineConfig(root, files.name, files.config_file, project.target);
       const std::string& prefix = project.target.naming.pipeline_prefix;
       if (project.config.naming.pipeline_prefix && !prefix.empty() && files.name.rfind(prefix, 0) != 0) {
-        throw Error(Diagnostic{"SLU-PROJECT-006",
-                               "pipeline '" + files.name + "' does not start with naming.pipeline_prefix \"" + prefix + "\"",
-                               {files.directory, 0, 0}, "rename the folder to " + prefix + files.name +
-                                                            " or change naming.pipeline_prefix", {}});
+        throw Error(
+            Diagnostic{"SLU-PROJECT-006",
+                       "pipeline '" + files.name + "' does not start with naming.pipeline_prefix \"" + prefix + "\"",
+                       {files.directory, 0, 0},
+                       "rename the folder to " + prefix + files.name + " or change naming.pipeline_prefix",
+                       {}});
       }
       if (files.model_files.empty()) {
-        throw Error(Diagnostic{"SLU-PROJECT-002", "pipeline '" + files.name + "' has no .sql models",
-                               {files.directory, 0, 0}, "add a model file or remove the folder", {}});
+        throw Error(Diagnostic{"SLU-PROJECT-002",
+                               "pipeline '" + files.name + "' has no .sql models",
+                               {files.directory, 0, 0},
+                               "add a model file or remove the folder",
+                               {}});
       }
       load.name_space = load.config.database.value_or(project.target.database);
       load.table_prefix = load.config.table_prefix.value_or(project.target.naming.table_prefix);
@@ -331,13 +343,19 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       model.relation_name = model.parsed.relation_name.value_or(prefix + model.parsed.name);
       const std::string& name = model.parsed.name;
       if (auto it = model_index.find(name); it != model_index.end()) {
-        throw Error(Diagnostic{"SLU-PROJECT-003",
-                               "model '" + name + "' is defined twice: " + models[it->second].parsed.file + " and " + file,
-                               {file, 1, 1}, "model names (file stems) are unique across the project", {}});
+        throw Error(
+            Diagnostic{"SLU-PROJECT-003",
+                       "model '" + name + "' is defined twice: " + models[it->second].parsed.file + " and " + file,
+                       {file, 1, 1},
+                       "model names (file stems) are unique across the project",
+                       {}});
       }
       if (sources.count(name)) {
-        throw Error(Diagnostic{"SLU-PROJECT-004", "'" + name + "' names both a model and a source",
-                               {file, 1, 1}, "rename the model file or the source", {}});
+        throw Error(Diagnostic{"SLU-PROJECT-004",
+                               "'" + name + "' names both a model and a source",
+                               {file, 1, 1},
+                               "rename the model file or the source",
+                               {}});
       }
       pipeline.models.push_back(name);
       model_index.emplace(name, next_model);
@@ -367,8 +385,14 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   for (const LoadedModel& model : models) {
     const ParsedModel& parsed = model.parsed;
     SqlCompute compute{parsed.kind, parsed.body, parsed.body_offset, {}, parsed.storage};
-    Asset asset{model_keys.at(parsed.name), model.relation_name, model.pipeline, parsed.description,
-                parsed.partitions, {}, {}, SourceLocation{parsed.file, 1, 1}};
+    Asset asset{model_keys.at(parsed.name),
+                model.relation_name,
+                model.pipeline,
+                parsed.description,
+                parsed.partitions,
+                {},
+                {},
+                SourceLocation{parsed.file, 1, 1}};
     for (const ModelReference& ref : parsed.references) {
       const std::string& name = ref.call.name;
       std::optional<AssetKey> upstream;
@@ -382,8 +406,9 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       if (!upstream) {
         std::string what = ref.call.kind == sql::ReferenceKind::kSource ? "source" : "model or source";
         FailAt(model, ref.at, "SLU-GRAPH-002", "unknown " + what + " '" + name + "'",
-               ref.call.kind == sql::ReferenceKind::kSource ? "declare it in sources/*.yml"
-                                                            : "add pipelines/<pipeline>/" + name + ".sql or declare a source");
+               ref.call.kind == sql::ReferenceKind::kSource
+                   ? "declare it in sources/*.yml"
+                   : "add pipelines/<pipeline>/" + name + ".sql or declare a source");
       }
       compute.references.push_back(ResolvedReference{ref.call, *upstream, ref.edge, ref.at});
       auto existing = std::find_if(asset.deps.begin(), asset.deps.end(),
@@ -414,7 +439,9 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
         throw Error(Diagnostic{"SLU-PROJECT-005",
                                "relation " + asset.key.name_space() + "." + name + " is used by both " +
                                    it->second->key.ToString() + " and " + asset.key.ToString(),
-                               asset.defined_at, "set relation_name on one of them", {}});
+                               asset.defined_at,
+                               "set relation_name on one of them",
+                               {}});
       }
     }
   }
@@ -581,9 +608,9 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     }
     throw Error(std::move(diagnostics));
   }
-  project.load_scratch = Retain(std::move(models), std::move(checks), std::move(model_keys), std::move(relations),
-                                std::move(asset_by_key), std::move(driving_sources),
-                                std::move(asset_by_name), std::move(model_index));
+  project.load_scratch =
+      Retain(std::move(models), std::move(checks), std::move(model_keys), std::move(relations), std::move(asset_by_key),
+             std::move(driving_sources), std::move(asset_by_name), std::move(model_index));
   return project;
 }
 

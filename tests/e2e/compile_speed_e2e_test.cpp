@@ -1,0 +1,115 @@
+// End-to-end tests of what makes compile fast, checked for what it must not change: the artifacts and the
+// reported error are the same whatever the thread count and heap settings, macro failures are reported in file
+// order although the files are read in parallel, and SLUICE_TIMINGS reports the phases.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "e2e/sluice_process.hpp"
+
+namespace sluice::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Every file under `folder` → its contents (Sluice's own bookkeeping files excluded).
+std::map<std::string, std::string> FilesUnder(const ScratchProject& project, const std::string& folder) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : fs::recursive_directory_iterator(project.root() / folder)) {
+    std::string relative = fs::relative(entry.path(), project.root() / folder).generic_string();
+    if (relative.rfind(".sluice-", 0) == 0 || !entry.is_regular_file()) continue;
+    files[relative] = project.Read(folder + "/" + relative);
+  }
+  return files;
+}
+
+ProcessResult CompileInto(const ScratchProject& project, const std::string& folder,
+                          const std::map<std::string, std::string>& env) {
+  return project.Run({"compile", "--target-dir", (project.root() / folder).string()}, env);
+}
+
+TEST(CompileSpeedE2E, ArtifactsAreTheSameWithOneThreadManyThreadsAndWithoutHugePages) {
+  ScratchProject project("streambuild_compat");  // macros, tests, audits, sources of every kind
+  ProcessResult one = CompileInto(project, "one", {{"SLUICE_THREADS", "1"}});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  ProcessResult many = CompileInto(project, "many", {{"SLUICE_THREADS", "5"}});
+  ASSERT_EQ(many.exit_code, 0) << many.err;
+  ProcessResult small_pages = CompileInto(project, "small_pages", {{"SLUICE_HUGE_PAGES", "0"}});
+  ASSERT_EQ(small_pages.exit_code, 0) << small_pages.err;
+  std::map<std::string, std::string> expected = FilesUnder(project, "one");
+  ASSERT_GT(expected.size(), 10u);
+  EXPECT_EQ(FilesUnder(project, "many"), expected);
+  EXPECT_EQ(FilesUnder(project, "small_pages"), expected);
+}
+
+const char kBoomMacro[] =
+    "\n\ndef boom(message: str) -> str:\n"
+    "    raise ValueError(message)\n";
+
+std::string ModelCalling(const std::string& call) {
+  return "MODEL (\n  engine \"ReplacingMergeTree()\",\n  order_by [\"order_id\"],\n);\n\n"
+         "SELECT\n  CAST(order_id AS String) AS order_id,\n  CAST(" +
+         call +
+         " AS String) AS note,\n"
+         "  CAST(_replay_partition AS Int32) AS _replay_partition,\n"
+         "  CAST(_replay_offset AS Int64) AS _replay_offset\nFROM __ref(\"orders\")\n";
+}
+
+TEST(CompileSpeedE2E, TheFirstFailingMacroInFileOrderIsReportedWhateverTheThreadCount) {
+  ScratchProject project("streambuild_compat");
+  project.Write("macros/common.py", project.Read("macros/common.py") + kBoomMacro);
+  project.Write("pipelines/pl__order_events/a_first.sql", ModelCalling("@boom('first')"));
+  project.Write("pipelines/pl__order_events/z_last.sql", ModelCalling("@boom('last')"));
+  for (const char* threads : {"1", "2", "5"}) {
+    ProcessResult result = project.Run({"compile"}, {{"SLUICE_THREADS", threads}});
+    EXPECT_EQ(result.exit_code, 1) << threads;
+    EXPECT_NE(result.err.find("pipelines/pl__order_events/a_first.sql:"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("SLU-MACRO-010"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("first"), std::string::npos) << result.err;
+    EXPECT_EQ(result.err.find("z_last.sql"), std::string::npos) << result.err;
+    EXPECT_FALSE(fs::exists(project.root() / "target")) << "a failed compile writes nothing";
+  }
+}
+
+TEST(CompileSpeedE2E, AHeaderErrorBeforeAFailingMacroIsReportedFirst) {
+  ScratchProject project("streambuild_compat");
+  project.Write("macros/common.py", project.Read("macros/common.py") + kBoomMacro);
+  project.Write("pipelines/pl__order_events/a_first.sql",
+                "MODEL (\n  no_such_key 1,\n);\nSELECT CAST(order_id AS String) AS order_id FROM __ref(\"orders\")\n");
+  project.Write("pipelines/pl__order_events/b_second.sql", ModelCalling("@boom('second')"));
+  ProcessResult result = project.Run({"compile"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("pipelines/pl__order_events/a_first.sql:2:3"), std::string::npos) << result.err;
+  EXPECT_EQ(result.err.find("SLU-MACRO-010"), std::string::npos) << result.err;
+}
+
+TEST(CompileSpeedE2E, TimingsReportEveryPhaseInOrderOnlyWhenAsked) {
+  ScratchProject project("streambuild_compat");
+  ProcessResult quiet = project.Run({"compile"});
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err.find("timing:"), std::string::npos) << quiet.err;
+
+  ProcessResult timed = project.Run({"compile"}, {{"SLUICE_TIMINGS", "1"}});
+  ASSERT_EQ(timed.exit_code, 0) << timed.err;
+  size_t at = 0;
+  for (const char* phase :
+       {"config and sources", "pipelines discovered", "models parsed", "models checked", "graph checks and contracts",
+        "tests and audits", "definitions", "models rendered", "artifacts rendered", "artifacts published"}) {
+    size_t found = timed.err.find(std::string("timing: ") + phase, at);
+    ASSERT_NE(found, std::string::npos) << phase << " missing or out of order in:\n" << timed.err;
+    size_t line_end = timed.err.find('\n', found);
+    std::string line = timed.err.substr(found, line_end - found);
+    EXPECT_NE(line.find(" ms  (total "), std::string::npos) << line;
+    EXPECT_NE(line.find("resident"), std::string::npos) << line;
+    EXPECT_NE(line.find("heap in use"), std::string::npos) << line;
+    at = line_end;
+  }
+  EXPECT_EQ(timed.out.rfind("compiled ", 0), 0u) << timed.out;
+  EXPECT_EQ(timed.out.find("timing:"), std::string::npos) << "timings go to stderr only";
+}
+
+}  // namespace
+}  // namespace sluice::testing
