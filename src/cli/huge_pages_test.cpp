@@ -32,22 +32,23 @@ bool MachineOffersHugePages() {
   return !text.empty() && text.find("[never]") == std::string::npos;
 }
 
-TEST(HugePages, HeapUsesHugePagesAndChildrenInheritAnUnsetTunable) {
-  std::string out = Probe("-u GLIBC_TUNABLES -u SLUICE_HUGE_PAGES");
-  EXPECT_NE(out.find("GLIBC_TUNABLES=<unset>\n"), std::string::npos) << out;
+// The probe, run with `assignments`, got huge pages (where the machine offers them) and left its children
+// GLIBC_TUNABLES=`inherited` and no trace of the re-execution.
+void ExpectHugePagesAndInherited(const std::string& assignments, const std::string& inherited) {
+  std::string out = Probe(assignments);
+  EXPECT_NE(out.find("GLIBC_TUNABLES=" + inherited + "\n"), std::string::npos) << out;
   EXPECT_NE(out.find("SLUICE_CALLER_GLIBC_TUNABLES=<unset>\n"), std::string::npos) << out;
   if (MachineOffersHugePages()) {
     EXPECT_NE(out.find("huge=yes\n"), std::string::npos) << out;
   }
 }
 
+TEST(HugePages, HeapUsesHugePagesAndChildrenInheritAnUnsetTunable) {
+  ExpectHugePagesAndInherited("-u GLIBC_TUNABLES -u SLUICE_HUGE_PAGES", "<unset>");
+}
+
 TEST(HugePages, CallersTunablesAreKeptAndRestored) {
-  std::string out = Probe("-u SLUICE_HUGE_PAGES GLIBC_TUNABLES=glibc.malloc.check=0");
-  EXPECT_NE(out.find("GLIBC_TUNABLES=glibc.malloc.check=0\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("SLUICE_CALLER_GLIBC_TUNABLES=<unset>\n"), std::string::npos) << out;
-  if (MachineOffersHugePages()) {
-    EXPECT_NE(out.find("huge=yes\n"), std::string::npos) << out;
-  }
+  ExpectHugePagesAndInherited("-u SLUICE_HUGE_PAGES GLIBC_TUNABLES=glibc.malloc.check=0", "glibc.malloc.check=0");
 }
 
 TEST(HugePages, AnEmptyTunableStaysEmpty) {

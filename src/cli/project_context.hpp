@@ -11,7 +11,8 @@
 
 namespace sluice::cli {
 
-// The project of --project-dir (or the nearest one upward), loaded once and alive until the process exits.
+// Loads the project of --project-dir (or the nearest one upward); it stays alive, never freed, until the
+// process exits.
 Project& LoadProjectFor(const GlobalOptions& global);
 
 // `<project>/.sluice/state.db`, opened (and migrated) — which marks runs of dead processes FAILURE.

@@ -249,6 +249,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   // queue for the interpreter (slower than one thread). So when the project defines macros, the files are read
   // in parallel, the bodies that call a macro are expanded by this thread in file order, and the parallel parse
   // takes the expanded bodies (a failed expansion is rethrown where the parse asks for the body, as before).
+  // The header of a file containing '@' is parsed twice (here to find its body, again by the parse): a few µs.
   struct PreparedBody {
     size_t begin = std::string::npos;  // npos: nothing to expand ahead
     std::optional<std::string> expanded;
@@ -475,7 +476,6 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   // remembers the answer, so all walks together stay linear in the assets (a 100,000-model chain is walked
   // once, not once per model). A walk is bounded by the number of assets, so a driving cycle stops it (the
   // Definitions constructor reports the cycle).
-  const std::map<AssetKey, const Asset*>& by_key = asset_by_key;
   std::unordered_map<const Asset*, std::optional<std::string>> driving_sources;
   driving_sources.reserve(assets.size());
   auto driving_source = [&](const Asset& start) -> std::optional<std::string> {
@@ -497,7 +497,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
         if (dep.edge == EdgeType::kDrivingInput) driving = &dep;
       }
       if (driving == nullptr) break;
-      at = by_key.at(driving->upstream);
+      at = asset_by_key.at(driving->upstream);
     }
     for (const Asset* asset : walked) driving_sources.emplace(asset, source);
     return source;
@@ -505,7 +505,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   for (Pipeline& pipeline : pipelines) {
     const Asset* first_model = nullptr;
     for (const std::string& name : pipeline.models) {
-      const Asset& asset = *by_key.at(model_keys.at(name));
+      const Asset& asset = *asset_by_key.at(model_keys.at(name));
       if (std::get<SqlCompute>(asset.compute).kind == ModelKind::kView) continue;
       std::optional<std::string> source = driving_source(asset);
       if (!source) continue;
