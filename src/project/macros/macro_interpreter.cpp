@@ -122,16 +122,6 @@ void LoadRuntime() {
 void StartInterpreter() {
   if (g_runtime != nullptr) return;
   if (!Py_IsInitialized()) {
-    // glibc's allocator rather than pymalloc: pymalloc maps and unmaps its arenas as macro calls allocate and
-    // free, and each unmap flushes the TLB of every thread (a third of the time of 10,000 macro calls), while
-    // glibc's heap stays mapped (on huge pages, see cli/huge_pages.hpp).
-    PyPreConfig preconfig;
-    PyPreConfig_InitIsolatedConfig(&preconfig);
-    preconfig.allocator = PYMEM_ALLOCATOR_MALLOC;
-    PyStatus preinitialized = Py_PreInitialize(&preconfig);
-    if (PyStatus_Exception(preinitialized)) {
-      FailStart(preinitialized.err_msg != nullptr ? preinitialized.err_msg : "unknown error");
-    }
     PyConfig config;
     // Isolated: PYTHONHOME, PYTHONPATH and the user site are ignored, so a pyenv python on PATH cannot
     // leak in; home and executable pin Debian's python3.11 that Sluice was built against.
