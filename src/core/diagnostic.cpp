@@ -7,7 +7,7 @@ namespace sluice {
 
 namespace {
 
-std::string LineOf(const std::string& text, int line) {
+std::string LineOf(std::string_view text, int line) {
   if (line <= 0) return {};
   size_t begin = 0;
   for (int current = 1; current < line; ++current) {
@@ -16,7 +16,7 @@ std::string LineOf(const std::string& text, int line) {
     ++begin;
   }
   size_t end = text.find('\n', begin);
-  std::string result = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+  std::string result(text.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
   if (!result.empty() && result.back() == '\r') result.pop_back();
   return result;
 }
@@ -100,7 +100,7 @@ std::string Snippet(const std::string& source_line, int line, int column) {
 
 }  // namespace
 
-SourceLocation LocationAt(const std::string& file, const std::string& text, size_t offset) {
+SourceLocation LocationAt(const std::string& file, std::string_view text, size_t offset) {
   offset = std::min(offset, text.size());
   SourceLocation location{file, 1, 1};
   size_t line_start = 0;
@@ -114,8 +114,8 @@ SourceLocation LocationAt(const std::string& file, const std::string& text, size
   return location;
 }
 
-Diagnostic MakeDiagnostic(std::string code, std::string message, SourceLocation location,
-                          std::string hint, const std::string& file_text) {
+Diagnostic MakeDiagnostic(std::string code, std::string message, SourceLocation location, std::string hint,
+                          std::string_view file_text) {
   Diagnostic diagnostic{std::move(code), std::move(message), std::move(location), std::move(hint), {}};
   if (!file_text.empty()) diagnostic.source_line = LineOf(file_text, diagnostic.location.line);
   return diagnostic;

@@ -7,6 +7,7 @@
 
 #include <exception>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sluice {
@@ -21,10 +22,10 @@ struct SourceLocation {
 };
 
 struct Diagnostic {
-  std::string code;      // stable, e.g. "SLU-PROJECT-003"
-  std::string message;   // what is wrong, one sentence
+  std::string code;     // stable, e.g. "SLU-PROJECT-003"
+  std::string message;  // what is wrong, one sentence
   SourceLocation location;
-  std::string hint;      // what to do about it; may be empty
+  std::string hint;         // what to do about it; may be empty
   std::string source_line;  // the offending line's text, for the caret snippet; may be empty
 };
 
@@ -36,11 +37,11 @@ struct Diagnostic {
 std::string FormatDiagnostic(const Diagnostic& diagnostic);
 
 // Builds a located diagnostic from the full text of the file it points into (fills source_line).
-Diagnostic MakeDiagnostic(std::string code, std::string message, SourceLocation location,
-                          std::string hint, const std::string& file_text = {});
+Diagnostic MakeDiagnostic(std::string code, std::string message, SourceLocation location, std::string hint,
+                          std::string_view file_text = {});
 
 // Converts a byte offset in `text` into a 1-based line/column location in `file`.
-SourceLocation LocationAt(const std::string& file, const std::string& text, size_t offset);
+SourceLocation LocationAt(const std::string& file, std::string_view text, size_t offset);
 
 class Error : public std::exception {
  public:

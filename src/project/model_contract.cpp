@@ -349,7 +349,7 @@ class ContractChecker {
   }
 
   const ModelContractInput& input_;
-  std::string text_;
+  std::string_view text_;
 };
 
 }  // namespace

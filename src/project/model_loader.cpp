@@ -16,10 +16,21 @@ namespace sluice {
 namespace {
 
 const std::set<std::string>& TableKeys() {
-  static const std::set<std::string> keys = {
-      "kind",   "description", "columns",  "audits",   "relation_name",      "engine",
-      "order_by", "partition_by", "ttl",   "settings", "execution_settings", "replay_anchor",
-      "replay_on_change", "bounded_replay_fallback", "partitions"};
+  static const std::set<std::string> keys = {"kind",
+                                             "description",
+                                             "columns",
+                                             "audits",
+                                             "relation_name",
+                                             "engine",
+                                             "order_by",
+                                             "partition_by",
+                                             "ttl",
+                                             "settings",
+                                             "execution_settings",
+                                             "replay_anchor",
+                                             "replay_on_change",
+                                             "bounded_replay_fallback",
+                                             "partitions"};
   return keys;
 }
 
@@ -34,8 +45,8 @@ struct ModelFile {
   const std::string& text;
 
   [[noreturn]] void Fail(size_t offset, std::string code, std::string message, std::string hint) const {
-    throw Error(MakeDiagnostic(std::move(code), std::move(message), LocationAt(file, text, offset),
-                               std::move(hint), text));
+    throw Error(
+        MakeDiagnostic(std::move(code), std::move(message), LocationAt(file, text, offset), std::move(hint), text));
   }
 };
 
@@ -44,7 +55,8 @@ const std::string* StringOf(const HeaderValue& value) { return std::get_if<std::
 std::string RequireString(const ModelFile& model, const HeaderEntry& entry, bool allow_empty = false) {
   const std::string* s = StringOf(entry.value);
   if (s != nullptr && s->empty() && !allow_empty) {
-    model.Fail(entry.value.offset, "SLU-MODEL-004", "`" + entry.key + "` must not be empty", "e.g. " + entry.key + " \"...\"");
+    model.Fail(entry.value.offset, "SLU-MODEL-004", "`" + entry.key + "` must not be empty",
+               "e.g. " + entry.key + " \"...\"");
   }
   if (s == nullptr) {
     model.Fail(entry.value.offset, "SLU-MODEL-004",
@@ -58,12 +70,18 @@ std::string ScalarText(const HeaderValue& value) {
   return std::visit(
       [](const auto& v) -> std::string {
         using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::string>) return v;
-        else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
-        else if constexpr (std::is_same_v<T, int64_t>) return std::to_string(v);
-        else if constexpr (std::is_same_v<T, double>) return std::to_string(v);
-        else if constexpr (std::is_same_v<T, HeaderNull>) return "null";
-        else return "";
+        if constexpr (std::is_same_v<T, std::string>)
+          return v;
+        else if constexpr (std::is_same_v<T, bool>)
+          return v ? "true" : "false";
+        else if constexpr (std::is_same_v<T, int64_t>)
+          return std::to_string(v);
+        else if constexpr (std::is_same_v<T, double>)
+          return std::to_string(v);
+        else if constexpr (std::is_same_v<T, HeaderNull>)
+          return "null";
+        else
+          return "";
       },
       value.value);
 }
@@ -89,7 +107,8 @@ PartitionSpec ParsePartitions(const ModelFile& model, const HeaderEntry& entry) 
     } else if (field.key == "start_date") {
       std::string text = RequireString(model, field);
       start = Date::Parse(text);
-      if (!start) model.Fail(field.value.offset, "SLU-MODEL-005", "start_date '" + text + "' is not a date", "write YYYY-MM-DD");
+      if (!start)
+        model.Fail(field.value.offset, "SLU-MODEL-005", "start_date '" + text + "' is not a date", "write YYYY-MM-DD");
     } else {
       model.Fail(field.key_offset, "SLU-MODEL-005", "unknown key '" + field.key + "' in daily partitions",
                  "daily partitions take `column` and `start_date`");
@@ -109,11 +128,13 @@ bool LooksLikeDeploymentSuffix(const std::string& name) {
   std::string tail = name.substr(at + 2);
   if (tail.size() != 8 + 1 + 6 + 1 + 1 + 6) return false;
   auto digits = [&](size_t b, size_t n) {
-    for (size_t i = b; i < b + n; ++i) if (tail[i] < '0' || tail[i] > '9') return false;
+    for (size_t i = b; i < b + n; ++i)
+      if (tail[i] < '0' || tail[i] > '9') return false;
     return true;
   };
   auto hex = [&](size_t b, size_t n) {
-    for (size_t i = b; i < b + n; ++i) if (!std::isxdigit(static_cast<unsigned char>(tail[i]))) return false;
+    for (size_t i = b; i < b + n; ++i)
+      if (!std::isxdigit(static_cast<unsigned char>(tail[i]))) return false;
     return true;
   };
   return digits(0, 8) && tail[8] == 'T' && digits(9, 6) && tail[15] == 'Z' && tail[16] == '_' && hex(17, 6);
@@ -122,8 +143,11 @@ bool LooksLikeDeploymentSuffix(const std::string& name) {
 void ApplyHeader(const ModelFile& model, const HeaderMap& entries, ParsedModel& parsed) {
   if (const HeaderEntry* kind = FindEntry(entries, "kind")) {
     std::string value = RequireString(model, *kind);
-    if (value == "view") parsed.kind = ModelKind::kView;
-    else if (value != "table") model.Fail(kind->value.offset, "SLU-MODEL-004", "kind must be table or view, not '" + value + "'", "write kind table or kind view");
+    if (value == "view")
+      parsed.kind = ModelKind::kView;
+    else if (value != "table")
+      model.Fail(kind->value.offset, "SLU-MODEL-004", "kind must be table or view, not '" + value + "'",
+                 "write kind table or kind view");
   }
   const std::set<std::string>& allowed = parsed.kind == ModelKind::kView ? ViewKeys() : TableKeys();
   for (const HeaderEntry& entry : entries) {
@@ -144,8 +168,9 @@ void ApplyHeader(const ModelFile& model, const HeaderMap& entries, ParsedModel& 
       std::string name = RequireString(model, entry);
       if (!IsIdentifier(name) || name.rfind("kafka__", 0) == 0 || name.rfind("raw__", 0) == 0 ||
           name.rfind("mv__", 0) == 0 || LooksLikeDeploymentSuffix(name)) {
-        model.Fail(entry.value.offset, "SLU-MODEL-004", "relation_name '" + name + "' is not allowed",
-                   "use [A-Za-z_][A-Za-z0-9_]*, not starting with kafka__/raw__/mv__ nor ending like a deployment suffix");
+        model.Fail(
+            entry.value.offset, "SLU-MODEL-004", "relation_name '" + name + "' is not allowed",
+            "use [A-Za-z_][A-Za-z0-9_]*, not starting with kafka__/raw__/mv__ nor ending like a deployment suffix");
       }
       parsed.relation_name = name;
     } else if (key == "partitions") {
@@ -155,12 +180,14 @@ void ApplyHeader(const ModelFile& model, const HeaderMap& entries, ParsedModel& 
     } else if (key == "order_by") {
       const auto* list = std::get_if<HeaderList>(&entry.value.value);
       if (list == nullptr || list->empty()) {
-        model.Fail(entry.value.offset, "SLU-MODEL-004", "order_by must be a non-empty list of strings", R"(e.g. order_by ["id"])");
+        model.Fail(entry.value.offset, "SLU-MODEL-004", "order_by must be a non-empty list of strings",
+                   R"(e.g. order_by ["id"])");
       }
       parsed.storage.order_by.clear();
       for (const HeaderValue& item : *list) {
         const std::string* s = StringOf(item);
-        if (s == nullptr || s->empty()) model.Fail(item.offset, "SLU-MODEL-004", "order_by items must be strings", R"(e.g. order_by ["id"])");
+        if (s == nullptr || s->empty())
+          model.Fail(item.offset, "SLU-MODEL-004", "order_by items must be strings", R"(e.g. order_by ["id"])");
         parsed.storage.order_by.push_back(*s);
       }
     } else if (key == "partition_by") {
@@ -169,27 +196,37 @@ void ApplyHeader(const ModelFile& model, const HeaderMap& entries, ParsedModel& 
       parsed.storage.ttl = RequireString(model, entry);
     } else if (key == "settings") {
       const auto* map = std::get_if<HeaderMap>(&entry.value.value);
-      if (map == nullptr) model.Fail(entry.value.offset, "SLU-MODEL-004", "settings must be a map", "e.g. settings (index_granularity 8192)");
-      for (const HeaderEntry& setting : *map) parsed.storage.settings.emplace_back(setting.key, ScalarText(setting.value));
+      if (map == nullptr)
+        model.Fail(entry.value.offset, "SLU-MODEL-004", "settings must be a map",
+                   "e.g. settings (index_granularity 8192)");
+      for (const HeaderEntry& setting : *map)
+        parsed.storage.settings.emplace_back(setting.key, ScalarText(setting.value));
     } else if (key == "columns") {
       const auto* map = std::get_if<HeaderMap>(&entry.value.value);
-      if (map == nullptr) model.Fail(entry.value.offset, "SLU-MODEL-004", "columns must be a map of column → (description …)", R"(e.g. columns (id (description "the key")))");
+      if (map == nullptr)
+        model.Fail(entry.value.offset, "SLU-MODEL-004", "columns must be a map of column → (description …)",
+                   R"(e.g. columns (id (description "the key")))");
       for (const HeaderEntry& column : *map) {
         const auto* fields = std::get_if<HeaderMap>(&column.value.value);
-        if (fields == nullptr) model.Fail(column.value.offset, "SLU-MODEL-004", "column '" + column.key + "' must map to (description …, audits […])", "");
+        if (fields == nullptr)
+          model.Fail(column.value.offset, "SLU-MODEL-004",
+                     "column '" + column.key + "' must map to (description …, audits […])", "");
         for (const HeaderEntry& field : *fields) {
           if (field.key != "description" && field.key != "audits") {
-            model.Fail(field.key_offset, "SLU-MODEL-001", "unknown column key '" + field.key + "'", "columns take description and audits");
+            model.Fail(field.key_offset, "SLU-MODEL-001", "unknown column key '" + field.key + "'",
+                       "columns take description and audits");
           }
         }
       }
     } else if (key == "replay_anchor") {
       std::string value = RequireString(model, entry);
-      if (value != "auto" && value != "never") model.Fail(entry.value.offset, "SLU-MODEL-004", "replay_anchor must be auto or never", "");
+      if (value != "auto" && value != "never")
+        model.Fail(entry.value.offset, "SLU-MODEL-004", "replay_anchor must be auto or never", "");
     } else if (key == "bounded_replay_fallback") {
       std::string value = RequireString(model, entry);
       if (value != "full" && value != "bounded_without_history") {
-        model.Fail(entry.value.offset, "SLU-MODEL-004", "bounded_replay_fallback must be full or bounded_without_history", "");
+        model.Fail(entry.value.offset, "SLU-MODEL-004",
+                   "bounded_replay_fallback must be full or bounded_without_history", "");
       }
     }
     // audits, execution_settings, replay_on_change: kept for the compiler and deployment layers.
@@ -204,7 +241,8 @@ void ClassifyReferences(const ModelFile& model, ParsedModel& parsed) {
     const sql::ReferenceCall& call = ref.call;
     size_t absolute = parsed.body_offset + call.begin;
     if (parsed.kind == ModelKind::kView) {
-      if (call.ref_type) model.Fail(absolute, "SLU-MODEL-013", "views cannot use ref_type", "write __ref(\"" + call.name + "\")");
+      if (call.ref_type)
+        model.Fail(absolute, "SLU-MODEL-013", "views cannot use ref_type", "write __ref(\"" + call.name + "\")");
       ref.edge = EdgeType::kReference;
       continue;
     }
@@ -246,7 +284,8 @@ void ClassifyReferences(const ModelFile& model, ParsedModel& parsed) {
                "a model has one driving input; mark the others __ref(\"x\", ref_type='reference')");
   }
   if (driving_names.empty()) {
-    size_t at = parsed.references.empty() ? parsed.body_offset : parsed.body_offset + parsed.references.front().call.begin;
+    size_t at =
+        parsed.references.empty() ? parsed.body_offset : parsed.body_offset + parsed.references.front().call.begin;
     model.Fail(at, "SLU-MODEL-010", "table model '" + parsed.name + "' has no driving input",
                "read its main input with __source(\"name\") or __ref(\"model\")");
   }
@@ -272,25 +311,36 @@ ParsedModel ParseModelFile(const std::string& relative_file, const std::string& 
   HeaderBlock header = ParseHeaderBlock(text, 0, "MODEL", relative_file);
   ApplyHeader(model, header.entries, parsed);
   parsed.body_offset = header.end;
-  parsed.header = header.entries;
-  parsed.body = expand ? expand(header.end, text.size()) : text.substr(header.end);
-  parsed.expanded_text = text.substr(0, header.end) + parsed.body;
-  // One tokenization of the whole text with the header blanked (newlines kept), so offsets and locations are
-  // absolute; it serves the emptiness check, the reference scan and (through significant_tokens) the caller's
-  // body contract.
-  parsed.scanned_text = parsed.expanded_text;
-  std::fill_n(parsed.scanned_text.begin(), header.end, ' ');
-  for (size_t i = 0; i < header.end; ++i) {
-    if (parsed.expanded_text[i] == '\n') parsed.scanned_text[i] = '\n';
+  parsed.header = std::move(header.entries);
+  std::string_view authored_body = std::string_view(text).substr(header.end);
+  if (expand) {
+    parsed.body = expand(header.end, text.size());
+    if (parsed.body != authored_body) parsed.expanded_text = text.substr(0, header.end) + parsed.body;
+  } else {
+    parsed.body = authored_body;
   }
-  parsed.significant_tokens = sql::Tokenize(parsed.scanned_text, dialect, relative_file);
-  std::erase_if(parsed.significant_tokens, [](const sql::Token& token) { return token.kind == sql::TokenKind::kComment; });
+  // One tokenization of the body, with offsets and locations absolute in the (expanded) file; it serves the
+  // emptiness check, the reference scan and (through significant_tokens) the caller's body contract.
+  const std::string& full_text = parsed.expanded_text.empty() ? text : parsed.expanded_text;
+  parsed.significant_tokens = sql::Tokenize(full_text, header.end, dialect, relative_file);
+  std::erase_if(parsed.significant_tokens,
+                [](const sql::Token& token) { return token.kind == sql::TokenKind::kComment; });
   if (parsed.significant_tokens.empty()) {
     model.Fail(header.end, "SLU-MODEL-002", "model '" + parsed.name + "' has no SQL after its MODEL header",
                "write one SELECT after `MODEL (…);`");
   }
-  for (sql::ReferenceCall call : sql::FindReferences(parsed.scanned_text, parsed.significant_tokens, dialect, relative_file)) {
-    SourceLocation at = LocationAt(relative_file, parsed.expanded_text, call.begin);
+  // The calls come in text order, so their lines are counted in one pass over the text.
+  SourceLocation at{relative_file, 1, 1};
+  size_t counted = 0, line_start = 0;
+  for (sql::ReferenceCall call : sql::FindReferences(full_text, parsed.significant_tokens, dialect, relative_file)) {
+    if (call.begin < counted) at.line = 1, counted = line_start = 0;
+    for (; counted < call.begin; ++counted) {
+      if (full_text[counted] == '\n') {
+        ++at.line;
+        line_start = counted + 1;
+      }
+    }
+    at.column = static_cast<int>(call.begin - line_start) + 1;
     call.begin -= header.end;
     call.end -= header.end;
     parsed.references.push_back(ModelReference{call, EdgeType::kReference, at});

@@ -28,23 +28,23 @@ struct ModelReference {
 };
 
 struct ParsedModel {
-  std::string name;         // file stem
-  std::string file;         // relative path
+  std::string name;  // file stem
+  std::string file;  // relative path
   ModelKind kind = ModelKind::kTable;
   std::string description;
   std::optional<std::string> relation_name;
   std::optional<PartitionSpec> partitions;
   StorageSpec storage;
-  std::string body;          // after macro expansion
+  std::string body;  // after macro expansion
   size_t body_offset = 0;
-  std::string expanded_text;  // the file with its body macro-expanded (== the file when it has no macros);
-                              // the project loader frees it once the body contract is checked
+  std::string expanded_text;  // the file with its body macro-expanded; empty when expansion changed nothing
+                              // (the file text is then the expanded text). The project loader frees it once
+                              // the body contract is checked
   HeaderMap header;           // every header entry as written, for the compiler's later checks
   std::vector<ModelReference> references;  // text order; the driving input's edge is kDrivingInput
-  // expanded_text with the header blanked (newlines kept) and its tokens without comments (views into
-  // scanned_text, offsets valid in expanded_text too): what the body contract parses. Large; a caller that
-  // keeps many models frees them once the contract is checked.
-  std::string scanned_text;
+  // The body's tokens without comments (views into expanded_text, or into the caller's file text when
+  // expanded_text is empty; offsets absolute in that text): what the body contract parses. Large; a caller
+  // that keeps many models frees them once the contract is checked.
   std::vector<sql::Token> significant_tokens;
 };
 

@@ -105,7 +105,7 @@ MacroContextValues MacroContextFor(const Project& project, const PipelineConfig&
 ModelContract CheckContract(LoadedModel& model, sql::Dialect dialect) {
   ParsedModel& parsed = model.parsed;
   ModelContractInput input;
-  input.file_text = parsed.expanded_text;
+  input.file_text = parsed.expanded_text.empty() ? model.text : parsed.expanded_text;
   input.significant_tokens = &parsed.significant_tokens;
   input.body_offset = parsed.body_offset;
   input.file = parsed.file;
@@ -237,6 +237,9 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   // failure is kept with it and rethrown in file order by the serial passes below (parse failures first,
   // contract failures where the contract check has always been reported: after the graph checks).
   std::vector<LoadedModel> models;
+  size_t model_count = 0;
+  for (const PipelineFiles& files : pipeline_files) model_count += files.model_files.size();
+  models.reserve(model_count);
   for (size_t p = 0; p < pipeline_files.size(); ++p) {
     if (loads[p].error) break;  // the serial pass stops at this pipeline
     for (const std::string& file : pipeline_files[p].model_files) {
@@ -312,7 +315,6 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       model.contract_error = std::current_exception();
     }
     // The scan buffers and the expanded text served the contract; keep only what later passes read.
-    std::string().swap(model.parsed.scanned_text);
     std::string().swap(model.parsed.expanded_text);
     std::vector<sql::Token>().swap(model.parsed.significant_tokens);
   });

@@ -1,5 +1,6 @@
 #include "sql/tokenizer.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "core/diagnostic.hpp"
@@ -10,20 +11,20 @@ namespace {
 
 // The lexical differences between dialects, as data.
 struct LexicalRules {
-  bool nested_block_comments;       // /* /* */ */ is one comment
-  bool hash_line_comments;          // # to end of line
-  bool slash_line_comments;         // // to end of line
-  bool backslash_escapes;           // \x escapes in '...' (and in every quoted form of the dialect)
-  bool doubled_quotes;              // '' inside '...' (and "" inside "...") is one quote
-  bool double_quote_is_string;      // "..." is a string, not an identifier
-  bool backtick_identifiers;        // `...` is a quoted identifier
-  bool dollar_quotes;               // $$...$$ and $tag$...$tag$
-  bool escape_string_prefix;        // E'...' has backslash escapes
-  bool national_string_prefix;      // N'...'
-  bool hex_bit_string_prefixes;     // X'...' and B'...'
-  bool raw_bytes_string_prefixes;   // r, b, rb, br before '...' or "..." (and triple-quoted forms)
-  bool triple_quoted_strings;       // '''...''' and """..."""
-  bool digits_may_start_words;      // 1abc is one identifier
+  bool nested_block_comments;      // /* /* */ */ is one comment
+  bool hash_line_comments;         // # to end of line
+  bool slash_line_comments;        // // to end of line
+  bool backslash_escapes;          // \x escapes in '...' (and in every quoted form of the dialect)
+  bool doubled_quotes;             // '' inside '...' (and "" inside "...") is one quote
+  bool double_quote_is_string;     // "..." is a string, not an identifier
+  bool backtick_identifiers;       // `...` is a quoted identifier
+  bool dollar_quotes;              // $$...$$ and $tag$...$tag$
+  bool escape_string_prefix;       // E'...' has backslash escapes
+  bool national_string_prefix;     // N'...'
+  bool hex_bit_string_prefixes;    // X'...' and B'...'
+  bool raw_bytes_string_prefixes;  // r, b, rb, br before '...' or "..." (and triple-quoted forms)
+  bool triple_quoted_strings;      // '''...''' and """..."""
+  bool digits_may_start_words;     // 1abc is one identifier
 };
 
 constexpr LexicalRules kPostgresRules{
@@ -84,10 +85,14 @@ constexpr LexicalRules kBigQueryRules{
 
 const LexicalRules& RulesFor(Dialect dialect) {
   switch (dialect) {
-    case Dialect::kDuckDb: return kDuckDbRules;
-    case Dialect::kClickHouse: return kClickHouseRules;
-    case Dialect::kPostgres: return kPostgresRules;
-    case Dialect::kBigQuery: return kBigQueryRules;
+    case Dialect::kDuckDb:
+      return kDuckDbRules;
+    case Dialect::kClickHouse:
+      return kClickHouseRules;
+    case Dialect::kPostgres:
+      return kPostgresRules;
+    case Dialect::kBigQuery:
+      return kBigQueryRules;
   }
   return kClickHouseRules;
 }
@@ -121,11 +126,12 @@ struct QuoteForm {
 // One pass over the text; each scan method starts at the token's first byte and returns one past its last.
 class Lexer {
  public:
-  Lexer(std::string_view text, Dialect dialect, const std::string& file)
-      : text_(text), rules_(RulesFor(dialect)), file_(file) {}
+  Lexer(std::string_view text, Dialect dialect, const std::string& file, size_t begin)
+      : text_(text), rules_(RulesFor(dialect)), file_(file), pos_(std::min(begin, text.size())) {}
 
   std::vector<Token> Run() {
-    tokens_.reserve(text_.size() / 2 + 8);  // SQL averages over 2 bytes per token (`CAST(x AS T)`): one allocation
+    tokens_.reserve((text_.size() - pos_) / 2 +
+                    8);  // SQL averages over 2 bytes per token (`CAST(x AS T)`): one allocation
     while (pos_ < text_.size()) {
       char c = text_[pos_];
       if (IsSpace(c)) {
@@ -173,8 +179,7 @@ class Lexer {
     if (c == '$' && rules_.dollar_quotes && ScanDollarQuoted()) return TokenKind::kString;
     if (IsDigit(c) || (c == '.' && IsDigit(At(pos_ + 1)) && !DotFollowsOperand())) return ScanNumber();
     if (IsIdentifierStart(c)) return ScanWord();
-    if (c == '(' || c == ')' || c == '[' || c == ']' || c == '{' || c == '}' || c == ',' || c == ';' ||
-        c == '.') {
+    if (c == '(' || c == ')' || c == '[' || c == ']' || c == '{' || c == '}' || c == ',' || c == ';' || c == '.') {
       ++pos_;
       return TokenKind::kPunctuation;
     }
@@ -302,8 +307,7 @@ class Lexer {
     size_t k = i + 1;
     while ((k = text_.find('$', k)) != std::string_view::npos) {
       size_t matched = 1;
-      while (matched < delimiter.size() && k + matched < text_.size() &&
-             text_[k + matched] == delimiter[matched]) {
+      while (matched < delimiter.size() && k + matched < text_.size() && text_[k + matched] == delimiter[matched]) {
         ++matched;
       }
       if (matched == delimiter.size()) {
@@ -456,13 +460,27 @@ size_t DecodeEscape(std::string_view body, size_t i, std::string& out) {
     return value;
   };
   switch (c) {
-    case 'n': out += '\n'; return i + 2;
-    case 't': out += '\t'; return i + 2;
-    case 'r': out += '\r'; return i + 2;
-    case 'b': out += '\b'; return i + 2;
-    case 'f': out += '\f'; return i + 2;
-    case 'v': out += '\v'; return i + 2;
-    case 'a': out += '\a'; return i + 2;
+    case 'n':
+      out += '\n';
+      return i + 2;
+    case 't':
+      out += '\t';
+      return i + 2;
+    case 'r':
+      out += '\r';
+      return i + 2;
+    case 'b':
+      out += '\b';
+      return i + 2;
+    case 'f':
+      out += '\f';
+      return i + 2;
+    case 'v':
+      out += '\v';
+      return i + 2;
+    case 'a':
+      out += '\a';
+      return i + 2;
     case 'x':
     case 'X': {
       size_t n = count_hex(i + 2, 2);
@@ -543,7 +561,11 @@ std::string StringValue(std::string_view text, const LexicalRules& rules) {
 bool IsIdentifierChar(char c) { return IsIdentifierStart(c) || IsDigit(c) || c == '$'; }
 
 std::vector<Token> Tokenize(std::string_view text, Dialect dialect, const std::string& file) {
-  return Lexer(text, dialect, file).Run();
+  return Lexer(text, dialect, file, 0).Run();
+}
+
+std::vector<Token> Tokenize(std::string_view text, size_t begin, Dialect dialect, const std::string& file) {
+  return Lexer(text, dialect, file, begin).Run();
 }
 
 std::string TokenValue(const Token& token, Dialect dialect) {
