@@ -1,7 +1,6 @@
 # Third-party dependencies: Debian 12 packages plus DuckDB from third_party/ (scripts/setup.sh).
 find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
-find_package(OpenSSL REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(yaml-cpp REQUIRED)

@@ -2,8 +2,11 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "core/asset_key.hpp"
 #include "core/clock.hpp"
@@ -119,7 +122,46 @@ TEST(Clock, FixedClockGivesUtcDayAndText) {
 }
 
 TEST(Sha256, MatchesKnownDigest) {
+  // FIPS 180-4 examples and the classic long messages.
   EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(Sha256Hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(Sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(Sha256Hex(std::string(1000000, 'a')), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+// Every length around the padding boundaries (55/56/64 bytes and their multiples), against coreutils'
+// sha256sum as the reference implementation.
+TEST(Sha256, AgreesWithSha256sumAtEveryPaddingBoundary) {
+  auto dir = std::filesystem::temp_directory_path() / ("sluice_sha256_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string bytes;
+  uint32_t seed = 12345;
+  std::vector<std::string> expected;
+  std::string list;
+  for (size_t size = 0; size <= 200; ++size) {
+    bytes.resize(size);
+    for (char& c : bytes) {
+      seed = seed * 1103515245 + 12345;
+      c = static_cast<char>(seed >> 16);
+    }
+    std::string name = (dir / ("m" + std::to_string(size))).string();
+    WriteFileAtomic(name, bytes);
+    expected.push_back(Sha256Hex(bytes));
+    list += " " + name;
+  }
+  FILE* pipe = ::popen(("sha256sum" + list).c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  char line[512];
+  size_t size = 0;
+  while (std::fgets(line, sizeof line, pipe) != nullptr) {
+    ASSERT_LT(size, expected.size());
+    EXPECT_EQ(std::string(line, 64), expected[size]) << "message of " << size << " bytes";
+    ++size;
+  }
+  EXPECT_EQ(::pclose(pipe), 0);
+  EXPECT_EQ(size, expected.size());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(FileSystem, AtomicWriteReplacesContents) {

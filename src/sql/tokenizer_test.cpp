@@ -75,6 +75,38 @@ TEST(Tokenizer, RecordsByteOffsetsAndViews) {
   }
 }
 
+// Tokenizing from an offset (a model body after its header) gives the tokens of the text with everything
+// before the offset blanked: same kinds, same absolute offsets, views into the original text; errors are
+// located by absolute line and column.
+TEST(Tokenizer, FromAnOffsetMatchesTheBlankedText) {
+  std::string text = "MODEL (x 'it''s');\nSELECT a.b, 'q' -- c\n  FROM t";
+  size_t begin = text.find(';') + 1;
+  std::string blanked = text;
+  for (size_t i = 0; i < begin; ++i) {
+    if (blanked[i] != '\n') blanked[i] = ' ';
+  }
+  for (Dialect dialect : kAllDialects) {
+    std::vector<Token> expected = Tokenize(blanked, dialect);
+    std::vector<Token> tokens = Tokenize(text, begin, dialect);
+    ASSERT_EQ(tokens.size(), expected.size());
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      EXPECT_EQ(tokens[i].kind, expected[i].kind);
+      EXPECT_EQ(tokens[i].begin, expected[i].begin);
+      EXPECT_EQ(tokens[i].end, expected[i].end);
+      EXPECT_EQ(tokens[i].text.data(), text.data() + tokens[i].begin);
+    }
+  }
+  EXPECT_TRUE(Tokenize(text, text.size() + 5, Dialect::kDuckDb).empty());
+  try {
+    Tokenize("MODEL ();\nSELECT 'open", 9, Dialect::kDuckDb, "m.sql");
+    FAIL() << "expected SLU-SQL-001";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.diagnostics().front().code, "SLU-SQL-001");
+    EXPECT_EQ(error.diagnostics().front().location.line, 2);
+    EXPECT_EQ(error.diagnostics().front().location.column, 8);
+  }
+}
+
 TEST(Tokenizer, TreatsNonAsciiBytesAsIdentifierCharacters) {
   EXPECT_EQ(Lex("café größe", Dialect::kDuckDb), "W(café) W(größe)");
   EXPECT_EQ(Lex("\xff\xfe"
