@@ -385,14 +385,15 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   for (const LoadedModel& model : models) {
     model_keys.emplace(model.parsed.name, AssetKey::FromParts({model.name_space, model.parsed.name}));
   }
-  for (const LoadedModel& model : models) {
-    const ParsedModel& parsed = model.parsed;
-    SqlCompute compute{parsed.kind, parsed.body, parsed.body_offset, {}, parsed.storage};
+  // The body, storage and description move into the asset (the checks input below views the body there).
+  for (LoadedModel& model : models) {
+    ParsedModel& parsed = model.parsed;
+    SqlCompute compute{parsed.kind, std::move(parsed.body), parsed.body_offset, {}, std::move(parsed.storage)};
     Asset asset{model_keys.at(parsed.name),
                 model.relation_name,
                 model.pipeline,
-                parsed.description,
-                parsed.partitions,
+                std::move(parsed.description),
+                std::move(parsed.partitions),
                 {},
                 {},
                 SourceLocation{parsed.file, 1, 1}};
@@ -575,15 +576,16 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   // SQL tests and audits.
   ChecksInput checks{root, project.dialect, {}, {}, project.config.defaults.audits, {}, {}};
   for (const SourceDeclaration& source : project.sources) checks.sources.push_back(source.name);
-  // The model texts, bodies and references move into the checks input (nothing below reads them from
-  // `models`; the graph's error path below finds the texts there).
+  // The model texts and references move into the checks input (nothing below reads them from `models`; the
+  // graph's error path below finds the texts there); bodies and columns are viewed in the assets, which stay
+  // put until Definitions takes them, after the checks are compiled.
   checks.models.reserve(models.size());
   for (LoadedModel& model : models) {
     ParsedModel& parsed = model.parsed;
+    const auto& compute = std::get<SqlCompute>(asset_by_name.at(parsed.name)->compute);
     checks.models.push_back(ModelCheckInput{parsed.name, model.pipeline, parsed.file, parsed.kind, model.relation_name,
-                                            model.name_space, std::move(model.text), std::move(parsed.body),
-                                            std::move(parsed.references),
-                                            std::get<SqlCompute>(asset_by_name.at(parsed.name)->compute).columns,
+                                            model.name_space, std::move(model.text), compute.body,
+                                            std::move(parsed.references), compute.columns,
                                             AuditDeclarationsFromHeader(parsed.header)});
     checks.pipeline_audit_defaults.try_emplace(model.pipeline, model.pipeline_config->audit_defaults);
   }
@@ -592,6 +594,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     return project.macros->Expand(file, text, begin, end, check_context);
   };
   project.checks = CompileTestsAndAudits(checks);
+  for (ModelCheckInput& model : checks.models) model.body = {}, model.columns = {};  // views end here
 
   MarkPhase("tests and audits");
   try {

@@ -120,6 +120,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -171,9 +172,12 @@ struct ModelCheckInput {
   std::string relation_name;  // unqualified physical relation
   std::string name_space;     // the database / schema holding the relation
   std::string text;           // the whole model file, for located diagnostics of header audits
-  std::string body;           // the SQL body, macro-expanded, as `references` offsets see it
-  std::vector<ModelReference> references;                    // text order; offsets relative to `body`
-  std::vector<std::pair<std::string, std::string>> columns;  // output column → type, when known; may be empty
+  // The SQL body, macro-expanded, as `references` offsets see it, and the output column → type pairs when
+  // known (may be empty). Views of what the caller owns (the project loader: the model's asset), read only
+  // by CompileTestsAndAudits; one copy of each per model is what keeps a 100,000-model project small.
+  std::string_view body;
+  std::vector<ModelReference> references;  // text order; offsets relative to `body`
+  std::span<const std::pair<std::string, std::string>> columns;
   ModelAuditDeclarations audits;
 };
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <deque>
 #include <fstream>
 #include <functional>
 #include <random>
@@ -48,9 +49,9 @@ class ChecksProject {
     model.relation_name = parsed.relation_name.value_or("tbl__" + parsed.name);
     model.name_space = "analytics";
     model.text = text;
-    model.body = parsed.body;
+    model.body = bodies_.emplace_back(parsed.body);
     model.references = parsed.references;
-    model.columns = std::move(columns);
+    model.columns = columns_.emplace_back(std::move(columns));
     model.audits = AuditDeclarationsFromHeader(ParseHeaderBlock(text, 0, "MODEL", file).entries);
     input.models.push_back(std::move(model));
     return input.models.back();
@@ -72,6 +73,9 @@ class ChecksProject {
 
  private:
   std::filesystem::path root_;
+  // What the models' body and columns view (a deque keeps its elements in place).
+  std::deque<std::string> bodies_;
+  std::deque<std::vector<std::pair<std::string, std::string>>> columns_;
 };
 
 // The diagnostic a failed call reported; code "no error" when it succeeded.
