@@ -425,38 +425,48 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
 
   // Physical relation names — the assets' own and the generated kafka__/raw__/mv__ objects — are unique per
   // namespace. Several sources may adopt one table (with identical boundaries, checked by the sources loader).
-  std::map<std::pair<std::string, std::string>, const Asset*> relations;
+  // Keyed by namespace '\0' relation (neither holds a NUL).
+  std::unordered_map<std::string, const Asset*> relations;
+  relations.reserve(assets.size() * 2);
+  std::string relation_key;
+  auto claim = [&](const Asset& asset, std::string_view prefix, const std::string& name) {
+    relation_key.assign(asset.key.name_space()).append(1, '\0').append(prefix).append(name);
+    auto [it, inserted] = relations.try_emplace(relation_key, &asset);
+    bool both_adopted = std::holds_alternative<ExternalTable>(asset.compute) &&
+                        std::holds_alternative<ExternalTable>(it->second->compute);
+    if (!inserted && !both_adopted) {
+      throw Error(Diagnostic{"SLU-PROJECT-005",
+                             "relation " + asset.key.name_space() + "." + std::string(prefix) + name +
+                                 " is used by both " + it->second->key.ToString() + " and " + asset.key.ToString(),
+                             asset.defined_at,
+                             "set relation_name on one of them",
+                             {}});
+    }
+  };
   for (const Asset& asset : assets) {
-    std::vector<std::string> names{asset.relation_name};
+    claim(asset, "", asset.relation_name);
     if (const auto* sql = std::get_if<SqlCompute>(&asset.compute); sql && sql->kind == ModelKind::kTable) {
-      names.push_back("mv__" + asset.name());
+      claim(asset, "mv__", asset.name());
     }
     if (std::holds_alternative<KafkaSource>(asset.compute)) {
-      names.push_back("kafka__" + asset.name());
-      names.push_back("mv__" + asset.name());
-    }
-    for (const std::string& name : names) {
-      auto [it, inserted] = relations.emplace(std::make_pair(asset.key.name_space(), name), &asset);
-      bool both_adopted = std::holds_alternative<ExternalTable>(asset.compute) &&
-                          std::holds_alternative<ExternalTable>(it->second->compute);
-      if (!inserted && !both_adopted) {
-        throw Error(Diagnostic{"SLU-PROJECT-005",
-                               "relation " + asset.key.name_space() + "." + name + " is used by both " +
-                                   it->second->key.ToString() + " and " + asset.key.ToString(),
-                               asset.defined_at,
-                               "set relation_name on one of them",
-                               {}});
-      }
+      claim(asset, "kafka__", asset.name());
+      claim(asset, "mv__", asset.name());
     }
   }
 
+  // Every asset by name (names are unique across models and sources: SLU-PROJECT-003/004). A model's own
+  // asset is assets[first_model_asset + its index in `models`].
+  const size_t first_model_asset = project.sources.size();
+  std::unordered_map<std::string_view, Asset*> asset_by_name;
+  asset_by_name.reserve(assets.size());
+  for (Asset& asset : assets) asset_by_name.emplace(asset.name(), &asset);
+
   // Views are terminal, and direct and virtual pipelines do not read each other's models.
-  std::map<AssetKey, const Asset*> asset_by_key;
-  for (const Asset& asset : assets) asset_by_key.emplace(asset.key, &asset);
-  for (const LoadedModel& model : models) {
-    const Asset& asset = *asset_by_key.at(model_keys.at(model.parsed.name));
+  for (size_t m = 0; m < models.size(); ++m) {
+    const LoadedModel& model = models[m];
+    const Asset& asset = assets[first_model_asset + m];
     for (const ResolvedReference& ref : std::get<SqlCompute>(asset.compute).references) {
-      const Asset& upstream = *asset_by_key.at(ref.upstream);
+      const Asset& upstream = *asset_by_name.at(ref.upstream.name());
       const auto* upstream_sql = std::get_if<SqlCompute>(&upstream.compute);
       if (upstream_sql == nullptr) continue;
       if (upstream_sql->kind == ModelKind::kView) {
@@ -465,7 +475,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
                "make " + upstream.name() + " a table (kind table), or read what the view reads");
       }
       PipelineMode mode = model.pipeline_config->mode;
-      PipelineMode upstream_mode = models[model_index.at(upstream.name())].pipeline_config->mode;
+      PipelineMode upstream_mode = models[&upstream - &assets[first_model_asset]].pipeline_config->mode;
       if (mode != upstream_mode) {
         FailAt(model, ref.at, "SLU-GRAPH-006",
                "'" + model.parsed.name + "' (" + PipelineModeName(mode) + " pipeline " + model.pipeline + ") reads '" +
@@ -500,7 +510,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
         if (dep.edge == EdgeType::kDrivingInput) driving = &dep;
       }
       if (driving == nullptr) break;
-      at = asset_by_key.at(driving->upstream);
+      at = asset_by_name.at(driving->upstream.name());
     }
     for (const Asset* asset : walked) driving_sources.emplace(asset, source);
     return source;
@@ -508,7 +518,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   for (Pipeline& pipeline : pipelines) {
     const Asset* first_model = nullptr;
     for (const std::string& name : pipeline.models) {
-      const Asset& asset = *asset_by_key.at(model_keys.at(name));
+      const Asset& asset = *asset_by_name.at(name);
       if (std::get<SqlCompute>(asset.compute).kind == ModelKind::kView) continue;
       std::optional<std::string> source = driving_source(asset);
       if (!source) continue;
@@ -538,9 +548,6 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   }
 
   // The SQL body contract, now that each pipeline's replay lineage mode is known.
-  std::unordered_map<std::string, Asset*> asset_by_name;
-  asset_by_name.reserve(assets.size());
-  for (Asset& asset : assets) asset_by_name.emplace(asset.name(), &asset);
   std::map<std::string, LineageMode> lineage;
   for (const Pipeline& pipeline : pipelines) {
     LineageMode mode = LineageMode::kOffsets;
@@ -613,9 +620,8 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     }
     throw Error(std::move(diagnostics));
   }
-  project.load_scratch =
-      Retain(std::move(models), std::move(checks), std::move(model_keys), std::move(relations), std::move(asset_by_key),
-             std::move(driving_sources), std::move(asset_by_name), std::move(model_index));
+  project.load_scratch = Retain(std::move(models), std::move(checks), std::move(model_keys), std::move(relations),
+                                std::move(driving_sources), std::move(asset_by_name), std::move(model_index));
   return project;
 }
 

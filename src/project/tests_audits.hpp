@@ -129,8 +129,8 @@
 #include "core/diagnostic.hpp"
 #include "definitions/definitions.hpp"
 #include "project/header_grammar.hpp"
-#include "project/project_config.hpp"
 #include "project/model_loader.hpp"
+#include "project/project_config.hpp"
 #include "sql/token.hpp"
 
 namespace sluice {
@@ -138,8 +138,8 @@ namespace sluice {
 // Expands the `@name(…)` macro calls of text[body_begin, body_end) and returns that range's new text
 // (only the range, not the whole file). `file` is relative to the project root; `text` is the whole file, so
 // the expander can locate its own errors. Must not return text that still contains a macro call.
-using MacroExpander = std::function<std::string(const std::string& file, const std::string& text,
-                                                size_t body_begin, size_t body_end)>;
+using MacroExpander =
+    std::function<std::string(const std::string& file, const std::string& text, size_t body_begin, size_t body_end)>;
 
 // AuditSeverity and AuditDefaults (`audit_defaults` of a pipeline.toml or `[defaults.audits]` of the project;
 // unset fields inherit) come from project_config.hpp.
@@ -167,7 +167,7 @@ ModelAuditDeclarations AuditDeclarationsFromHeader(const HeaderMap& header);
 struct ModelCheckInput {
   std::string name;
   std::string pipeline;
-  std::string file;           // relative to the project root, e.g. "pipelines/orders/orders.sql"
+  std::string file;  // relative to the project root, e.g. "pipelines/orders/orders.sql"
   ModelKind kind = ModelKind::kTable;
   std::string relation_name;  // unqualified physical relation
   std::string name_space;     // the database / schema holding the relation
@@ -188,7 +188,7 @@ struct ChecksInput {
   std::vector<std::string> sources;  // declared source names (to suggest `__source__x` mocks)
   AuditDefaults project_audit_defaults;
   std::map<std::string, AuditDefaults> pipeline_audit_defaults;  // by pipeline name
-  MacroExpander expand_macros;  // may be empty: then any macro call is an error
+  MacroExpander expand_macros;                                   // may be empty: then any macro call is an error
 };
 
 enum class TestMode { kModel, kMacro };
@@ -200,7 +200,7 @@ struct TestSpec {
   std::string path;                  // compiled path relative to target/, e.g. "compiled/tests/orders/x.sql"
   std::vector<std::string> targets;  // sorted; see the file comment
   TestMode mode = TestMode::kModel;
-  std::string sql;                   // the compiled statement, ending with exactly one newline
+  std::string sql;  // the compiled statement, ending with exactly one newline
 };
 
 enum class AuditOrigin { kConcrete, kGeneric };
@@ -209,8 +209,8 @@ inline constexpr int kAuditSampleRows = 5;
 
 struct AuditSpec {
   std::string name;
-  std::string file;  // the audit file, or the model file for a generic invocation
-  std::string path;  // compiled path relative to target/
+  std::string file;                            // the audit file, or the model file for a generic invocation
+  std::string path;                            // compiled path relative to target/
   std::vector<std::string> referenced_models;  // first-reference order
   AuditSeverity severity = AuditSeverity::kError;
   std::optional<int64_t> every_seconds;  // the cadence; set iff scheduled
@@ -219,9 +219,9 @@ struct AuditSpec {
   std::optional<std::string> description;
   AuditOrigin origin = AuditOrigin::kConcrete;
   std::optional<std::string> definition;  // the generic definition's name
-  std::string sql;                // the resolved audit query, ending with exactly one newline (the file)
-  std::string failure_count_sql;  // one row, one column: the number of failing rows
-  std::string sample_sql;         // at most kAuditSampleRows failing rows
+  std::string sql;                        // the resolved audit query, ending with exactly one newline (the file)
+  std::string failure_count_sql;          // one row, one column: the number of failing rows
+  std::string sample_sql;                 // at most kAuditSampleRows failing rows
 };
 
 enum class CheckEdgeType { kTest, kAudit };

@@ -59,9 +59,9 @@ class ChecksProject {
 
   // orders ← events (a source); order_items ← orders.
   void AddChain(const std::string& orders_header = "MODEL ();\n", const std::string& items_pipeline = "pl") {
-    AddModel("pipelines/pl/orders.sql",
-             orders_header + "SELECT id::Int64 AS id, qty::Int64 AS qty, status::String AS status\n"
-                             "FROM __source(\"events\")\n");
+    AddModel("pipelines/pl/orders.sql", orders_header +
+                                            "SELECT id::Int64 AS id, qty::Int64 AS qty, status::String AS status\n"
+                                            "FROM __source(\"events\")\n");
     AddModel("pipelines/" + items_pipeline + "/order_items.sql",
              "MODEL ();\nSELECT id::Int64 AS id, (qty * 2)::Int64 AS doubled\nFROM __ref(\"orders\");\n",
              items_pipeline);
@@ -94,11 +94,11 @@ Diagnostic CompileError(const ChecksProject& project) {
 }
 
 #define EXPECT_AT(diagnostic, expected_code, expected_file, expected_line, expected_column) \
-  do {                                                                                     \
-    EXPECT_EQ((diagnostic).code, expected_code) << (diagnostic).message;                   \
-    EXPECT_EQ((diagnostic).location.file, expected_file);                                  \
-    EXPECT_EQ((diagnostic).location.line, expected_line);                                  \
-    EXPECT_EQ((diagnostic).location.column, expected_column);                              \
+  do {                                                                                      \
+    EXPECT_EQ((diagnostic).code, expected_code) << (diagnostic).message;                    \
+    EXPECT_EQ((diagnostic).location.file, expected_file);                                   \
+    EXPECT_EQ((diagnostic).location.line, expected_line);                                   \
+    EXPECT_EQ((diagnostic).location.column, expected_column);                               \
   } while (false)
 
 const AuditSpec& AuditNamed(const CompiledChecks& compiled, const std::string& name) {
@@ -176,15 +176,16 @@ ALL LEFT JOIN __case_1_expected_counts AS r ON isNotDistinctFrom(l.`id`, r.`id`)
 WHERE l.__case_count > coalesce(r.__case_count, 0)
 )");
   ASSERT_EQ(compiled.edges.size(), 1u);
-  EXPECT_EQ(compiled.edges[0], (CheckEdge{CheckEdgeType::kTest, "model:order_items",
-                                          "test:order items double the quantity"}));
+  EXPECT_EQ(compiled.edges[0],
+            (CheckEdge{CheckEdgeType::kTest, "model:order_items", "test:order items double the quantity"}));
 }
 
 TEST(SqlTestCompile, KnownColumnTypesCastTheExpectedSideAndAssertionsReportWholeRows) {
   ChecksProject project(sql::Dialect::kDuckDb);
-  project.AddModel("pipelines/pl/orders.sql",
-                   "MODEL ();\nSELECT CAST(id AS BIGINT) AS id, CAST(qty AS BIGINT) AS qty\nFROM __source(\"events\")\n",
-                   "pl", {{"id", "BIGINT"}, {"qty", "BIGINT"}});
+  project.AddModel(
+      "pipelines/pl/orders.sql",
+      "MODEL ();\nSELECT CAST(id AS BIGINT) AS id, CAST(qty AS BIGINT) AS qty\nFROM __source(\"events\")\n", "pl",
+      {{"id", "BIGINT"}, {"qty", "BIGINT"}});
   project.Write("tests/typed.sql",
                 "TEST ();\nWITH __source__events AS (SELECT 1 AS id, 2 AS qty),\n"
                 "__expected__orders AS (SELECT 1 AS id),\n"
@@ -194,8 +195,9 @@ TEST(SqlTestCompile, KnownColumnTypesCastTheExpectedSideAndAssertionsReportWhole
   EXPECT_EQ(test.name, "typed");  // the file stem
   EXPECT_NE(test.sql.find("__assert__positive AS (\nSELECT id FROM __model__orders WHERE qty <= 0\n)"),
             std::string::npos);
-  EXPECT_NE(test.sql.find("SELECT CAST(__case_rows.\"id\" AS BIGINT) AS \"id\"\nFROM __expected__orders AS __case_rows"),
-            std::string::npos);
+  EXPECT_NE(
+      test.sql.find("SELECT CAST(__case_rows.\"id\" AS BIGINT) AS \"id\"\nFROM __expected__orders AS __case_rows"),
+      std::string::npos);
   EXPECT_NE(test.sql.find("SELECT __case_rows.\"id\" AS \"id\"\nFROM __model__orders AS __case_rows"),
             std::string::npos);
   EXPECT_NE(test.sql.find("LEFT JOIN __case_1_actual_counts AS r ON l.\"id\" IS NOT DISTINCT FROM r.\"id\""),
@@ -215,11 +217,12 @@ TEST(SqlTestCompile, MacroModeExpandsOnlyTheActualCteAndComparesAsText) {
     size_t at = body.find("@line_total(\"quantity\", \"unit_price\")");
     return body.replace(at, 37, "quantity * unit_price");
   };
-  project.Write("tests/macros/line_total.sql",
-                "TEST (mode macro, name \"line total handles nulls\");\n\n"
-                "WITH input_values AS (\n  SELECT 2 AS quantity, 10.0 AS unit_price\n),\n"
-                "__macro_actual__ AS (\n  SELECT @line_total(\"quantity\", \"unit_price\") AS line_total FROM input_values\n),\n"
-                "__macro_expected__ AS (\n  SELECT 20.0 AS line_total\n)\nSELECT 1\n");
+  project.Write(
+      "tests/macros/line_total.sql",
+      "TEST (mode macro, name \"line total handles nulls\");\n\n"
+      "WITH input_values AS (\n  SELECT 2 AS quantity, 10.0 AS unit_price\n),\n"
+      "__macro_actual__ AS (\n  SELECT @line_total(\"quantity\", \"unit_price\") AS line_total FROM input_values\n),\n"
+      "__macro_expected__ AS (\n  SELECT 20.0 AS line_total\n)\nSELECT 1\n");
   CompiledChecks compiled = project.Compile();
   ASSERT_EQ(compiled.tests.size(), 1u);
   const TestSpec& test = compiled.tests.front();
@@ -341,7 +344,8 @@ TEST(SqlTestCompile, BlocksSplitOnlyAtTestHeadersStartingALine) {
                 ", __expected__orders AS (SELECT 1 AS id) -- TEST (name \"nope\");\n"
                 "SELECT 1;\n\n"
                 "-- the second test\n"
-                "TEST (name \"second\");\n" + kChainBody);
+                "TEST (name \"second\");\n" +
+                    kChainBody);
   CompiledChecks compiled = project.Compile();
   ASSERT_EQ(compiled.tests.size(), 2u);
   EXPECT_EQ(compiled.tests[0].name, "first");
@@ -390,8 +394,7 @@ TEST(SqlTestErrors, BodyShape) {
   };
   EXPECT_AT(error_for("SELECT 1\n"), "SLU-TEST-002", "tests/t.sql", 2, 1);
   EXPECT_AT(error_for("WITH __ref__a AS (SELECT 1 AS x)\nSELECT 2\n"), "SLU-TEST-002", "tests/t.sql", 3, 8);
-  EXPECT_AT(error_for("WITH __ref__a AS (SELECT 1 AS x) SELECT 1; SELECT 2\n"), "SLU-TEST-002", "tests/t.sql", 2,
-            44);
+  EXPECT_AT(error_for("WITH __ref__a AS (SELECT 1 AS x) SELECT 1; SELECT 2\n"), "SLU-TEST-002", "tests/t.sql", 2, 44);
   EXPECT_AT(error_for("WITH __ref__a AS (SELECT (1 AS x\nSELECT 1\n"), "SLU-TEST-002", "tests/t.sql", 2, 18);
   EXPECT_AT(error_for("WITH __ref__a (x) AS (SELECT 1)\nSELECT 1\n"), "SLU-TEST-002", "tests/t.sql", 2, 15);
   EXPECT_AT(error_for("WITH __ref__a AS ()\nSELECT 1\n"), "SLU-TEST-002", "tests/t.sql", 2, 18);
@@ -450,26 +453,30 @@ TEST(SqlTestErrors, ModelModeNeedsMocksAndSomethingToCheck) {
 TEST(SqlTestErrors, ExpectedModelsMustExistAndNotBeMocked) {
   ChecksProject project;
   project.AddChain();
-  project.Write("tests/t.sql", "TEST ();\nWITH __source__events AS (SELECT 1 AS id),\n  __expected__nope AS (SELECT 1)\n"
-                               "SELECT 1\n");
+  project.Write("tests/t.sql",
+                "TEST ();\nWITH __source__events AS (SELECT 1 AS id),\n  __expected__nope AS (SELECT 1)\n"
+                "SELECT 1\n");
   EXPECT_AT(CompileError(project), "SLU-TEST-010", "tests/t.sql", 3, 3);
-  project.Write("tests/t.sql", "TEST ();\nWITH __ref__orders AS (SELECT 1 AS id),\n  __expected__orders AS (SELECT 1)\n"
-                               "SELECT 1\n");
+  project.Write("tests/t.sql",
+                "TEST ();\nWITH __ref__orders AS (SELECT 1 AS id),\n  __expected__orders AS (SELECT 1)\n"
+                "SELECT 1\n");
   EXPECT_AT(CompileError(project), "SLU-TEST-010", "tests/t.sql", 3, 3);
 }
 
 TEST(SqlTestErrors, UnresolvedDependenciesSuggestTheMock) {
   ChecksProject project;
   project.AddChain();
-  project.Write("tests/t.sql", "TEST ();\nWITH __ref__other AS (SELECT 1 AS id),\n"
-                               "  __expected__order_items AS (SELECT 1 AS id)\nSELECT 1\n");
+  project.Write("tests/t.sql",
+                "TEST ();\nWITH __ref__other AS (SELECT 1 AS id),\n"
+                "  __expected__order_items AS (SELECT 1 AS id)\nSELECT 1\n");
   Diagnostic d = CompileError(project);
   EXPECT_AT(d, "SLU-TEST-011", "tests/t.sql", 3, 3);
   EXPECT_NE(d.message.find("'events', read by model 'orders'"), std::string::npos) << d.message;
   EXPECT_NE(d.hint.find("__source__events"), std::string::npos) << d.hint;
 
-  project.Write("tests/t.sql", "TEST ();\nWITH __source__events AS (SELECT 1 AS id),\n"
-                               "  __assert__x AS (SELECT * FROM __ref(\"ghost\"))\nSELECT 1\n");
+  project.Write("tests/t.sql",
+                "TEST ();\nWITH __source__events AS (SELECT 1 AS id),\n"
+                "  __assert__x AS (SELECT * FROM __ref(\"ghost\"))\nSELECT 1\n");
   d = CompileError(project);
   EXPECT_AT(d, "SLU-TEST-011", "tests/t.sql", 3, 33);
   EXPECT_NE(d.hint.find("__ref__ghost"), std::string::npos) << d.hint;
@@ -485,8 +492,9 @@ TEST(SqlTestErrors, ReferenceCyclesAreReported) {
   ChecksProject project;
   project.AddModel("pipelines/pl/a.sql", "MODEL ();\nSELECT 1 AS x FROM __ref(\"b\")\n");
   project.AddModel("pipelines/pl/b.sql", "MODEL ();\nSELECT 1 AS x FROM __ref(\"a\")\n");
-  project.Write("tests/t.sql", "TEST ();\nWITH __source__events AS (SELECT 1 AS id),\n"
-                               "  __expected__a AS (SELECT 1 AS x)\nSELECT 1\n");
+  project.Write("tests/t.sql",
+                "TEST ();\nWITH __source__events AS (SELECT 1 AS id),\n"
+                "  __expected__a AS (SELECT 1 AS x)\nSELECT 1\n");
   Diagnostic d = CompileError(project);
   EXPECT_AT(d, "SLU-TEST-020", "tests/t.sql", 3, 3);
   EXPECT_NE(d.message.find("a → b → a"), std::string::npos) << d.message;
@@ -537,8 +545,10 @@ TEST(SqlTestErrors, ExpectedColumnsMustBeNamedAndProducedByTheModel) {
   ChecksProject project;
   project.AddChain();
   auto error_for = [&](const std::string& expected) {
-    project.Write("tests/t.sql", "TEST ();\nWITH __source__events AS (SELECT 1 AS id, 2 AS qty, 'x' AS status),\n"
-                                 "  __expected__orders AS (" + expected + ")\nSELECT 1\n");
+    project.Write("tests/t.sql",
+                  "TEST ();\nWITH __source__events AS (SELECT 1 AS id, 2 AS qty, 'x' AS status),\n"
+                  "  __expected__orders AS (" +
+                      expected + ")\nSELECT 1\n");
     return CompileError(project);
   };
   Diagnostic d = error_for("SELECT 1 AS id, qty + 1 FROM x");
@@ -551,14 +561,16 @@ TEST(SqlTestErrors, ExpectedColumnsMustBeNamedAndProducedByTheModel) {
   ChecksProject typed;
   typed.AddModel("pipelines/pl/orders.sql", "MODEL ();\nSELECT id::Int64 AS id FROM __source(\"events\")\n", "pl",
                  {{"id", "Int64"}});
-  typed.Write("tests/t.sql", "TEST ();\nWITH __source__events AS (SELECT 1 AS id),\n"
-                             "  __expected__orders AS (SELECT 1 AS id, 2 AS bogus)\nSELECT 1\n");
+  typed.Write("tests/t.sql",
+              "TEST ();\nWITH __source__events AS (SELECT 1 AS id),\n"
+              "  __expected__orders AS (SELECT 1 AS id, 2 AS bogus)\nSELECT 1\n");
   d = CompileError(typed);
   EXPECT_AT(d, "SLU-TEST-013", "tests/t.sql", 3, 3);
   EXPECT_NE(d.hint.find("its columns: id"), std::string::npos);
   // With known columns, `*` over the model expands to them.
-  typed.Write("tests/t.sql", "TEST ();\nWITH __source__events AS (SELECT 1 AS id),\n"
-                             "  __expected__orders AS (SELECT * FROM __ref(\"orders\"))\nSELECT 1\n");
+  typed.Write("tests/t.sql",
+              "TEST ();\nWITH __source__events AS (SELECT 1 AS id),\n"
+              "  __expected__orders AS (SELECT * FROM __ref(\"orders\"))\nSELECT 1\n");
   EXPECT_NE(typed.Compile().tests.at(0).sql.find("CAST(__case_rows.`id` AS Int64) AS `id`"), std::string::npos);
 }
 
@@ -573,10 +585,11 @@ TEST(SqlTestErrors, MacroModeRules) {
     return CompileError(project);
   };
   EXPECT_AT(error_for("__macro_actual__ AS (SELECT 1 AS x)"), "SLU-TEST-014", "tests/m.sql", 1, 1);
-  EXPECT_AT(error_for("__macro_actual__ AS (SELECT 1 AS x), __ref__y AS (SELECT 1)"), "SLU-TEST-014", "tests/m.sql",
-            2, 43);
-  EXPECT_AT(error_for("__macro_actual__ AS (SELECT x FROM __ref(\"orders\")),\n  __macro_expected__ AS (SELECT 1 AS x)"),
-            "SLU-TEST-014", "tests/m.sql", 2, 41);
+  EXPECT_AT(error_for("__macro_actual__ AS (SELECT 1 AS x), __ref__y AS (SELECT 1)"), "SLU-TEST-014", "tests/m.sql", 2,
+            43);
+  EXPECT_AT(
+      error_for("__macro_actual__ AS (SELECT x FROM __ref(\"orders\")),\n  __macro_expected__ AS (SELECT 1 AS x)"),
+      "SLU-TEST-014", "tests/m.sql", 2, 41);
   EXPECT_AT(error_for("h AS (SELECT @m() AS x), __macro_actual__ AS (SELECT 1 AS x),\n"
                       "  __macro_expected__ AS (SELECT 1 AS x)"),
             "SLU-TEST-015", "tests/m.sql", 2, 19);
@@ -590,8 +603,9 @@ TEST(SqlTestErrors, MacroModeRules) {
 TEST(SqlTestErrors, MacroCallsNeedAnExpander) {
   ChecksProject project;
   project.AddChain();
-  project.Write("tests/t.sql", "TEST ();\nWITH __source__events AS (@rows()),\n"
-                               "  __expected__orders AS (SELECT 1 AS id)\nSELECT 1\n");
+  project.Write("tests/t.sql",
+                "TEST ();\nWITH __source__events AS (@rows()),\n"
+                "  __expected__orders AS (SELECT 1 AS id)\nSELECT 1\n");
   Diagnostic d = CompileError(project);
   EXPECT_AT(d, "SLU-TEST-017", "tests/t.sql", 2, 27);
   EXPECT_NE(d.message.find("@rows"), std::string::npos);
@@ -620,10 +634,10 @@ TEST(AuditCompile, ConcreteAuditResolvesReferencesAndBuildsCountAndSampleQueries
   EXPECT_EQ(audit.every_seconds, std::nullopt);
   EXPECT_EQ(audit.warmup_seconds, 0);
   EXPECT_EQ(audit.sql, "SELECT id, qty\nFROM analytics.tbl__orders\nWHERE qty < 0\n");
-  EXPECT_EQ(audit.failure_count_sql, "SELECT count() FROM (\nSELECT id, qty\nFROM analytics.tbl__orders\nWHERE qty < 0\n)");
+  EXPECT_EQ(audit.failure_count_sql,
+            "SELECT count() FROM (\nSELECT id, qty\nFROM analytics.tbl__orders\nWHERE qty < 0\n)");
   EXPECT_EQ(audit.sample_sql, "SELECT * FROM (\nSELECT id, qty\nFROM analytics.tbl__orders\nWHERE qty < 0\n) LIMIT 5");
-  EXPECT_EQ(compiled.edges,
-            (std::vector<CheckEdge>{{CheckEdgeType::kAudit, "model:orders", "audit:no_negative"}}));
+  EXPECT_EQ(compiled.edges, (std::vector<CheckEdge>{{CheckEdgeType::kAudit, "model:orders", "audit:no_negative"}}));
 
   ChecksProject duck(sql::Dialect::kDuckDb);
   duck.AddChain();
@@ -637,9 +651,10 @@ TEST(AuditCompile, ConcreteAuditResolvesReferencesAndBuildsCountAndSampleQueries
 TEST(AuditCompile, SeveralBlocksPerFileAreNamedAndCompiledSeparately) {
   ChecksProject project;
   project.AddChain();
-  project.Write("audits/quality/pair.sql",
-                "AUDIT (name \"ids present\");\nSELECT * FROM __ref(\"orders\") WHERE id IS NULL\n\n"
-                "AUDIT (name \"items present\");\nSELECT * FROM __ref(orders) o JOIN __ref(\"order_items\") i USING (id)\n");
+  project.Write(
+      "audits/quality/pair.sql",
+      "AUDIT (name \"ids present\");\nSELECT * FROM __ref(\"orders\") WHERE id IS NULL\n\n"
+      "AUDIT (name \"items present\");\nSELECT * FROM __ref(orders) o JOIN __ref(\"order_items\") i USING (id)\n");
   CompiledChecks compiled = project.Compile();
   ASSERT_EQ(compiled.audits.size(), 2u);
   EXPECT_EQ(compiled.audits[0].path, "compiled/audits/quality/pair__ids present.sql");
@@ -657,8 +672,9 @@ TEST(AuditCompile, GenericAuditsAreInvokedAtModelAndColumnLevel) {
   project.Write("audits/generic/not_null.sql", "AUDIT ();\nSELECT * FROM __ref(\"@model\") WHERE @column IS NULL\n");
   project.Write("audits/generic/in_list.sql",
                 "AUDIT ();\nSELECT * FROM __ref(\"@model\") WHERE @column NOT IN (@allowed)\n");
-  project.Write("audits/generic/expression_is_true.sql",
-                "AUDIT ();\nSELECT *\nFROM __ref(\"@model\")\nWHERE NOT (@expression) -- @ignored in comments\n  AND 1 = 1\n");
+  project.Write(
+      "audits/generic/expression_is_true.sql",
+      "AUDIT ();\nSELECT *\nFROM __ref(\"@model\")\nWHERE NOT (@expression) -- @ignored in comments\n  AND 1 = 1\n");
   project.AddChain(
       "MODEL (\n"
       "  columns (\n"
@@ -685,15 +701,14 @@ TEST(AuditCompile, GenericAuditsAreInvokedAtModelAndColumnLevel) {
             "SELECT * FROM analytics.tbl__orders WHERE qty NOT IN (1, 2.50)\n");
   const AuditSpec& expression = AuditNamed(compiled, "qty is positive");
   EXPECT_EQ(expression.path, "compiled/audits/pipelines/pl/orders__qty is positive.sql");
-  EXPECT_EQ(expression.sql, "SELECT *\nFROM analytics.tbl__orders\nWHERE NOT (qty > 0) -- @ignored in comments\n  AND 1 = 1\n");
+  EXPECT_EQ(expression.sql,
+            "SELECT *\nFROM analytics.tbl__orders\nWHERE NOT (qty > 0) -- @ignored in comments\n  AND 1 = 1\n");
   std::vector<std::string> names;
   for (const AuditSpec& audit : compiled.audits) names.push_back(audit.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"orders.id.not_null.1", "orders.id.not_null.2",
-                                             "orders.qty.in_list.1", "orders.status.accepted_values.1",
-                                             "qty is positive"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"orders.id.not_null.1", "orders.id.not_null.2", "orders.qty.in_list.1",
+                                             "orders.status.accepted_values.1", "qty is positive"}));
   EXPECT_EQ(compiled.edges.size(), 5u);
-  EXPECT_EQ(compiled.edges.front(),
-            (CheckEdge{CheckEdgeType::kAudit, "model:orders", "audit:orders.id.not_null.1"}));
+  EXPECT_EQ(compiled.edges.front(), (CheckEdge{CheckEdgeType::kAudit, "model:orders", "audit:orders.id.not_null.1"}));
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -774,7 +789,8 @@ TEST(AuditErrors, Invocations) {
   project.Write("audits/generic/not_null.sql", "AUDIT ();\nSELECT * FROM __ref(\"@model\") WHERE @column IS NULL\n");
   project.Write("audits/generic/accepted_values.sql",
                 "AUDIT ();\nSELECT * FROM __ref(@model) WHERE @column NOT IN (@'values')\n");
-  project.Write("audits/generic/expression_is_true.sql", "AUDIT ();\nSELECT * FROM __ref(@model) WHERE NOT (@expression)\n");
+  project.Write("audits/generic/expression_is_true.sql",
+                "AUDIT ();\nSELECT * FROM __ref(@model) WHERE NOT (@expression)\n");
   auto error_for = [&](const std::string& header) {
     ChecksProject local;
     local.input.models.clear();
@@ -794,20 +810,20 @@ TEST(AuditErrors, Invocations) {
   Diagnostic missing = error_for("  columns (status (audits [accepted_values])),");
   EXPECT_AT(missing, "SLU-AUDIT-010", "pipelines/pl/orders.sql", 2, 28);
   EXPECT_NE(missing.message.find("needs argument values"), std::string::npos);
-  EXPECT_AT(error_for("  audits [not_null (column \"id\", colour 1)],"), "SLU-AUDIT-010", "pipelines/pl/orders.sql",
-            2, 34);
+  EXPECT_AT(error_for("  audits [not_null (column \"id\", colour 1)],"), "SLU-AUDIT-010", "pipelines/pl/orders.sql", 2,
+            34);
   EXPECT_AT(error_for("  columns (id (audits [not_null (column \"qty\")])),"), "SLU-AUDIT-010",
             "pipelines/pl/orders.sql", 2, 34);
   EXPECT_AT(error_for("  audits [not_null (model \"other\", column \"id\")],"), "SLU-AUDIT-010",
             "pipelines/pl/orders.sql", 2, 21);
   EXPECT_AT(error_for("  columns (status (audits [accepted_values (values [1, 2])])),"), "SLU-AUDIT-011",
             "pipelines/pl/orders.sql", 2, 53);
-  EXPECT_AT(error_for("  audits [expression_is_true (expression (a 1))],"), "SLU-AUDIT-011",
-            "pipelines/pl/orders.sql", 2, 42);
+  EXPECT_AT(error_for("  audits [expression_is_true (expression (a 1))],"), "SLU-AUDIT-011", "pipelines/pl/orders.sql",
+            2, 42);
   EXPECT_AT(error_for("  columns (id (audits [not_null (severity fatal)])),"), "SLU-AUDIT-011",
             "pipelines/pl/orders.sql", 2, 43);
-  EXPECT_AT(error_for("  columns (id (audits [not_null (name \"x/y\")])),"), "SLU-AUDIT-004",
-            "pipelines/pl/orders.sql", 2, 39);
+  EXPECT_AT(error_for("  columns (id (audits [not_null (name \"x/y\")])),"), "SLU-AUDIT-004", "pipelines/pl/orders.sql",
+            2, 39);
 }
 
 TEST(AuditErrors, MacrosNeedAnExpanderAndPathsMustDiffer) {
@@ -887,7 +903,8 @@ TEST(AuditPolicy, CadenceIsExplicitElseTheSingleInheritedOne) {
   Diagnostic conflict = CompileError(project);
   EXPECT_AT(conflict, "SLU-AUDIT-012", "audits/inherits.sql", 1, 1);
   EXPECT_NE(conflict.message.find("300s, 600s"), std::string::npos);
-  project.Write("audits/inherits.sql", "AUDIT (name \"inherits\", every 60);\nSELECT * FROM __ref(orders), __ref(order_items)\n");
+  project.Write("audits/inherits.sql",
+                "AUDIT (name \"inherits\", every 60);\nSELECT * FROM __ref(orders), __ref(order_items)\n");
   EXPECT_EQ(AuditNamed(project.Compile(), "inherits").every_seconds, 60);
 }
 
@@ -926,7 +943,8 @@ TEST(AuditDuration, SecondsOrUnits) {
 
 TEST(AuditDeclarations, PickedFromTheModelHeader) {
   std::string text = "MODEL (kind table, columns (a (description \"x\"), b (audits [not_null])), audits [u]);\n";
-  ModelAuditDeclarations declarations = AuditDeclarationsFromHeader(ParseHeaderBlock(text, 0, "MODEL", "m.sql").entries);
+  ModelAuditDeclarations declarations =
+      AuditDeclarationsFromHeader(ParseHeaderBlock(text, 0, "MODEL", "m.sql").entries);
   ASSERT_TRUE(declarations.audits.has_value());
   EXPECT_EQ(declarations.audits->offset, text.find("[u]"));
   ASSERT_EQ(declarations.columns.size(), 1u);
