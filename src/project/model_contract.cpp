@@ -379,12 +379,16 @@ std::vector<std::string_view> LineageColumns(LineageMode mode) {
 ModelContract CheckModelContract(const ModelContractInput& input) { return ContractChecker(input).Run(); }
 
 bool HasLineageColumns(const ModelContract& contract, LineageMode lineage, sql::Dialect dialect) {
-  auto key = [dialect](std::string_view name) {
-    return dialect == sql::Dialect::kClickHouse ? std::string(name) : Lowercase(name);
+  // ClickHouse names are case-sensitive; the other dialects fold case (the lineage names are lower case).
+  auto same = [dialect](std::string_view output, std::string_view lineage_column) {
+    if (dialect == sql::Dialect::kClickHouse) return output == lineage_column;
+    return output.size() == lineage_column.size() &&
+           std::equal(output.begin(), output.end(), lineage_column.begin(),
+                      [](char a, char b) { return LowerAscii(a) == b; });
   };
   for (std::string_view column : LineageColumns(lineage)) {
     bool found = std::any_of(contract.columns.begin(), contract.columns.end(),
-                             [&](const OutputColumn& output) { return key(output.name) == key(column); });
+                             [&](const OutputColumn& output) { return same(output.name, column); });
     if (!found) return false;
   }
   return true;
