@@ -86,6 +86,23 @@ TEST(CompileSpeedE2E, AHeaderErrorBeforeAFailingMacroIsReportedFirst) {
   EXPECT_EQ(result.err.find("SLU-MACRO-010"), std::string::npos) << result.err;
 }
 
+// Start-up: sluice links neither libpython (the macro interpreter is a plugin loaded by the first project
+// with macro files) nor libcrypto; the dynamic loader's own log (LD_DEBUG=libs) shows what a process loads.
+TEST(CompileSpeedE2E, PythonIsLoadedOnlyForAProjectWithMacroFiles) {
+  ScratchProject plain("shop");  // no macros/ folder
+  ProcessResult without = plain.Run({"discover"}, {{"LD_DEBUG", "libs"}});
+  ASSERT_EQ(without.exit_code, 0) << without.err;
+  EXPECT_NE(without.err.find("libstdc++"), std::string::npos) << "LD_DEBUG=libs logged nothing: " << without.err;
+  EXPECT_EQ(without.err.find("libpython"), std::string::npos) << without.err;
+  EXPECT_EQ(without.err.find("libcrypto"), std::string::npos) << without.err;
+
+  ScratchProject with_macros("streambuild_compat");
+  ProcessResult with = with_macros.Run({"discover"}, {{"LD_DEBUG", "libs"}});
+  ASSERT_EQ(with.exit_code, 0) << with.err;
+  EXPECT_NE(with.err.find("libsluice_macro_python.so"), std::string::npos) << with.err;
+  EXPECT_NE(with.err.find("libpython"), std::string::npos) << with.err;
+}
+
 TEST(CompileSpeedE2E, TimingsReportEveryPhaseInOrderOnlyWhenAsked) {
   ScratchProject project("streambuild_compat");
   ProcessResult quiet = project.Run({"compile"});

@@ -151,7 +151,7 @@ std::unique_ptr<MacroEngine> MacroEngine::Load(const fs::path& root) {
   std::unique_ptr<MacroEngine> engine(new MacroEngine());
   std::vector<fs::path> files = DiscoverMacroFiles(root);
   if (files.empty()) return engine;
-  engine->interpreter_ = std::make_unique<MacroInterpreter>();
+  engine->interpreter_ = MacroInterpreter::Start();
   std::map<std::string, MacroDefinition> by_name;
   for (const fs::path& file : files) {
     std::string relative = file.lexically_relative(root).generic_string();

@@ -1,10 +1,10 @@
-// The only file that includes pybind11 / Python.h. Python.h must come before any standard header (it sets
-// feature macros), hence the include order.
+// The Python macro plugin, libsluice_macro_python.so (see macro_interpreter.hpp), and the only file that
+// includes pybind11 / Python.h. Python.h must come before any standard header (it sets feature macros), hence
+// the include order. The file is compiled with hidden visibility, as pybind11 requires; Sluice's own headers
+// keep default visibility, so what they declare resolves against the executable that loads the plugin.
 // clang-format off
 #include <pybind11/pybind11.h>
 // clang-format on
-
-#include "project/macros/macro_interpreter.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -14,7 +14,10 @@
 #include <unordered_map>
 #include <utility>
 
+#pragma GCC visibility push(default)
 #include "core/diagnostic.hpp"
+#include "project/macros/macro_interpreter.hpp"
+#pragma GCC visibility pop
 #include "project/macros/macro_runtime_py.hpp"
 
 namespace py = pybind11;
@@ -260,7 +263,25 @@ struct MacroFunction {
   bool context_annotated = true;
 };
 
-struct MacroInterpreter::State {
+class PythonMacroInterpreter final : public MacroInterpreter {
+ public:
+  PythonMacroInterpreter();
+  ~PythonMacroInterpreter() override;
+
+  std::vector<MacroDefinition> LoadFile(const std::string& relative_file, const std::filesystem::path& absolute_file,
+                                        const std::string& text) override;
+  std::string Evaluate(const MacroInvocation& call, const MacroSqlText& sql,
+                       const MacroContextValues& context) const override;
+  std::string CallNamingMacro(const std::string& name, const NamingArgument& argument,
+                              const SourceLocation& at) const override;
+
+  struct State;  // Python objects
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+struct PythonMacroInterpreter::State {
   uint64_t load_id = 0;
   std::vector<std::pair<std::string, std::string>> modules;  // (module name, path) to unload
   std::unordered_map<std::string, MacroFunction> functions;
@@ -276,7 +297,7 @@ std::string Where(const MacroDefinition& definition) { return definition.file + 
 // Evaluates one top-level call and its nested calls. Needs the interpreter mutex and the GIL.
 class Evaluator {
  public:
-  Evaluator(MacroInterpreter::State& state, const MacroSqlText& sql, const MacroContextValues& context)
+  Evaluator(PythonMacroInterpreter::State& state, const MacroSqlText& sql, const MacroContextValues& context)
       : state_(state), sql_(sql), context_(context) {}
 
   py::object Invoke(const MacroInvocation& call, bool top_level) {
@@ -397,20 +418,20 @@ class Evaluator {
               "macro arguments are Python literals (str, int, float, bool, None, list, tuple, dict)");
   }
 
-  MacroInterpreter::State& state_;
+  PythonMacroInterpreter::State& state_;
   const MacroSqlText& sql_;
   const MacroContextValues& context_;
 };
 
 }  // namespace
 
-MacroInterpreter::MacroInterpreter() : state_(std::make_unique<State>()) {
+PythonMacroInterpreter::PythonMacroInterpreter() : state_(std::make_unique<State>()) {
   std::lock_guard lock(InterpreterMutex());
   StartInterpreter();
   state_->load_id = g_next_load_id++;
 }
 
-MacroInterpreter::~MacroInterpreter() {
+PythonMacroInterpreter::~PythonMacroInterpreter() {
   std::lock_guard lock(InterpreterMutex());
   GilHold gil;
   for (const auto& [module, path] : state_->modules) {
@@ -423,9 +444,7 @@ MacroInterpreter::~MacroInterpreter() {
   state_.reset();
 }
 
-bool MacroInterpreter::Started() { return g_started; }
-
-std::vector<MacroDefinition> MacroInterpreter::LoadFile(const std::string& relative_file,
+std::vector<MacroDefinition> PythonMacroInterpreter::LoadFile(const std::string& relative_file,
                                                         const std::filesystem::path& absolute_file,
                                                         const std::string& text) {
   std::lock_guard lock(InterpreterMutex());
@@ -478,7 +497,7 @@ std::vector<MacroDefinition> MacroInterpreter::LoadFile(const std::string& relat
   return definitions;
 }
 
-std::string MacroInterpreter::Evaluate(const MacroInvocation& call, const MacroSqlText& sql,
+std::string PythonMacroInterpreter::Evaluate(const MacroInvocation& call, const MacroSqlText& sql,
                                        const MacroContextValues& context) const {
   std::lock_guard lock(InterpreterMutex());
   GilHold gil;
@@ -546,7 +565,7 @@ py::object NamingObject(const MacroInterpreter::NamingArgument& argument) {
 
 }  // namespace
 
-std::string MacroInterpreter::CallNamingMacro(const std::string& name, const NamingArgument& argument,
+std::string PythonMacroInterpreter::CallNamingMacro(const std::string& name, const NamingArgument& argument,
                                               const SourceLocation& at) const {
   std::lock_guard lock(InterpreterMutex());
   GilHold gil;
@@ -596,3 +615,12 @@ std::string MacroInterpreter::CallNamingMacro(const std::string& name, const Nam
 }
 
 }  // namespace sluice
+
+// The entry points the loader looks up (macro_interpreter_loader.cpp).
+extern "C" __attribute__((visibility("default"))) sluice::MacroInterpreter* sluice_macro_interpreter_start() {
+  return new sluice::PythonMacroInterpreter();
+}
+
+extern "C" __attribute__((visibility("default"))) bool sluice_macro_interpreter_started() {
+  return sluice::g_started.load();
+}
