@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -36,7 +37,7 @@ struct ResolvedReference {
   sql::ReferenceCall call;  // offsets relative to SqlCompute::body
   AssetKey upstream;
   EdgeType edge;
-  SourceLocation at;        // where the call is written
+  SourceLocation at;  // where the call is written
 };
 
 // ClickHouse storage keys of a table model (kept for the compiler and ClickHouse; ignored on DuckDB).
@@ -54,7 +55,7 @@ struct StorageSpec {
 struct SqlCompute {
   ModelKind kind = ModelKind::kTable;
   std::string body;
-  size_t body_offset = 0;  // where the body starts in the file (for locating diagnostics)
+  size_t body_offset = 0;                     // where the body starts in the file (for locating diagnostics)
   std::vector<ResolvedReference> references;  // in text order
   StorageSpec storage;
   // From the SQL body contract: the output columns with their cast types as authored, whether the model has
@@ -66,14 +67,14 @@ struct SqlCompute {
 
 // A CSV file loaded into a table (Sluice's `kind: seed` source).
 struct SeedCompute {
-  std::string path;  // relative to the project root
+  std::string path;                                          // relative to the project root
   std::vector<std::pair<std::string, std::string>> columns;  // name → type; empty: inferred
 };
 
 // A table that exists in the warehouse and is never written (StreamBuild's adopted `stream_table`).
 struct ExternalTable {
   std::string table_name;
-  std::string replay_mode;  // offsets | timestamp | cursor
+  std::string replay_mode;                            // offsets | timestamp | cursor
   std::map<std::string, std::string> replay_columns;  // _replay_x role → physical column
 };
 
@@ -81,13 +82,13 @@ struct ExternalTable {
 // Runs only on ClickHouse.
 struct KafkaSource {
   std::string topic;
-  std::string broker_list;       // after defaults.kafka_broker_list; secrets redacted only in artifacts
-  std::string consumer_group;    // as rendered into kafka_group_name (database suffix included)
+  std::string broker_list;     // after defaults.kafka_broker_list; secrets redacted only in artifacts
+  std::string consumer_group;  // as rendered into kafka_group_name (database suffix included)
   std::string format = "JSONAsString";
-  std::optional<std::string> ttl;  // landing TTL after defaults.managed_source_ttl
+  std::optional<std::string> ttl;                             // landing TTL after defaults.managed_source_ttl
   std::vector<std::pair<std::string, std::string>> settings;  // extra engine settings
-  std::string replay_mode;       // offsets | timestamp | landed_at
-  std::string name_origin = "declared";  // declared | derived (naming macro)
+  std::string replay_mode;                                    // offsets | timestamp | landed_at
+  std::string name_origin = "declared";                       // declared | derived (naming macro)
 };
 
 // A scheduled PostgreSQL pull (StreamBuild §5.3). Runs only on ClickHouse.
@@ -111,14 +112,14 @@ struct AssetDependency {
 };
 
 struct Asset {
-  AssetKey key;                     // [namespace, model or source name]
-  std::string relation_name;        // physical relation inside the namespace
-  std::string pipeline;             // owning pipeline; empty for sources
+  AssetKey key;               // [namespace, model or source name]
+  std::string relation_name;  // physical relation inside the namespace
+  std::string pipeline;       // owning pipeline; empty for sources
   std::string description;
   std::optional<PartitionSpec> partitions;
   std::vector<AssetDependency> deps;  // distinct upstreams, in first-reference order
   AssetCompute compute;
-  SourceLocation defined_at;        // the model file / source entry
+  SourceLocation defined_at;  // the model file / source entry
 
   bool is_source() const { return !std::holds_alternative<SqlCompute>(compute); }
   // The name users select it by: model name or source name.
@@ -127,9 +128,9 @@ struct Asset {
 
 struct Pipeline {
   std::string name;
-  std::string directory;            // relative to the project root, e.g. "pipelines/orders"
-  std::string name_space;           // where its models live
-  std::vector<std::string> models;  // model names, sorted
+  std::string directory;              // relative to the project root, e.g. "pipelines/orders"
+  std::string name_space;             // where its models live
+  std::vector<std::string> models;    // model names, sorted
   std::optional<std::string> source;  // the one source its table models reach; none for view-only
 };
 
@@ -163,8 +164,13 @@ class Definitions {
   std::vector<AssetKey> Closure(const std::vector<AssetKey>& keys, bool upstream) const;
   std::vector<Asset> assets_;
   std::vector<Pipeline> pipelines_;
-  std::map<AssetKey, size_t> index_;
-  std::map<std::string, size_t> by_name_;
+  struct KeyHash {
+    size_t operator()(const AssetKey& key) const {
+      return std::hash<std::string>()(key.name_space()) * 31 + std::hash<std::string>()(key.name());
+    }
+  };
+  std::unordered_map<AssetKey, size_t, KeyHash> index_;
+  std::unordered_map<std::string, size_t> by_name_;  // the first asset (in key order) of each name
   std::vector<std::vector<size_t>> downstream_;
 };
 
