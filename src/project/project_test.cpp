@@ -17,8 +17,8 @@ class TempProject {
  public:
   TempProject() {
     std::random_device device;
-    root_ = std::filesystem::temp_directory_path() / ("sluice_project_test_" + std::to_string(::getpid()) + "_" +
-                                                      std::to_string(device()));
+    root_ = std::filesystem::temp_directory_path() /
+            ("sluice_project_test_" + std::to_string(::getpid()) + "_" + std::to_string(device()));
     std::filesystem::create_directories(root_);
     Write("streambuild_project.toml",
           "name = \"p\"\nadapter = \"duckdb\"\ndefault_target = \"dev\"\n[targets.dev]\ndatabase = \"analytics\"\n"
@@ -33,7 +33,9 @@ class TempProject {
     std::filesystem::create_directories((root_ / relative).parent_path());
     std::ofstream(root_ / relative, std::ios::trunc) << text;
   }
-  Project Load(std::optional<std::string> target = std::nullopt) const { return LoadProject(root_, LoadOptions{target}); }
+  Project Load(std::optional<std::string> target = std::nullopt) const {
+    return LoadProject(root_, LoadOptions{target});
+  }
   const std::filesystem::path& root() const { return root_; }
 
  private:
@@ -54,7 +56,8 @@ TEST(ProjectConfig, TargetSelectionCliThenLocalThenDefault) {
   TempProject project;
   EXPECT_EQ(project.Load().target.database, "analytics");
   EXPECT_EQ(project.Load("prod").target.database, "prod_db");
-  project.Write("streambuild_local.toml", "target = \"prod\"\n[targets.prod]\ndatabase = \"mine\"\n[connection]\npath = \"x.duckdb\"\n");
+  project.Write("streambuild_local.toml",
+                "target = \"prod\"\n[targets.prod]\ndatabase = \"mine\"\n[connection]\npath = \"x.duckdb\"\n");
   Project local = project.Load();
   EXPECT_EQ(local.target.name, "prod");
   EXPECT_EQ(local.target.database, "mine");
@@ -88,6 +91,25 @@ TEST(ProjectConfig, UnknownKeysAreLocatedAtEveryLevel) {
   EXPECT_EQ(ErrorOf([&] { bad_mode.Load(); }).code, "SLU-CONFIG-007");
 }
 
+// Model discovery: `.sql` files at any depth of a pipeline folder; a symlink to a file counts as that file;
+// a symlinked folder is not entered; other names (`.sql` alone, `x.SQL`, `x.sql.bak`) are not models.
+TEST(ProjectLayout, ModelFilesAtAnyDepthAndSymlinkedFiles) {
+  TempProject project;
+  project.Write("pipelines/main/deep/er/b.sql", "MODEL ();\nSELECT CAST(id AS INT) AS id FROM __ref(\"a\")\n");
+  project.Write("elsewhere/c.sql", "MODEL ();\nSELECT CAST(id AS INT) AS id FROM __ref(\"b\")\n");
+  project.Write("elsewhere/folder/d.sql", "MODEL ();\nSELECT CAST(id AS INT) AS id FROM __ref(\"b\")\n");
+  std::filesystem::create_symlink(project.root() / "elsewhere/c.sql", project.root() / "pipelines/main/c.sql");
+  std::filesystem::create_symlink(project.root() / "elsewhere/folder", project.root() / "pipelines/main/linked");
+  for (const char* ignored : {"pipelines/main/.sql", "pipelines/main/x.SQL", "pipelines/main/y.sql.bak"}) {
+    project.Write(ignored, "not a model");
+  }
+  Project loaded = project.Load();
+  const Pipeline* main = loaded.definitions.FindPipeline("main");
+  ASSERT_NE(main, nullptr);
+  EXPECT_EQ(main->models, (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(loaded.definitions.FindByName("d"), nullptr);
+}
+
 TEST(ProjectConfig, PipelineDatabaseAndPrefixesNameRelations) {
   TempProject project;
   project.Write("pipelines/main/pipeline.toml", "database = \"silver\"\n[naming]\ntable_prefix = \"t_\"\n");
@@ -104,15 +126,20 @@ TEST(ProjectConfig, PipelineDatabaseAndPrefixesNameRelations) {
 TEST(Sources, StreamTableReplayBoundaryRules) {
   TempProject project;
   auto with_boundary = [&](const std::string& boundary) {
-    project.Write("sources/t.yml", "sources:\n  - kind: stream_table\n    name: adopted\n    table_name: existing\n"
-                                   "    replay_boundary:\n" + boundary);
+    project.Write("sources/t.yml",
+                  "sources:\n  - kind: stream_table\n    name: adopted\n    table_name: existing\n"
+                  "    replay_boundary:\n" +
+                      boundary);
     return ErrorOf([&] { project.Load(); });
   };
   EXPECT_EQ(with_boundary("      mode: timestamp\n      columns:\n        _replay_timestamp: ts\n").code, "no error");
-  EXPECT_EQ(with_boundary("      mode: offsets\n      columns:\n        _replay_timestamp: ts\n").code, "SLU-SOURCE-006");
-  EXPECT_EQ(with_boundary("      mode: cursor\n      columns:\n        _replay_cursor: c\n        _replay_timestamp: ts\n"
-                          "        _replay_offset: o\n").code,
+  EXPECT_EQ(with_boundary("      mode: offsets\n      columns:\n        _replay_timestamp: ts\n").code,
             "SLU-SOURCE-006");
+  EXPECT_EQ(
+      with_boundary("      mode: cursor\n      columns:\n        _replay_cursor: c\n        _replay_timestamp: ts\n"
+                    "        _replay_offset: o\n")
+          .code,
+      "SLU-SOURCE-006");
   EXPECT_EQ(with_boundary("      mode: landed_at\n").code, "SLU-SOURCE-006");
   EXPECT_EQ(with_boundary("      mode: timestamp\n      columns:\n        _replay_time: ts\n").code, "SLU-SOURCE-002");
 }
@@ -137,8 +164,10 @@ TEST(Models, ReferenceRules) {
     project.Write("pipelines/main/b.sql", text);
     return ErrorOf([&] { project.Load(); });
   };
-  EXPECT_EQ(model("MODEL ();\nSELECT CAST(1 AS INT) AS x FROM __ref(\"a\") JOIN __ref(\"a\", ref_type='reference') ON true\n").code,
-            "SLU-MODEL-012");
+  EXPECT_EQ(
+      model("MODEL ();\nSELECT CAST(1 AS INT) AS x FROM __ref(\"a\") JOIN __ref(\"a\", ref_type='reference') ON true\n")
+          .code,
+      "SLU-MODEL-012");
   EXPECT_EQ(model("MODEL (kind view);\nSELECT CAST(1 AS INT) AS x FROM __ref(\"a\", ref_type='reference')\n").code,
             "SLU-MODEL-013");
   EXPECT_EQ(model("MODEL ();\nSELECT CAST(1 AS INT) AS x FROM __ref(\"a\", ref_type='reference')\n").code,
