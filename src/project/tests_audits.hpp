@@ -171,7 +171,8 @@ struct ModelCheckInput {
   ModelKind kind = ModelKind::kTable;
   std::string relation_name;  // unqualified physical relation
   std::string name_space;     // the database / schema holding the relation
-  std::string text;           // the whole model file, for located diagnostics of header audits
+  std::string text;           // the whole model file, for located diagnostics of header audits (the project
+                              // loader keeps it only for models that declare audits)
   // The SQL body, macro-expanded, as `references` offsets see it, and the output column → type pairs when
   // known (may be empty). Views of what the caller owns (the project loader: the model's asset), read only
   // by CompileTestsAndAudits; one copy of each per model is what keeps a 100,000-model project small.
