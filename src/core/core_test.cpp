@@ -1,10 +1,10 @@
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -161,6 +161,31 @@ TEST(Sha256, AgreesWithSha256sumAtEveryPaddingBoundary) {
   }
   EXPECT_EQ(::pclose(pipe), 0);
   EXPECT_EQ(size, expected.size());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(FileSystem, WalkFilesVisitsFilesAtAnyDepthButNotSymlinkedFolders) {
+  auto dir = std::filesystem::temp_directory_path() / ("sluice_walk_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  WriteFileAtomic(dir / "top/a.sql", "a");
+  WriteFileAtomic(dir / "top/sub/deeper/b.txt", "b");
+  WriteFileAtomic(dir / "elsewhere/c.sql", "c");
+  WriteFileAtomic(dir / "elsewhere/inside/d.sql", "d");
+  std::filesystem::create_symlink(dir / "elsewhere/c.sql", dir / "top/link.sql");
+  std::filesystem::create_symlink(dir / "elsewhere/inside", dir / "top/linked_folder");
+  std::filesystem::create_symlink(dir / "nowhere", dir / "top/broken");
+  std::map<std::string, bool> seen;
+  WalkFiles(dir, "top", [&](std::string&& path, bool regular) { seen.emplace(std::move(path), regular); });
+  EXPECT_EQ(seen,
+            (std::map<std::string, bool>{
+                {"top/a.sql", true}, {"top/broken", false}, {"top/link.sql", true}, {"top/sub/deeper/b.txt", true}}));
+  try {
+    WalkFiles(dir, "missing", [](std::string&&, bool) {});
+    FAIL() << "expected SLU-IO-001";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.diagnostics().front().code, "SLU-IO-001");
+    EXPECT_NE(error.diagnostics().front().message.find("missing"), std::string::npos);
+  }
   std::filesystem::remove_all(dir);
 }
 

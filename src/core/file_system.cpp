@@ -1,11 +1,14 @@
 #include "core/file_system.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
+#include <string_view>
 
 #include "core/diagnostic.hpp"
 
@@ -13,8 +16,11 @@ namespace sluice {
 
 std::string ReadFile(const std::filesystem::path& path) {
   auto fail = [&]() {
-    throw Error(Diagnostic{"SLU-IO-001", "cannot read " + path.string() + ": " + std::strerror(errno),
-                           {path.string(), 0, 0}, "check that the file exists and is readable", {}});
+    throw Error(Diagnostic{"SLU-IO-001",
+                           "cannot read " + path.string() + ": " + std::strerror(errno),
+                           {path.string(), 0, 0},
+                           "check that the file exists and is readable",
+                           {}});
   };
   // One open, one fstat and (for a file that does not change meanwhile) one read into a buffer of the right
   // size: a regular file that gives exactly its fstat size into a buffer one byte larger is at its end, so the
@@ -57,8 +63,11 @@ std::string ReadFile(const std::filesystem::path& path) {
 
 void WriteFileAtomic(const std::filesystem::path& path, const std::string& contents) {
   auto fail = [&](const std::string& what) {
-    throw Error(Diagnostic{"SLU-IO-002", "cannot write " + path.string() + ": " + what,
-                           {path.string(), 0, 0}, "check permissions and free space", {}});
+    throw Error(Diagnostic{"SLU-IO-002",
+                           "cannot write " + path.string() + ": " + what,
+                           {path.string(), 0, 0},
+                           "check permissions and free space",
+                           {}});
   };
   std::error_code ec;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
@@ -87,6 +96,59 @@ void WriteFileAtomic(const std::filesystem::path& path, const std::string& conte
     ::unlink(temp.c_str());
     fail(reason);
   }
+}
+
+namespace {
+
+void WalkFolder(const std::string& root, const std::string& relative,
+                const std::function<void(std::string&& path, bool regular)>& visit) {
+  std::string folder = root + relative;
+  DIR* dir = ::opendir(folder.c_str());
+  if (dir == nullptr) {
+    throw Error(Diagnostic{"SLU-IO-001",
+                           "cannot read the folder " + folder + ": " + std::strerror(errno),
+                           {relative, 0, 0},
+                           "check that the folder exists and is readable",
+                           {}});
+  }
+  std::unique_ptr<DIR, int (*)(DIR*)> closer(dir, ::closedir);
+  while (const dirent* entry = ::readdir(dir)) {
+    std::string_view name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    bool folder_entry = entry->d_type == DT_DIR;
+    bool regular = entry->d_type == DT_REG;
+    if (entry->d_type == DT_UNKNOWN || entry->d_type == DT_LNK) {
+      struct stat info {};
+      bool link = entry->d_type == DT_LNK;
+      if (!link && ::fstatat(::dirfd(dir), entry->d_name, &info, AT_SYMLINK_NOFOLLOW) == 0) {
+        link = S_ISLNK(info.st_mode);
+        folder_entry = S_ISDIR(info.st_mode);
+        regular = S_ISREG(info.st_mode);
+      }
+      if (link) {  // what it points to decides: a symlinked folder is skipped, a broken link is not regular
+        bool resolved = ::fstatat(::dirfd(dir), entry->d_name, &info, 0) == 0;
+        if (resolved && S_ISDIR(info.st_mode)) continue;
+        regular = resolved && S_ISREG(info.st_mode);
+      }
+    }
+    std::string path = relative;
+    path += '/';
+    path += name;
+    if (folder_entry) {
+      WalkFolder(root, path, visit);
+    } else {
+      visit(std::move(path), regular);
+    }
+  }
+}
+
+}  // namespace
+
+void WalkFiles(const std::filesystem::path& root, const std::string& folder,
+               const std::function<void(std::string&& path, bool regular)>& visit) {
+  std::string prefix = root.string();
+  if (!prefix.empty() && prefix.back() != '/') prefix += '/';
+  WalkFolder(prefix, folder, visit);
 }
 
 }  // namespace sluice

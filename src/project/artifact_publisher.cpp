@@ -6,12 +6,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/content_hash.hpp"
 #include "core/diagnostic.hpp"
@@ -34,8 +33,11 @@ constexpr std::string_view kStagingPrefix = ".sluice-staging-";
 constexpr std::string_view kBackupPrefix = ".sluice-backup-";
 
 [[noreturn]] void Fail(const fs::path& path, const std::string& what) {
-  throw Error(Diagnostic{"SLU-IO-003", "cannot publish compile artifacts: " + what + " (" + path.string() + ")",
-                         {path.string(), 0, 0}, "check permissions and free space in the target folder", {}});
+  throw Error(Diagnostic{"SLU-IO-003",
+                         "cannot publish compile artifacts: " + what + " (" + path.string() + ")",
+                         {path.string(), 0, 0},
+                         "check permissions and free space in the target folder",
+                         {}});
 }
 
 // Creates `path` (truncating) and writes `contents` with plain syscalls; fsyncs when `sync`.
@@ -369,13 +371,7 @@ std::set<std::string> FilesOnDisk(const fs::path& target_dir) {
     fs::path path = target_dir / owner;
     if (fs::is_regular_file(path, ec)) files.insert(owner);
     if (!fs::is_directory(path, ec)) continue;
-    std::string prefix = target_dir.string();
-    prefix += '/';
-    for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec)) {
-      if (it->is_directory(ec)) continue;
-      files.insert(it->path().string().substr(prefix.size()));
-    }
+    WalkFiles(target_dir, owner, [&](std::string&& file, bool) { files.insert(std::move(file)); });
   }
   return files;
 }

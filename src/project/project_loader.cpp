@@ -1,12 +1,6 @@
 #include "project/project_loader.hpp"
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <exception>
 #include <map>
 #include <memory>
@@ -40,52 +34,21 @@ struct PipelineFiles {
   std::optional<std::string> config_file;
 };
 
-// Appends the `.sql` files under root/relative (recursively, not into symlinked folders; a symlink to a file
-// counts as that file) to `files` as root-relative paths. readdir's d_type spares a stat per entry (the walk is
-// ~2 µs a file through std::filesystem, ~0.5 µs this way).
-void CollectSqlFiles(const std::string& root, const std::string& relative, std::vector<std::string>& files) {
-  std::string folder = root + relative;
-  DIR* dir = ::opendir(folder.c_str());
-  if (dir == nullptr) {
-    throw Error(Diagnostic{"SLU-IO-001",
-                           "cannot read the folder " + folder + ": " + std::strerror(errno),
-                           {relative, 0, 0},
-                           "check that the folder exists and is readable",
-                           {}});
-  }
-  std::unique_ptr<DIR, int (*)(DIR*)> closer(dir, ::closedir);
-  while (const dirent* entry = ::readdir(dir)) {
-    std::string_view name = entry->d_name;
-    if (name == "." || name == "..") continue;
-    unsigned char type = entry->d_type;
-    if (type == DT_UNKNOWN || type == DT_LNK) {
-      struct stat info {};
-      int flags = type == DT_LNK ? 0 : AT_SYMLINK_NOFOLLOW;  // a link counts as what it points to, if a file
-      if (::fstatat(::dirfd(dir), entry->d_name, &info, flags) != 0) continue;
-      type = S_ISREG(info.st_mode) ? DT_REG : (S_ISDIR(info.st_mode) && flags != 0) ? DT_DIR : DT_UNKNOWN;
-    }
-    std::string path = relative + "/";
-    path += name;
-    if (type == DT_DIR) {
-      CollectSqlFiles(root, path, files);
-    } else if (type == DT_REG && name.size() > 4 && name.substr(name.size() - 4) == ".sql") {
-      files.push_back(std::move(path));
-    }
-  }
-}
-
 std::vector<PipelineFiles> DiscoverPipelines(const std::filesystem::path& root) {
   std::vector<PipelineFiles> pipelines;
   std::filesystem::path base = root / "pipelines";
-  std::string root_prefix = root.generic_string();
-  if (root_prefix.empty() || root_prefix.back() != '/') root_prefix += '/';
   if (!std::filesystem::is_directory(base)) return pipelines;
   for (const auto& item : std::filesystem::directory_iterator(base)) {
     if (!item.is_directory()) continue;
     PipelineFiles pipeline;
     pipeline.name = item.path().filename().string();
     pipeline.directory = "pipelines/" + pipeline.name;
-    CollectSqlFiles(root_prefix, pipeline.directory, pipeline.model_files);
+    WalkFiles(root, pipeline.directory, [&](std::string&& path, bool regular) {
+      if (regular && path.size() > 4 && path.compare(path.size() - 4, 4, ".sql") == 0 &&
+          path[path.size() - 5] != '/') {  // `.sql` alone is a hidden file, not a model
+        pipeline.model_files.push_back(std::move(path));
+      }
+    });
     std::sort(pipeline.model_files.begin(), pipeline.model_files.end());
     if (std::filesystem::is_regular_file(item.path() / "pipeline.toml")) {
       pipeline.config_file = pipeline.directory + "/pipeline.toml";
