@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <random>
 
 #include "engine/model_sql.hpp"
 #include "engine/run_plan.hpp"
@@ -45,9 +46,9 @@ TEST(Selection, BareNameIsPipelineThenModelThenSource) {
 
 TEST(Selection, PlusAddsUpstreamOrDownstreamClosure) {
   const Definitions& d = Shop().definitions;
-  EXPECT_EQ(Names(ResolveSelection(d, {"+user_totals"})),
-            (std::vector<std::string>{"core.clean_events", "core.user_totals", "raw.dim_users", "raw.events",
-                                      "raw.users"}));
+  EXPECT_EQ(
+      Names(ResolveSelection(d, {"+user_totals"})),
+      (std::vector<std::string>{"core.clean_events", "core.user_totals", "raw.dim_users", "raw.events", "raw.users"}));
   EXPECT_EQ(Names(ResolveSelection(d, {"dim_users+"})),
             (std::vector<std::string>{"core.top_users", "core.user_totals", "raw.dim_users"}));
   EXPECT_EQ(Names(ResolveSelection(d, {"top_users dim_users"})),
@@ -82,11 +83,17 @@ TEST(RunPlan, DefaultWindowIsYesterdayAndKeysAreValidated) {
   Date today = *Date::Parse("2026-04-01");
   RunPlan plan = PlanRun(d, RunRequest{{"daily_totals"}, std::nullopt, std::nullopt}, today);
   EXPECT_EQ(plan.steps[0].window, (DateWindow{*Date::Parse("2026-03-31"), today}));
-  EXPECT_EQ(ErrorCode([&] { PlanRun(d, RunRequest{{"daily_totals"}, "2026-02-28", "2026-02-28"}, today); }),
+  EXPECT_EQ(ErrorCode([&] {
+              PlanRun(d, RunRequest{{"daily_totals"}, "2026-02-28", "2026-02-28"}, today);
+            }),
             "SLU-PARTITION-002");
-  EXPECT_EQ(ErrorCode([&] { PlanRun(d, RunRequest{{"daily_totals"}, "2026-04-01", "2026-04-01"}, today); }),
+  EXPECT_EQ(ErrorCode([&] {
+              PlanRun(d, RunRequest{{"daily_totals"}, "2026-04-01", "2026-04-01"}, today);
+            }),
             "SLU-PARTITION-003");
-  EXPECT_EQ(ErrorCode([&] { PlanRun(d, RunRequest{{"daily_totals"}, std::nullopt, std::nullopt}, *Date::Parse("2026-03-01")); }),
+  EXPECT_EQ(ErrorCode([&] {
+              PlanRun(d, RunRequest{{"daily_totals"}, std::nullopt, std::nullopt}, *Date::Parse("2026-03-01"));
+            }),
             "SLU-PARTITION-004");
 }
 
@@ -115,9 +122,11 @@ TEST(ModelSql, PartitionedInputsAreFilteredToTheWindow) {
   downstream.partitions = project.definitions.FindByName("daily_totals")->partitions;
   auto& compute = std::get<SqlCompute>(downstream.compute);
   compute.body = "SELECT * FROM __ref(\"daily_totals\") WHERE event_date < @partition_end()";
-  compute.references = {ResolvedReference{
-      sql::ReferenceCall{sql::ReferenceKind::kRef, "daily_totals", std::nullopt, 14, 35},
-      project.definitions.FindByName("daily_totals")->key, EdgeType::kDrivingInput, {}}};
+  compute.references = {
+      ResolvedReference{sql::ReferenceCall{sql::ReferenceKind::kRef, "daily_totals", std::nullopt, 14, 35},
+                        project.definitions.FindByName("daily_totals")->key,
+                        EdgeType::kDrivingInput,
+                        {}}};
   downstream.deps = {AssetDependency{project.definitions.FindByName("daily_totals")->key, EdgeType::kDrivingInput}};
   assets.push_back(downstream);
   Definitions definitions(assets, pipelines);
@@ -154,6 +163,27 @@ TEST(Definitions, AHundredThousandModelChainIsOrderedAndWalkedWithoutRecursion) 
   EXPECT_EQ(order.front().ToString(), "core.m00000");
   EXPECT_EQ(order.back().ToString(), "core.m99999");
   EXPECT_EQ(definitions.UpstreamClosure({order.back()}).size(), 100000u);
+}
+
+// Assets given in any order end up in key order, each with its own dependencies (the permutation is applied
+// in place, along its cycles), and are found by key and by name.
+TEST(Definitions, AssetsInAnyOrderAreKeptInKeyOrder) {
+  std::vector<Asset> assets = Chain(1000, false);
+  std::mt19937 random(7);
+  std::shuffle(assets.begin(), assets.end(), random);
+  Definitions definitions(std::move(assets), {});
+  ASSERT_EQ(definitions.assets().size(), 1000u);
+  for (size_t i = 0; i < 1000; ++i) {
+    const Asset& asset = definitions.assets()[i];
+    std::string digits = std::to_string(i);
+    EXPECT_EQ(asset.name(), "m" + std::string(5 - digits.size(), '0') + digits);
+    if (i > 0) {
+      ASSERT_EQ(asset.deps.size(), 1u);
+      EXPECT_EQ(asset.deps[0].upstream, definitions.assets()[i - 1].key);
+    }
+    EXPECT_EQ(definitions.Find(asset.key), &asset);
+    EXPECT_EQ(definitions.FindByName(asset.name()), &asset);
+  }
 }
 
 TEST(Definitions, ALongCycleIsNamedWithItsMiddleElided) {
