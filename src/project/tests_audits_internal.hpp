@@ -88,7 +88,7 @@ struct EffectiveAuditDefaults {
 EffectiveAuditDefaults EffectiveDefaults(const ChecksInput& input, const ModelCheckInput& model);
 
 // Indexes of the input's models by name.
-using ModelIndex = std::map<std::string, const ModelCheckInput*>;
+using ModelIndex = std::map<std::string_view, const ModelCheckInput*>;  // views of the inputs' names
 
 struct CompiledTests {
   std::vector<TestSpec> tests;
