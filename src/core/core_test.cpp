@@ -115,6 +115,22 @@ TEST(Diagnostic, ControlBytesAndInvalidUtf8AreShownAsQuestionMarks) {
             " 1 | a?b?[31m?\xc3\xa9 ?? ok\n   |                ^\n");
 }
 
+// LocationCounter gives what LocationAt gives, for offsets in any order (increasing ones counted on).
+TEST(Diagnostic, LocationCounterAgreesWithLocationAt) {
+  std::string text = "a\nbc\n\ndef\ng";
+  LocationCounter counter("m.sql", text);
+  for (size_t offset : {0, 1, 2, 4, 5, 6, 7, 9, 12, 3, 0, 13, 99}) {
+    SourceLocation expected = LocationAt("m.sql", text, offset);
+    const SourceLocation& got = counter.At(offset);
+    EXPECT_EQ(got.file, "m.sql");
+    EXPECT_EQ(got.line, expected.line) << "offset " << offset;
+    EXPECT_EQ(got.column, expected.column) << "offset " << offset;
+  }
+  EXPECT_EQ(LocationAt("m.sql", text, 6).line, 4);
+  EXPECT_EQ(LocationAt("m.sql", text, 6).column, 1);
+  EXPECT_EQ(LocationAt("m.sql", text, 10).column, 1);
+}
+
 TEST(Clock, FixedClockGivesUtcDayAndText) {
   FixedClock clock(std::chrono::system_clock::time_point(std::chrono::seconds(86400 * 3 + 3661)));
   EXPECT_EQ(clock.TodayUtc().ToString(), "1970-01-04");

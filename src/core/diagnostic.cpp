@@ -101,17 +101,23 @@ std::string Snippet(const std::string& source_line, int line, int column) {
 }  // namespace
 
 SourceLocation LocationAt(const std::string& file, std::string_view text, size_t offset) {
-  offset = std::min(offset, text.size());
-  SourceLocation location{file, 1, 1};
-  size_t line_start = 0;
-  for (size_t i = 0; i < offset; ++i) {
-    if (text[i] == '\n') {
-      ++location.line;
-      line_start = i + 1;
+  return LocationCounter(file, text).At(offset);
+}
+
+const SourceLocation& LocationCounter::At(size_t offset) {
+  offset = std::min(offset, text_.size());
+  if (offset < counted_) {
+    location_.line = 1;
+    counted_ = line_start_ = 0;
+  }
+  for (; counted_ < offset; ++counted_) {
+    if (text_[counted_] == '\n') {
+      ++location_.line;
+      line_start_ = counted_ + 1;
     }
   }
-  location.column = static_cast<int>(offset - line_start) + 1;
-  return location;
+  location_.column = static_cast<int>(offset - line_start_) + 1;
+  return location_;
 }
 
 Diagnostic MakeDiagnostic(std::string code, std::string message, SourceLocation location, std::string hint,

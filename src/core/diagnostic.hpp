@@ -43,6 +43,20 @@ Diagnostic MakeDiagnostic(std::string code, std::string message, SourceLocation 
 // Converts a byte offset in `text` into a 1-based line/column location in `file`.
 SourceLocation LocationAt(const std::string& file, std::string_view text, size_t offset);
 
+// LocationAt for many offsets of one text: lines are counted on from the previous offset, so offsets given in
+// increasing order cost one pass over the text (a smaller offset counts again from the start).
+class LocationCounter {
+ public:
+  LocationCounter(const std::string& file, std::string_view text) : text_(text), location_{file, 1, 1} {}
+  const SourceLocation& At(size_t offset);
+
+ private:
+  std::string_view text_;
+  SourceLocation location_;
+  size_t counted_ = 0;     // text_[0, counted_) is counted into location_.line
+  size_t line_start_ = 0;  // where the line of counted_ starts
+};
+
 class Error : public std::exception {
  public:
   explicit Error(Diagnostic diagnostic);

@@ -330,17 +330,9 @@ ParsedModel ParseModelFile(const std::string& relative_file, const std::string& 
                "write one SELECT after `MODEL (…);`");
   }
   // The calls come in text order, so their lines are counted in one pass over the text.
-  SourceLocation at{relative_file, 1, 1};
-  size_t counted = 0, line_start = 0;
+  LocationCounter locations(relative_file, full_text);
   for (sql::ReferenceCall call : sql::FindReferences(full_text, parsed.significant_tokens, dialect, relative_file)) {
-    if (call.begin < counted) at.line = 1, counted = line_start = 0;
-    for (; counted < call.begin; ++counted) {
-      if (full_text[counted] == '\n') {
-        ++at.line;
-        line_start = counted + 1;
-      }
-    }
-    at.column = static_cast<int>(call.begin - line_start) + 1;
+    SourceLocation at = locations.At(call.begin);
     call.begin -= header.end;
     call.end -= header.end;
     parsed.references.push_back(ModelReference{call, EdgeType::kReference, at});

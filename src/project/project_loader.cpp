@@ -80,7 +80,8 @@ struct LoadedModel {
   std::string pipeline;
   std::string name_space;
   std::string relation_name;
-  std::string text;  // file text, for located diagnostics
+  std::string text;               // file text, for located diagnostics; kept only when the header declares audits
+  ModelAuditDeclarations audits;  // the header's audits, read once by the parallel parse
 };
 
 MacroContextValues MacroContextFor(const Project& project, const PipelineConfig& pipeline, const std::string& schema) {
@@ -326,8 +327,8 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     // The scan buffers and the expanded text served the contract; keep only what later passes read.
     std::string().swap(model.parsed.expanded_text);
     std::vector<sql::Token>().swap(model.parsed.significant_tokens);
-    ModelAuditDeclarations audits = AuditDeclarationsFromHeader(model.parsed.header);
-    if (!audits.audits && audits.columns.empty()) std::string().swap(model.text);
+    model.audits = AuditDeclarationsFromHeader(model.parsed.header);
+    if (!model.audits.audits && model.audits.columns.empty()) std::string().swap(model.text);
   });
 
   MarkPhase("models parsed");
@@ -603,8 +604,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     const auto& compute = std::get<SqlCompute>(asset_by_name.at(parsed.name)->compute);
     checks.models.push_back(ModelCheckInput{parsed.name, model.pipeline, parsed.file, parsed.kind, model.relation_name,
                                             model.name_space, std::move(model.text), compute.body,
-                                            std::move(parsed.references), compute.columns,
-                                            AuditDeclarationsFromHeader(parsed.header)});
+                                            std::move(parsed.references), compute.columns, std::move(model.audits)});
     checks.pipeline_audit_defaults.try_emplace(model.pipeline, model.pipeline_config->audit_defaults);
   }
   MacroContextValues check_context = MacroContextFor(project, PipelineConfig{}, project.target.database);
@@ -612,7 +612,10 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     return project.macros->Expand(file, text, begin, end, check_context);
   };
   project.checks = CompileTestsAndAudits(checks);
-  for (ModelCheckInput& model : checks.models) model.body = {}, model.columns = {};  // views end here
+  for (ModelCheckInput& model : checks.models) {  // the views end here
+    model.body = {};
+    model.columns = {};
+  }
 
   MarkPhase("tests and audits");
   try {

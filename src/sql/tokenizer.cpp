@@ -130,8 +130,8 @@ class Lexer {
       : text_(text), rules_(RulesFor(dialect)), file_(file), pos_(std::min(begin, text.size())) {}
 
   std::vector<Token> Run() {
-    tokens_.reserve((text_.size() - pos_) / 2 +
-                    8);  // SQL averages over 2 bytes per token (`CAST(x AS T)`): one allocation
+    // SQL averages over 2 bytes per token (`CAST(x AS T)`): one allocation.
+    tokens_.reserve((text_.size() - pos_) / 2 + 8);
     while (pos_ < text_.size()) {
       char c = text_[pos_];
       if (IsSpace(c)) {
