@@ -1,7 +1,7 @@
 #include "project/model_contract.hpp"
 
 #include <algorithm>
-#include <unordered_map>
+#include <numeric>
 #include <unordered_set>
 
 #include "core/diagnostic.hpp"
@@ -109,8 +109,10 @@ class ContractChecker {
     ModelContract contract;
     CheckProjection(outer, contract);
     CheckEveryBlock(statement);
-    std::unordered_set<std::string> outputs;
-    for (const OutputColumn& column : contract.columns) outputs.insert(Key(column.name));
+    std::vector<std::string_view> outputs;  // the output column names, sorted as the dialect compares them
+    outputs.reserve(contract.columns.size());
+    for (const OutputColumn& column : contract.columns) outputs.push_back(column.name);
+    std::sort(outputs.begin(), outputs.end(), [&](std::string_view a, std::string_view b) { return NameLess(a, b); });
     for (const StorageKeyText& key : input_.order_by) CheckStorageExpression("order_by", key, contract, outputs);
     if (input_.partition_by) CheckStorageExpression("partition_by", *input_.partition_by, contract, outputs);
     if (input_.ttl) CheckStorageExpression("ttl", *input_.ttl, contract, outputs);
@@ -130,9 +132,13 @@ class ContractChecker {
     throw Error(MakeDiagnostic(code, message, LocationAt(input_.file, text_, offset), hint, text_));
   }
 
-  std::string Key(std::string_view name) const {
-    return input_.dialect == sql::Dialect::kClickHouse ? std::string(name) : Lowercase(name);
+  // Names compare as the dialect compares them: exactly in ClickHouse, ASCII case-insensitively elsewhere.
+  bool NameLess(std::string_view a, std::string_view b) const {
+    if (input_.dialect == sql::Dialect::kClickHouse) return a < b;
+    return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(),
+                                        [](char x, char y) { return LowerAscii(x) < LowerAscii(y); });
   }
+  bool SameName(std::string_view a, std::string_view b) const { return !NameLess(a, b) && !NameLess(b, a); }
 
   std::string_view At(sql::TextSpan span) const {
     return std::string_view(text_).substr(span.begin, span.end - span.begin);
@@ -176,24 +182,43 @@ class ContractChecker {
              "list every output column as CAST(expr AS Type) AS name");
       }
     }
-    std::unordered_map<std::string, size_t> seen;
-    for (const sql::ProjectionItem& item : outer.projection) {
+    // Items are checked in order: the first one without a cast or an alias fails, unless an earlier item
+    // repeats an alias. Duplicates are found by sorting (name, position): one allocation for any width.
+    const std::vector<sql::ProjectionItem>& items = outer.projection;
+    size_t valid = 0;
+    while (valid < items.size() && items[valid].cast && items[valid].alias) ++valid;
+    std::vector<size_t> order(valid);
+    std::iota(order.begin(), order.end(), size_t{0});
+    auto alias = [&](size_t i) -> std::string_view { return *items[i].alias; };
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return NameLess(alias(a), alias(b)); });
+    size_t duplicate = kUnknown;
+    size_t original = kUnknown;
+    for (size_t k = 1, group = 0; k < order.size(); ++k) {
+      if (!SameName(alias(order[k - 1]), alias(order[k]))) {
+        group = k;
+      } else if (k == group + 1 && order[k] < duplicate) {
+        duplicate = order[k];
+        original = order[group];
+      }
+    }
+    if (duplicate != kUnknown) {
+      SourceLocation first = LocationAt(input_.file, text_, items[original].alias_span->begin);
+      Fail("SLU-MODEL-107", items[duplicate].alias_span->begin,
+           "output column `" + *items[duplicate].alias + "` is defined twice (first at line " +
+               std::to_string(first.line) + ", column " + std::to_string(first.column) + ")",
+           "give each output column its own alias");
+    }
+    if (valid < items.size()) {
+      const sql::ProjectionItem& item = items[valid];
       if (!item.cast) {
         Fail("SLU-MODEL-105", item.span.begin, "output column `" + Excerpt(At(item.span)) + "` is not an explicit cast",
              "write CAST(expr AS Type) AS name or expr::Type AS name; the cast type becomes the column type");
       }
-      if (!item.alias) {
-        Fail("SLU-MODEL-106", item.span.begin, "output column `" + Excerpt(At(item.span)) + "` has no alias",
-             "name it: " + Excerpt(At(item.span)) + " AS name");
-      }
-      auto [it, inserted] = seen.emplace(Key(*item.alias), item.alias_span->begin);
-      if (!inserted) {
-        SourceLocation first = LocationAt(input_.file, text_, it->second);
-        Fail("SLU-MODEL-107", item.alias_span->begin,
-             "output column `" + *item.alias + "` is defined twice (first at line " + std::to_string(first.line) +
-                 ", column " + std::to_string(first.column) + ")",
-             "give each output column its own alias");
-      }
+      Fail("SLU-MODEL-106", item.span.begin, "output column `" + Excerpt(At(item.span)) + "` has no alias",
+           "name it: " + Excerpt(At(item.span)) + " AS name");
+    }
+    contract.columns.reserve(items.size());
+    for (const sql::ProjectionItem& item : items) {
       contract.columns.push_back(OutputColumn{*item.alias, item.cast->type_text, item.span.begin});
     }
   }
@@ -245,15 +270,15 @@ class ContractChecker {
   }
 
   void CheckStorageExpression(const std::string& key_name, const StorageKeyText& key, const ModelContract& contract,
-                              const std::unordered_set<std::string>& outputs) const {
+                              const std::vector<std::string_view>& outputs) const {
     size_t base = ExpressionBase(key);
     auto at = [&](size_t inner) { return base == kUnknown ? key.offset : base + inner; };
-    std::string shown = "`" + key_name + "` expression `" + Excerpt(key.text) + "`";
+    auto shown = [&] { return "`" + key_name + "` expression `" + Excerpt(key.text) + "`"; };
     std::vector<sql::Token> tokens;
     try {
       tokens = sql::Tokenize(key.text, input_.dialect, input_.file);
     } catch (const Error& error) {
-      Fail("SLU-MODEL-112", key.offset, shown + " cannot be read: " + error.diagnostics().front().message,
+      Fail("SLU-MODEL-112", key.offset, shown() + " cannot be read: " + error.diagnostics().front().message,
            error.diagnostics().front().hint);
     }
     std::erase_if(tokens, [](const sql::Token& token) { return token.kind == sql::TokenKind::kComment; });
@@ -267,7 +292,7 @@ class ContractChecker {
       if (IsOpen(tokens[i])) open.push_back(i);
       if (!IsClose(tokens[i])) continue;
       if (open.empty()) {
-        Fail("SLU-MODEL-112", at(tokens[i].begin), shown + " has an unmatched `" + std::string(tokens[i].text) + "`",
+        Fail("SLU-MODEL-112", at(tokens[i].begin), shown() + " has an unmatched `" + std::string(tokens[i].text) + "`",
              "balance the brackets");
       }
       match[open.back()] = i;
@@ -276,20 +301,24 @@ class ContractChecker {
     }
     if (!open.empty()) {
       Fail("SLU-MODEL-112", at(tokens[open.back()].begin),
-           shown + " never closes its `" + std::string(tokens[open.back()].text) + "`", "balance the brackets");
+           shown() + " never closes its `" + std::string(tokens[open.back()].text) + "`", "balance the brackets");
     }
     // Lambda parameters: `x -> …` and `(x, y) -> …`.
-    std::unordered_set<std::string> parameters;
+    std::vector<std::string_view> parameters;
     for (size_t i = 1; i < tokens.size(); ++i) {
       if (tokens[i].kind != sql::TokenKind::kOperator || tokens[i].text != "->") continue;
       const sql::Token& previous = tokens[i - 1];
-      if (previous.kind == sql::TokenKind::kWord) parameters.insert(Key(previous.text));
+      if (previous.kind == sql::TokenKind::kWord) parameters.push_back(previous.text);
       if (IsPunct(previous, ')')) {
         for (size_t k = match[i - 1] + 1; k + 1 < i; ++k) {
-          if (tokens[k].kind == sql::TokenKind::kWord) parameters.insert(Key(tokens[k].text));
+          if (tokens[k].kind == sql::TokenKind::kWord) parameters.push_back(tokens[k].text);
         }
       }
     }
+    auto is_parameter = [&](std::string_view name) {
+      return std::any_of(parameters.begin(), parameters.end(),
+                         [&](std::string_view parameter) { return SameName(parameter, name); });
+    };
     std::vector<std::pair<size_t, size_t>> cast_types;  // (AS of a CAST, its closing bracket)
     for (size_t i = 0; i < tokens.size(); ++i) {
       while (!cast_types.empty() && cast_types.back().first < i) cast_types.pop_back();
@@ -336,7 +365,11 @@ class ContractChecker {
         if (next && next->kind == sql::TokenKind::kString) continue;  // DATE '…'
       }
       std::string name = sql::TokenValue(token, input_.dialect);
-      if (parameters.count(Key(name)) || outputs.count(Key(name))) continue;
+      if (is_parameter(name) ||
+          std::binary_search(outputs.begin(), outputs.end(), name,
+                             [&](std::string_view a, std::string_view b) { return NameLess(a, b); })) {
+        continue;
+      }
       std::string columns;
       for (const OutputColumn& column : contract.columns) columns += (columns.empty() ? "" : ", ") + column.name;
       std::string hint = "storage expressions may use only the model's output columns: " + Excerpt(columns);
@@ -344,7 +377,7 @@ class ContractChecker {
         hint +=
             " (order_by defaults to [\"_replay_timestamp\"]; set order_by in the MODEL header or output that column)";
       }
-      Fail("SLU-MODEL-111", at(token.begin), shown + " uses `" + name + "`, which is not an output column", hint);
+      Fail("SLU-MODEL-111", at(token.begin), shown() + " uses `" + name + "`, which is not an output column", hint);
     }
   }
 
@@ -382,9 +415,8 @@ bool HasLineageColumns(const ModelContract& contract, LineageMode lineage, sql::
   // ClickHouse names are case-sensitive; the other dialects fold case (the lineage names are lower case).
   auto same = [dialect](std::string_view output, std::string_view lineage_column) {
     if (dialect == sql::Dialect::kClickHouse) return output == lineage_column;
-    return output.size() == lineage_column.size() &&
-           std::equal(output.begin(), output.end(), lineage_column.begin(),
-                      [](char a, char b) { return LowerAscii(a) == b; });
+    return output.size() == lineage_column.size() && std::equal(output.begin(), output.end(), lineage_column.begin(),
+                                                                [](char a, char b) { return LowerAscii(a) == b; });
   };
   for (std::string_view column : LineageColumns(lineage)) {
     bool found = std::any_of(contract.columns.begin(), contract.columns.end(),

@@ -80,9 +80,17 @@ struct LoadedModel {
   std::string pipeline;
   std::string name_space;
   std::string relation_name;
+  // The contract's output columns as the asset holds them, and the lineage modes (LineageModeBit) whose
+  // columns are among them.
+  std::vector<std::pair<std::string, std::string>> columns;
+  unsigned lineage_modes = 0;
   std::string text;               // file text, for located diagnostics; kept only when the header declares audits
   ModelAuditDeclarations audits;  // the header's audits, read once by the parallel parse
 };
+
+constexpr LineageMode kLineageModes[] = {LineageMode::kOffsets, LineageMode::kTimestamp, LineageMode::kLandedAt,
+                                         LineageMode::kCursor};
+unsigned LineageModeBit(LineageMode mode) { return 1u << static_cast<unsigned>(mode); }
 
 MacroContextValues MacroContextFor(const Project& project, const PipelineConfig& pipeline, const std::string& schema) {
   MacroContextValues context;
@@ -321,6 +329,17 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     }
     try {
       model.contract = CheckContract(model, project.dialect);
+      // The output columns take the asset's form here, in parallel, in one allocation of the exact size; which
+      // lineage modes the columns satisfy is noted before the names move (the pipeline's mode is known later).
+      ModelContract& contract = model.contract;
+      for (LineageMode mode : kLineageModes) {
+        if (HasLineageColumns(contract, mode, project.dialect)) model.lineage_modes |= LineageModeBit(mode);
+      }
+      model.columns.reserve(contract.columns.size());
+      for (OutputColumn& column : contract.columns) {
+        model.columns.emplace_back(std::move(column.name), std::move(column.type_text));
+      }
+      std::vector<OutputColumn>().swap(contract.columns);
     } catch (const Error&) {
       model.contract_error = std::current_exception();
     }
@@ -409,6 +428,8 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
                 {},
                 {},
                 SourceLocation{parsed.file, 1, 1}};
+    compute.references.reserve(parsed.references.size());
+    asset.deps.reserve(parsed.references.size());
     for (const ModelReference& ref : parsed.references) {
       const std::string& name = ref.call.name;
       std::optional<AssetKey> upstream;
@@ -575,20 +596,13 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     }
     lineage.emplace(pipeline.name, mode);
   }
-  // The contract's columns move into the asset and their buffer is freed here, so what the later passes
-  // allocate reuses it.
   for (LoadedModel& model : models) {
     if (model.contract_error) std::rethrow_exception(model.contract_error);
-    ModelContract& contract = model.contract;
     auto& compute = std::get<SqlCompute>(asset_by_name.at(model.parsed.name)->compute);
-    compute.aggregate = contract.aggregate;
+    compute.aggregate = model.contract.aggregate;
     compute.anchor_eligible =
-        contract.anchor_candidate && HasLineageColumns(contract, lineage.at(model.pipeline), project.dialect);
-    compute.columns.reserve(contract.columns.size());
-    for (OutputColumn& column : contract.columns) {
-      compute.columns.emplace_back(std::move(column.name), std::move(column.type_text));
-    }
-    std::vector<OutputColumn>().swap(contract.columns);
+        model.contract.anchor_candidate && (model.lineage_modes & LineageModeBit(lineage.at(model.pipeline))) != 0;
+    compute.columns = std::move(model.columns);
   }
 
   MarkPhase("graph checks and contracts");
@@ -605,8 +619,11 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     checks.models.push_back(ModelCheckInput{parsed.name, model.pipeline, parsed.file, parsed.kind, model.relation_name,
                                             model.name_space, std::move(model.text), compute.body,
                                             std::move(parsed.references), compute.columns, std::move(model.audits)});
-    checks.pipeline_audit_defaults.try_emplace(model.pipeline, model.pipeline_config->audit_defaults);
   }
+  for (size_t p = 0; p < pipeline_files.size(); ++p) {
+    checks.pipeline_audit_defaults.try_emplace(pipeline_files[p].name, loads[p].config.audit_defaults);
+  }
+  MarkPhase("X checks input");
   MacroContextValues check_context = MacroContextFor(project, PipelineConfig{}, project.target.database);
   checks.expand_macros = [&](const std::string& file, const std::string& text, size_t begin, size_t end) {
     return project.macros->Expand(file, text, begin, end, check_context);
