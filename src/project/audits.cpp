@@ -20,8 +20,7 @@ using sql::Token;
 using sql::TokenKind;
 
 constexpr std::string_view kGenericFolder = "audits/generic";
-const std::vector<std::string> kReservedArguments = {"severity", "description", "name", "every", "warmup",
-                                                     "scheduled"};
+const std::vector<std::string> kReservedArguments = {"severity", "description", "name", "every", "warmup", "scheduled"};
 
 std::string Joined(const std::vector<std::string>& items, std::string_view separator) {
   std::string out;
@@ -106,7 +105,7 @@ bool ApplySetting(const CheckFile& file, const HeaderEntry& entry, AuditSettings
 // `<namespace>.<relation>`, quoted by the dialect unless both are plain identifiers.
 std::string RelationText(sql::Dialect dialect, const ModelCheckInput& model) {
   if (IsIdentifier(model.name_space) && IsIdentifier(model.relation_name)) {
-    return model.name_space + "." + model.relation_name;
+    return std::string(model.name_space) + "." + std::string(model.relation_name);
   }
   return sql::QualifiedName(dialect, model.name_space, model.relation_name);
 }
@@ -148,16 +147,16 @@ std::pair<size_t, size_t> QueryRange(const CheckFile& file, const SqlBlock& bloc
 
 // A generic definition's query, split into literal text and parameters.
 struct TemplatePiece {
-  std::string text;                       // literal text, or the parameter name
+  std::string text;  // literal text, or the parameter name
   bool parameter = false;
-  bool quoted = false;                    // `@'p'`
+  bool quoted = false;  // `@'p'`
 };
 
 struct GenericDefinition {
   std::string name;
   std::string file;
   std::vector<TemplatePiece> pieces;
-  std::vector<std::string> parameters;    // first-use order
+  std::vector<std::string> parameters;  // first-use order
 };
 
 bool IsIdentifierStart(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
@@ -179,7 +178,7 @@ class AuditCompiler {
     for (const auto& [name, model] : models_) models.push_back(model);
     for (const ModelCheckInput* model : models) {
       if (!model->audits.audits && model->audits.columns.empty()) continue;  // no copy of an audit-free model
-      const CheckFile& file = files_.emplace_back(CheckFile{model->file, model->text});
+      const CheckFile& file = files_.emplace_back(CheckFile{std::string(model->file), model->text});
       if (model->audits.audits) Invoke(file, *model, *model->audits.audits, nullptr);
       for (const ColumnAudits& column : model->audits.columns) Invoke(file, *model, column.audits, &column.column);
     }
@@ -194,10 +193,10 @@ class AuditCompiler {
                          "audit names are unique across the project; set `name`");
       }
       if (auto [it, inserted] = paths.emplace(draft.spec.path, &draft); !inserted) {
-        draft.file->Fail(draft.at, "SLU-AUDIT-016",
-                         "audits '" + it->second->spec.name + "' and '" + draft.spec.name + "' both compile to " +
-                             draft.spec.path,
-                         "rename one of them");
+        draft.file->Fail(
+            draft.at, "SLU-AUDIT-016",
+            "audits '" + it->second->spec.name + "' and '" + draft.spec.name + "' both compile to " + draft.spec.path,
+            "rename one of them");
       }
       audits.push_back(draft.spec);
     }
@@ -281,7 +280,8 @@ class AuditCompiler {
     for (size_t k = 0; k < tokens.size(); ++k) {
       const Token& token = tokens[k];
       bool at_sign = token.kind == TokenKind::kOperator && token.text == "@" && k + 1 < tokens.size() &&
-                     tokens[k + 1].begin == token.end && (token.begin == 0 || !sql::IsIdentifierChar(text[token.begin - 1]));
+                     tokens[k + 1].begin == token.end &&
+                     (token.begin == 0 || !sql::IsIdentifierChar(text[token.begin - 1]));
       if (at_sign) {
         const Token& next = tokens[k + 1];
         std::string value = sql::TokenValue(next, input_.dialect);
@@ -374,9 +374,9 @@ class AuditCompiler {
     if (list == nullptr) {
       file.Fail(audits.offset, "SLU-AUDIT-008", "`audits` must be a list, not " + DescribeHeaderValue(audits), usage);
     }
-    std::map<std::string, std::string> implicit = {{"model", model.name}};
+    std::map<std::string, std::string> implicit = {{"model", std::string(model.name)}};
     if (column != nullptr) implicit.emplace("column", *column);
-    std::string name_prefix = model.name + (column ? "." + *column : "");
+    std::string name_prefix = std::string(model.name) + (column ? "." + *column : "");
     size_t index = 0;
     for (const HeaderValue& item : *list) {
       ++index;
@@ -389,8 +389,7 @@ class AuditCompiler {
         definition_name = call->front().key;
         arguments = std::get<HeaderMap>(call->front().value.value);
       } else {
-        file.Fail(item.offset, "SLU-AUDIT-008", "an audit invocation is `name` or `name (argument value, …)`",
-                  usage);
+        file.Fail(item.offset, "SLU-AUDIT-008", "an audit invocation is `name` or `name (argument value, …)`", usage);
       }
       auto definition = definitions_.find(definition_name);
       if (definition == definitions_.end()) {
@@ -457,8 +456,8 @@ class AuditCompiler {
       spec.origin = AuditOrigin::kGeneric;
       spec.definition = generic.name;
       spec.file = model.file;
-      spec.name = draft.settings.name.value_or(
-          CheckedName(name_prefix + "." + generic.name + "." + std::to_string(index)));
+      spec.name =
+          draft.settings.name.value_or(CheckedName(name_prefix + "." + generic.name + "." + std::to_string(index)));
       if (spec.name.empty()) {
         file.Fail(item.offset, "SLU-AUDIT-004", "the default audit name cannot be a file name",
                   "set name \"…\" on the invocation");
@@ -503,14 +502,16 @@ class AuditCompiler {
     std::string alias = clickhouse ? "" : " AS audit_rows";
     draft.spec.failure_count_sql =
         std::string(clickhouse ? "SELECT count()" : "SELECT count(*)") + " FROM (\n" + resolved + "\n)" + alias;
-    draft.spec.sample_sql = "SELECT * FROM (\n" + resolved + "\n)" + alias + " LIMIT " + std::to_string(kAuditSampleRows);
+    draft.spec.sample_sql =
+        "SELECT * FROM (\n" + resolved + "\n)" + alias + " LIMIT " + std::to_string(kAuditSampleRows);
   }
 
   void ApplyPolicy(AuditDraft& draft) const {
     const AuditSettings& settings = draft.settings;
     AuditSpec& spec = draft.spec;
     std::vector<EffectiveAuditDefaults> inherited;
-    for (const std::string& model : spec.referenced_models) inherited.push_back(EffectiveDefaults(input_, *models_.at(model)));
+    for (const std::string& model : spec.referenced_models)
+      inherited.push_back(EffectiveDefaults(input_, *models_.at(model)));
     bool any_error = std::any_of(inherited.begin(), inherited.end(),
                                  [](const EffectiveAuditDefaults& d) { return d.severity == AuditSeverity::kError; });
     spec.severity = settings.severity.value_or(any_error ? AuditSeverity::kError : AuditSeverity::kWarning);

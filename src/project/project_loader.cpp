@@ -623,7 +623,6 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   for (size_t p = 0; p < pipeline_files.size(); ++p) {
     checks.pipeline_audit_defaults.try_emplace(pipeline_files[p].name, loads[p].config.audit_defaults);
   }
-  MarkPhase("X checks input");
   MacroContextValues check_context = MacroContextFor(project, PipelineConfig{}, project.target.database);
   checks.expand_macros = [&](const std::string& file, const std::string& text, size_t begin, size_t end) {
     return project.macros->Expand(file, text, begin, end, check_context);

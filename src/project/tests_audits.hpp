@@ -164,15 +164,16 @@ struct ModelAuditDeclarations {
 ModelAuditDeclarations AuditDeclarationsFromHeader(const HeaderMap& header);
 
 // What the compiler needs to know of one model.
+// The names are views of what the caller owns (the project loader: its loaded models), like body and columns.
 struct ModelCheckInput {
-  std::string name;
-  std::string pipeline;
-  std::string file;  // relative to the project root, e.g. "pipelines/orders/orders.sql"
+  std::string_view name;
+  std::string_view pipeline;
+  std::string_view file;  // relative to the project root, e.g. "pipelines/orders/orders.sql"
   ModelKind kind = ModelKind::kTable;
-  std::string relation_name;  // unqualified physical relation
-  std::string name_space;     // the database / schema holding the relation
-  std::string text;           // the whole model file, for located diagnostics of header audits (the project
-                              // loader keeps it only for models that declare audits)
+  std::string_view relation_name;  // unqualified physical relation
+  std::string_view name_space;     // the database / schema holding the relation
+  std::string text;                // the whole model file, for located diagnostics of header audits (the project
+                                   // loader keeps it only for models that declare audits)
   // The SQL body, macro-expanded, as `references` offsets see it, and the output column → type pairs when
   // known (may be empty). Views of what the caller owns (the project loader: the model's asset), read only
   // by CompileTestsAndAudits; one copy of each per model is what keeps a 100,000-model project small.
@@ -188,8 +189,8 @@ struct ChecksInput {
   std::vector<ModelCheckInput> models;
   std::vector<std::string> sources;  // declared source names (to suggest `__source__x` mocks)
   AuditDefaults project_audit_defaults;
-  std::map<std::string, AuditDefaults> pipeline_audit_defaults;  // by pipeline name
-  MacroExpander expand_macros;                                   // may be empty: then any macro call is an error
+  std::map<std::string, AuditDefaults, std::less<>> pipeline_audit_defaults;  // by pipeline name
+  MacroExpander expand_macros;  // may be empty: then any macro call is an error
 };
 
 enum class TestMode { kModel, kMacro };

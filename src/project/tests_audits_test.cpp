@@ -42,11 +42,11 @@ class ChecksProject {
     Write(file, text);
     ParsedModel parsed = ParseModelFile(file, text, input.dialect);
     ModelCheckInput model;
-    model.name = parsed.name;
-    model.pipeline = pipeline;
-    model.file = file;
+    model.name = strings_.emplace_back(parsed.name);
+    model.pipeline = strings_.emplace_back(pipeline);
+    model.file = strings_.emplace_back(file);
     model.kind = parsed.kind;
-    model.relation_name = parsed.relation_name.value_or("tbl__" + parsed.name);
+    model.relation_name = strings_.emplace_back(parsed.relation_name.value_or("tbl__" + parsed.name));
     model.name_space = "analytics";
     model.text = text;
     model.body = bodies_.emplace_back(parsed.body);
@@ -75,6 +75,7 @@ class ChecksProject {
   std::filesystem::path root_;
   // What the models' body and columns view (a deque keeps its elements in place).
   std::deque<std::string> bodies_;
+  std::deque<std::string> strings_;  // what the inputs' name views show
   std::deque<std::vector<std::pair<std::string, std::string>>> columns_;
 };
 
@@ -536,7 +537,7 @@ TEST(SqlTestCompile, AChainOfTwentyThousandTestCtesIsOrdered) {
   project.Write(
       "tests/t.sql",
       "TEST ();\n" + ctes + ",\n  __expected__order_items AS (SELECT x AS id, x AS doubled FROM c19999)\nSELECT 1\n");
-  const std::string& sql = project.Compile().tests.at(0).sql;
+  std::string sql = project.Compile().tests.at(0).sql;  // a copy: Compile() returns a temporary
   EXPECT_LT(sql.find("c0 AS"), sql.find("c1 AS"));
   EXPECT_LT(sql.find("c19998 AS"), sql.find("c19999 AS"));
 }
