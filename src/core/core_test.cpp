@@ -205,6 +205,33 @@ TEST(FileSystem, WalkFilesVisitsFilesAtAnyDepthButNotSymlinkedFolders) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(FileSystem, AnOpenDirectoryReadsByRelativePathAndNamesTheWholePathInErrors) {
+  auto dir = std::filesystem::temp_directory_path() / ("sluice_open_dir_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  WriteFileAtomic(dir / "project/pipelines/p/m.sql", "SELECT 1\n");
+  WriteFileAtomic(dir / "elsewhere/pipelines/p/m.sql", "SELECT 2\n");
+  OpenDirectory project(dir / "project");
+  EXPECT_EQ(project.ReadFile("pipelines/p/m.sql"), "SELECT 1\n");
+  // Held open: renaming the folder away and putting another in its place does not change what is read.
+  std::filesystem::rename(dir / "project", dir / "moved");
+  std::filesystem::rename(dir / "elsewhere", dir / "project");
+  EXPECT_EQ(project.ReadFile("pipelines/p/m.sql"), "SELECT 1\n");
+  EXPECT_EQ(project.ReadFile((dir / "project/pipelines/p/m.sql").string()), "SELECT 2\n");  // absolute: as given
+  try {
+    project.ReadFile("pipelines/p/missing.sql");
+    FAIL() << "expected SLU-IO-001";
+  } catch (const Error& error) {
+    const Diagnostic& d = error.diagnostics().front();
+    EXPECT_EQ(d.code, "SLU-IO-001");
+    EXPECT_EQ(d.location.file, (dir / "project/pipelines/p/missing.sql").string());
+    EXPECT_NE(d.message.find("No such file or directory"), std::string::npos) << d.message;
+  }
+  // A folder that cannot be opened: reads report the whole path.
+  OpenDirectory missing(dir / "nowhere");
+  EXPECT_EQ(CodeOf([&] { missing.ReadFile("m.sql"); }), "SLU-IO-001");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(FileSystem, AtomicWriteReplacesContents) {
   auto dir = std::filesystem::temp_directory_path() / ("sluice_core_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

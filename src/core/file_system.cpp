@@ -14,18 +14,24 @@
 
 namespace sluice {
 
-std::string ReadFile(const std::filesystem::path& path) {
+namespace {
+
+// Reads `name`, a path relative to the open folder `directory` (AT_FDCWD: the working directory); errors name
+// base / name (name alone when base is empty).
+std::string ReadFileAt(int directory, const char* name, const std::filesystem::path& base) {
   auto fail = [&]() {
+    int error = errno;
+    std::filesystem::path shown = base.empty() ? std::filesystem::path(name) : base / name;
     throw Error(Diagnostic{"SLU-IO-001",
-                           "cannot read " + path.string() + ": " + std::strerror(errno),
-                           {path.string(), 0, 0},
+                           "cannot read " + shown.string() + ": " + std::strerror(error),
+                           {shown.string(), 0, 0},
                            "check that the file exists and is readable",
                            {}});
   };
   // One open, one fstat and (for a file that does not change meanwhile) one read into a buffer of the right
   // size: a regular file that gives exactly its fstat size into a buffer one byte larger is at its end, so the
   // read that would return 0 is skipped (4 system calls instead of 5: ~4 µs a file on this VM).
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::openat(directory, name, O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail();
   struct stat info {};
   if (::fstat(fd, &info) != 0) {
@@ -59,6 +65,22 @@ std::string ReadFile(const std::filesystem::path& path) {
   ::close(fd);
   contents.resize(size);
   return contents;
+}
+
+}  // namespace
+
+std::string ReadFile(const std::filesystem::path& path) { return ReadFileAt(AT_FDCWD, path.c_str(), {}); }
+
+OpenDirectory::OpenDirectory(std::filesystem::path path)
+    : path_(std::move(path)), fd_(::open(path_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)) {}
+
+OpenDirectory::~OpenDirectory() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string OpenDirectory::ReadFile(const std::string& relative) const {
+  if (fd_ < 0 || relative.empty() || relative.front() == '/') return sluice::ReadFile(path_ / relative);
+  return ReadFileAt(fd_, relative.c_str(), path_);
 }
 
 void WriteFileAtomic(const std::filesystem::path& path, const std::string& contents) {

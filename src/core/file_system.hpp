@@ -10,6 +10,25 @@ namespace sluice {
 // Reads a whole file. Throws Error(SLU-IO-001) naming the path when it cannot be read.
 std::string ReadFile(const std::filesystem::path& path);
 
+// A folder held open so the files under it are opened by their path relative to it: the kernel then resolves
+// only the relative part (a model file of a project nine folders deep: three path components, not twelve).
+// Errors name the whole path, as ReadFile's do. A folder that cannot be opened is not an error here: reads
+// then go through the whole path and report what is wrong with it.
+class OpenDirectory {
+ public:
+  explicit OpenDirectory(std::filesystem::path path);
+  ~OpenDirectory();
+  OpenDirectory(const OpenDirectory&) = delete;
+  OpenDirectory& operator=(const OpenDirectory&) = delete;
+
+  // ReadFile(path / relative).
+  std::string ReadFile(const std::string& relative) const;
+
+ private:
+  std::filesystem::path path_;
+  int fd_ = -1;
+};
+
 // Writes `contents` to a temporary sibling, fsyncs it and renames it over `path`, so a reader sees the
 // old or the new file, never a partial one. Throws Error(SLU-IO-002) on failure (the old file is kept).
 void WriteFileAtomic(const std::filesystem::path& path, const std::string& contents);

@@ -255,6 +255,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   // failure is kept with it and rethrown in file order by the serial passes below (parse failures first,
   // contract failures where the contract check has always been reported: after the graph checks).
   std::vector<LoadedModel> models;
+  const OpenDirectory root_folder(root);
   size_t model_count = 0;
   for (const PipelineFiles& files : pipeline_files) model_count += files.model_files.size();
   models.reserve(model_count);
@@ -282,7 +283,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     ParallelFor(models.size(), [&](size_t m) {
       LoadedModel& model = models[m];
       try {
-        model.text = ReadFile(root / *model.file);
+        model.text = root_folder.ReadFile(*model.file);
         if (model.text.find('@') == std::string::npos) return;
         prepared[m].begin = ParseHeaderBlock(model.text, 0, "MODEL", *model.file).end;
       } catch (const Error&) {
@@ -305,7 +306,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     const PipelineLoad& load = loads[model.pipeline_index];
     const std::string& file = *model.file;
     try {
-      if (prepared.empty() || model.text.empty()) model.text = ReadFile(root / file);
+      if (prepared.empty() || model.text.empty()) model.text = root_folder.ReadFile(file);
       model.parsed = ParseModelFile(file, model.text, project.dialect, [&](size_t begin, size_t end) {
         if (!prepared.empty()) {
           PreparedBody& body = prepared[m];
