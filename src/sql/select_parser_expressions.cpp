@@ -125,13 +125,15 @@ bool Parser::IsCastName(std::string_view name) const {
 // Returns whether an aggregate call was seen (outside nested subqueries).
 bool Parser::WalkExpression(size_t b, size_t e, size_t block, size_t depth) {
   bool aggregate = false;
-  std::vector<std::pair<size_t, size_t>> cast_types;  // (AS of a CAST, its closing `)`), innermost last
+  // This call's open CASTs are open_casts_[base, …): (AS of a CAST, its closing `)`), innermost last.
+  const size_t base = open_casts_.size();
+  auto& casts = open_casts_;
   size_t i = b;
   while (i < e) {
-    while (!cast_types.empty() && cast_types.back().first < i) cast_types.pop_back();
-    if (!cast_types.empty() && cast_types.back().first == i) {
-      i = cast_types.back().second;
-      cast_types.pop_back();
+    while (casts.size() > base && casts.back().first < i) casts.pop_back();
+    if (casts.size() > base && casts.back().first == i) {
+      i = casts.back().second;
+      casts.pop_back();
       continue;
     }
     const Token& token = tokens_[i];
@@ -157,11 +159,12 @@ bool Parser::WalkExpression(size_t b, size_t e, size_t block, size_t depth) {
         aggregate = true;
       } else if (IsCastName(token.text)) {
         size_t as = FindTopLevelAs(i + 2, close);
-        if (as != kNone) cast_types.emplace_back(as, close);
+        if (as != kNone) casts.emplace_back(as, close);
       }
     }
     ++i;
   }
+  casts.resize(base);
   return aggregate;
 }
 
@@ -174,9 +177,9 @@ bool Parser::IsQuantifiedComparison(size_t i) const {
 
 // ---- projection items ----
 
-std::vector<Unit> Parser::TopUnits(size_t b, size_t e) const {
-  std::vector<Unit> units;
-  units.reserve(e > b ? e - b : 0);  // at most one unit per token: one allocation
+void Parser::TopUnits(size_t b, size_t e, std::vector<Unit>& units) const {
+  units.clear();
+  units.reserve(e > b ? e - b : 0);  // at most one unit per token: at most one allocation
   size_t i = b;
   while (i < e) {
     if (IsOpenBracket(tokens_[i])) {
@@ -191,7 +194,6 @@ std::vector<Unit> Parser::TopUnits(size_t b, size_t e) const {
       ++i;
     }
   }
-  return units;
 }
 
 // One past the END closing the CASE at `i` (CASE … END pairs counted at this bracket level).
@@ -235,7 +237,8 @@ void Parser::AnalyzeItem(size_t b, size_t e, size_t block, size_t depth) {
   ProjectionItem item;
   item.span = SpanOf(b, e);
   item.expression = item.span;
-  std::vector<Unit> units = TopUnits(b, e);
+  std::vector<Unit>& units = item_units_;  // free again before WalkExpression below can nest an item
+  TopUnits(b, e, units);
   // `*`, `t.*`, `s.t.*` (then modifiers such as EXCEPT (…), REPLACE (…)).
   size_t k = 0;
   std::string qualifier;
@@ -274,7 +277,7 @@ void Parser::AnalyzeItem(size_t b, size_t e, size_t block, size_t depth) {
     item.expression = SpanOf(b, units[expression_units - 1].end);
   }
   units.resize(expression_units);
-  item.cast = DetectCast(std::move(units));
+  item.cast = DetectCast(units);
   item.has_aggregate = WalkExpression(b, e, block, depth);
   result_.blocks[block].projection.push_back(std::move(item));
 }
@@ -297,11 +300,12 @@ bool Parser::IsBareAlias(const std::vector<Unit>& units) const {
   return true;
 }
 
-std::optional<ExplicitCast> Parser::DetectCast(std::vector<Unit> units) const {
+std::optional<ExplicitCast> Parser::DetectCast(std::vector<Unit>& units) const {
   // Look through parentheses around the whole expression.
   while (units.size() == 1 && units[0].kind == Unit::Kind::kGroup && IsPunct(tokens_[units[0].first], '(') &&
          !is_query_[units[0].first]) {
-    units = TopUnits(units[0].first + 1, units[0].end - 1);
+    Unit group = units[0];
+    TopUnits(group.first + 1, group.end - 1, units);
   }
   size_t n = units.size();
   size_t colon = kNone;

@@ -94,7 +94,7 @@ class Parser {
   Parser(std::string_view text, Dialect dialect, const std::string& file)
       : text_(text), dialect_(dialect), file_(file) {}
 
-  SelectStatement Run();                                        // tokenizes the text itself
+  SelectStatement Run();                                       // tokenizes the text itself
   SelectStatement Run(std::vector<Token> significant_tokens);  // the caller's tokens (no comments)
 
  private:
@@ -224,7 +224,8 @@ class Parser {
 
   // ---- projection items ----
 
-  std::vector<Unit> TopUnits(size_t b, size_t e) const;
+  // The top-level units of [b, e) into `units` (cleared first; its capacity is reused).
+  void TopUnits(size_t b, size_t e, std::vector<Unit>& units) const;
 
   // One past the END closing the CASE at `i` (CASE … END pairs counted at this bracket level).
   size_t FindCaseEnd(size_t i, size_t e) const;
@@ -238,7 +239,8 @@ class Parser {
 
   bool IsBareAlias(const std::vector<Unit>& units) const;
 
-  std::optional<ExplicitCast> DetectCast(std::vector<Unit> units) const;
+  // Reads the cast of an item's expression units; may replace `units` with those inside enclosing brackets.
+  std::optional<ExplicitCast> DetectCast(std::vector<Unit>& units) const;
 
   size_t FindTopLevelComma(size_t p, size_t e) const;
 
@@ -255,6 +257,11 @@ class Parser {
   std::vector<std::string> cte_stack_;                 // in definition order, for popping
   bool outer_found_ = false;
   SelectStatement result_;
+  // Scratch buffers kept across projection items so a long SELECT list allocates them once: the units of the
+  // item being analyzed, and the open CASTs of the WalkExpression calls in progress (each call pushes above
+  // the entries it found and pops back to them before returning).
+  std::vector<Unit> item_units_;
+  std::vector<std::pair<size_t, size_t>> open_casts_;
 };
 
 }  // namespace sluice::sql::select_parser_internal
