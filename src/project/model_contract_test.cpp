@@ -207,6 +207,30 @@ TEST(CheckModelContract, RejectsDuplicateAliases) {
   EXPECT_EQ(exact.Check().columns.size(), 2u);  // ClickHouse names are case-sensitive
 }
 
+// Items are judged in order: the earliest failing item decides, whether it repeats an alias or lacks a cast
+// or an alias; with several repeated names the earliest repetition is reported, pointing at its first use.
+TEST(CheckModelContract, ReportsTheEarliestFailingProjectionItem) {
+  ModelFile repeat_first(kHeader, "SELECT CAST(a AS Int8) AS a,\n  CAST(b AS Int8) AS a,\n  c AS c\nFROM __ref('x')");
+  repeat_first.ExpectError("SLU-MODEL-107", 6, 22);
+  ModelFile cast_first(kHeader, "SELECT CAST(a AS Int8) AS a,\n  c AS c,\n  CAST(b AS Int8) AS a\nFROM __ref('x')");
+  cast_first.ExpectError("SLU-MODEL-105", 6, 3);
+  ModelFile alias_first(kHeader,
+                        "SELECT CAST(a AS Int8) AS a,\n  CAST(c AS Int8),\n  CAST(b AS Int8) AS a\nFROM __ref('x')");
+  alias_first.ExpectError("SLU-MODEL-106", 6, 3);
+  ModelFile two(kHeader,
+                "SELECT CAST(z AS Int8) AS z, CAST(a AS Int8) AS a,\n  CAST(b AS Int8) AS a,\n"
+                "  CAST(y AS Int8) AS z,\n  CAST(c AS Int8) AS a\nFROM __ref('x')");
+  two.ExpectError("SLU-MODEL-107", 6, 22);  // `a` repeats before `z` does, though `z` sorts after it
+  EXPECT_NE(two.Error().message.find("`a` is defined twice (first at line 5, column 49)"), std::string::npos)
+      << two.Error().message;
+  ModelFile later(kHeader,
+                  "SELECT CAST(b AS Int8) AS b, CAST(a AS Int8) AS a,\n  CAST(c AS Int8) AS b,\n"
+                  "  CAST(d AS Int8) AS a\nFROM __ref('x')");
+  later.ExpectError("SLU-MODEL-107", 6, 22);  // `b`, first written first, repeats first
+  EXPECT_NE(later.Error().message.find("`b` is defined twice (first at line 5, column 27)"), std::string::npos)
+      << later.Error().message;
+}
+
 // ---- PREWHERE, references, relations ----
 
 TEST(CheckModelContract, RejectsPrewhereAnywhere) {
