@@ -344,10 +344,12 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     } catch (const Error&) {
       model.contract_error = std::current_exception();
     }
-    // The scan buffers and the expanded text served the contract; keep only what later passes read.
+    // The scan buffers, the expanded text and the header served the contract and the checks above; keep only
+    // what later passes read (what is freed here is reused by this thread's next model, not fresh memory).
     std::string().swap(model.parsed.expanded_text);
     std::vector<sql::Token>().swap(model.parsed.significant_tokens);
     model.audits = AuditDeclarationsFromHeader(model.parsed.header);
+    HeaderMap().swap(model.parsed.header);
     if (!model.audits.audits && model.audits.columns.empty()) std::string().swap(model.text);
   });
 

@@ -151,15 +151,15 @@ bool Parser::WalkExpression(size_t b, size_t e, size_t block, size_t depth) {
     }
     if (token.kind == TokenKind::kWord && Punct(i + 1, e, '(')) {
       size_t close = match_[i + 1];
-      FunctionCall call{std::string(token.text), TextSpan{token.begin, tokens_[close].end}};
+      auto call = [&] { return FunctionCall{std::string(token.text), TextSpan{token.begin, tokens_[close].end}}; };
       if (token.text == "__source" || token.text == "__ref") {
-        result_.blocks[block].expression_references.push_back(std::move(call));
-      } else if (IsAggregateFunction(token.text) && !IsQuantifiedComparison(i)) {
-        result_.blocks[block].aggregates.push_back(std::move(call));
-        aggregate = true;
-      } else if (IsCastName(token.text)) {
+        result_.blocks[block].expression_references.push_back(call());
+      } else if (IsCastName(token.text)) {  // first: every model column is a cast, and no cast name aggregates
         size_t as = FindTopLevelAs(i + 2, close);
         if (as != kNone) casts.emplace_back(as, close);
+      } else if (IsAggregateFunction(token.text) && !IsQuantifiedComparison(i)) {
+        result_.blocks[block].aggregates.push_back(call());
+        aggregate = true;
       }
     }
     ++i;
