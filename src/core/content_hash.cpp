@@ -1,5 +1,7 @@
 #include "core/content_hash.hpp"
 
+#include <algorithm>
+#include <cstring>
 
 namespace sluice {
 
@@ -20,7 +22,7 @@ uint64_t ReadWord(const unsigned char* p) {
 
 uint64_t Mix(uint64_t state, uint64_t word) { return RotateLeft(state ^ (word * kPrime2), 31) * kPrime1; }
 
-uint64_t Finish(uint64_t h) {
+uint64_t Avalanche(uint64_t h) {
   h ^= h >> 33;
   h *= kPrime2;
   h ^= h >> 29;
@@ -31,22 +33,48 @@ uint64_t Finish(uint64_t h) {
 
 }  // namespace
 
-uint64_t ContentHash(std::string_view contents) {
-  const auto* p = reinterpret_cast<const unsigned char*>(contents.data());
-  size_t size = contents.size();
+ContentHasher::ContentHasher() : lanes_{kPrime1 + kPrime2, kPrime2, 0, 0 - kPrime1}, pending_{} {}
+
+void ContentHasher::Add(std::string_view piece) {
+  const auto* p = reinterpret_cast<const unsigned char*>(piece.data());
+  size_t size = piece.size();
+  size_ += size;
   // Four independent lanes keep the multiplier pipeline busy on long inputs.
-  uint64_t lanes[4] = {kPrime1 + kPrime2, kPrime2, 0, 0 - kPrime1};
-  size_t i = 0;
-  for (; i + 32 <= size; i += 32) {
-    for (int lane = 0; lane < 4; ++lane) lanes[lane] = Mix(lanes[lane], ReadWord(p + i + 8 * lane));
+  auto block = [&](const unsigned char* data) {
+    for (int lane = 0; lane < 4; ++lane) lanes_[lane] = Mix(lanes_[lane], ReadWord(data + 8 * lane));
+  };
+  if (pending_size_ > 0) {
+    size_t take = std::min(size, sizeof pending_ - pending_size_);
+    std::memcpy(pending_ + pending_size_, p, take);
+    pending_size_ += take;
+    p += take;
+    size -= take;
+    if (pending_size_ < sizeof pending_) return;
+    block(pending_);
+    pending_size_ = 0;
   }
-  uint64_t h = RotateLeft(lanes[0], 1) + RotateLeft(lanes[1], 7) + RotateLeft(lanes[2], 12) + RotateLeft(lanes[3], 18);
-  h ^= static_cast<uint64_t>(size) * kPrime3;
-  for (; i + 8 <= size; i += 8) h = Mix(h, ReadWord(p + i));
+  for (; size >= 32; p += 32, size -= 32) block(p);
+  std::memcpy(pending_, p, size);
+  pending_size_ = size;
+}
+
+uint64_t ContentHasher::Finish() const {
+  uint64_t h =
+      RotateLeft(lanes_[0], 1) + RotateLeft(lanes_[1], 7) + RotateLeft(lanes_[2], 12) + RotateLeft(lanes_[3], 18);
+  h ^= static_cast<uint64_t>(size_) * kPrime3;
+  const unsigned char* p = pending_;
+  size_t i = 0;
+  for (; i + 8 <= pending_size_; i += 8) h = Mix(h, ReadWord(p + i));
   uint64_t tail = 0;
-  for (size_t k = size; k > i; --k) tail = (tail << 8) | p[k - 1];
-  h = Mix(h, tail ^ (static_cast<uint64_t>(size - i) << 56));
-  return Finish(h);
+  for (size_t k = pending_size_; k > i; --k) tail = (tail << 8) | p[k - 1];
+  h = Mix(h, tail ^ (static_cast<uint64_t>(pending_size_ - i) << 56));
+  return Avalanche(h);
+}
+
+uint64_t ContentHash(std::string_view contents) {
+  ContentHasher hasher;
+  hasher.Add(contents);
+  return hasher.Finish();
 }
 
 std::string ContentHashHex(uint64_t hash) {

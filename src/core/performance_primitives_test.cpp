@@ -1,18 +1,16 @@
 // The building blocks of the fast compile path: ParallelFor, JsonWriter (byte-identical to nlohmann's
 // dump), ContentHash, and ReadFile on sizes around its buffer logic.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/content_hash.hpp"
 #include "core/diagnostic.hpp"
@@ -136,8 +134,13 @@ TEST(JsonWriterTest, KeysOutOfOrderAreRefused) {
 TEST(JsonWriterTest, InvalidUtf8BecomesTheReplacementCharacter) {
   std::string out;
   JsonWriter json(out, -1);
-  json.String(std::string("a\xff" "b\xc3", 4));
-  EXPECT_EQ(out, "\"a\xEF\xBF\xBD" "b\xEF\xBF\xBD\"");
+  json.String(
+      std::string("a\xff"
+                  "b\xc3",
+                  4));
+  EXPECT_EQ(out,
+            "\"a\xEF\xBF\xBD"
+            "b\xEF\xBF\xBD\"");
   EXPECT_NO_THROW(nlohmann::json::parse(out));
 }
 
@@ -152,6 +155,36 @@ TEST(ContentHashTest, IsStableAndSensitiveToEveryByteAndTheLength) {
     EXPECT_TRUE(seen.insert(ContentHash(changed)).second) << "collision at byte " << i;
   }
   for (size_t n = 0; n < 80; ++n) EXPECT_TRUE(seen.insert(ContentHash(std::string(n, '\0'))).second) << n;
+}
+
+// The values an artifact index already on disk holds: the hash must not change between versions, or every
+// file would be rewritten once after an upgrade.
+TEST(ContentHashTest, KeepsItsValues) {
+  std::string text;
+  for (int i = 0; i < 200; ++i) text += static_cast<char>('a' + (i * 7) % 26);
+  const std::pair<size_t, const char*> expected[] = {
+      {0, "5281910c2e425911"},   {1, "e37be25a93b66d6d"},  {7, "c3681995b11d81c1"},  {8, "ae677d05afe8988e"},
+      {31, "a7e9ac766c76f79b"},  {32, "5139c04696709f50"}, {33, "60b5f2e37eb0c24b"}, {64, "49ed058d222bed4e"},
+      {100, "d1ceb88c941c36e4"}, {200, "79adbf7e3f581ae9"}};
+  for (const auto& [size, hex] : expected) {
+    EXPECT_EQ(ContentHashHex(ContentHash(std::string_view(text).substr(0, size))), hex) << size;
+  }
+}
+
+TEST(ContentHashTest, PiecesHashAsTheWhole) {
+  std::string text;
+  for (int i = 0; i < 300; ++i) text += static_cast<char>(i * 37 % 251);
+  for (size_t size : {size_t{0}, size_t{5}, size_t{31}, size_t{32}, size_t{33}, size_t{95}, size_t{300}}) {
+    std::string_view whole = std::string_view(text).substr(0, size);
+    for (size_t step :
+         {size_t{1}, size_t{3}, size_t{8}, size_t{31}, size_t{32}, size_t{33}, size_t{64}, size_t{1000}}) {
+      ContentHasher hasher;
+      for (size_t at = 0; at < whole.size(); at += step) hasher.Add(whole.substr(at, step));
+      hasher.Add("");
+      EXPECT_EQ(hasher.Finish(), ContentHash(whole)) << size << " in pieces of " << step;
+      EXPECT_EQ(hasher.size(), size);
+    }
+  }
 }
 
 TEST(ReadFileTest, ReadsEmptySmallAndLargeFilesWhole) {
