@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
@@ -40,20 +41,25 @@ constexpr std::string_view kBackupPrefix = ".sluice-backup-";
                          {}});
 }
 
+// Writes all of `data` to `fd`: 0, or the errno of the failure.
+int WriteAll(int fd, std::string_view data) {
+  size_t written = 0;
+  while (written < data.size()) {
+    ssize_t n = ::write(fd, data.data() + written, data.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    written += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
 // Creates `path` (truncating) and writes `contents` with plain syscalls; fsyncs when `sync`.
 void WriteWhole(const fs::path& path, std::string_view contents, bool sync = false) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) Fail(path, std::strerror(errno));
-  size_t written = 0;
-  while (written < contents.size()) {
-    ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int error = errno;
-      ::close(fd);
-      Fail(path, std::strerror(error));
-    }
-    written += static_cast<size_t>(n);
+  if (int error = WriteAll(fd, contents)) {
+    ::close(fd);
+    Fail(path, std::strerror(error));
   }
   if (sync && ::fsync(fd) != 0) {
     int error = errno;
@@ -113,6 +119,37 @@ struct IndexEntry {
   bool operator==(const IndexEntry&) const = default;
 };
 using Index = std::map<std::string, IndexEntry>;  // path under target/ → contents fingerprint
+
+// The fingerprint of what `stream` produces, never holding it whole.
+IndexEntry Fingerprint(const ArtifactStream& stream) {
+  ContentHasher hasher;
+  stream([&](std::string_view piece) { hasher.Add(piece); });
+  return {hasher.Finish(), hasher.size()};
+}
+
+// Creates `path` (truncating), writes what `stream` produces piece by piece and returns its fingerprint.
+IndexEntry WriteStreamed(const fs::path& path, const ArtifactStream& stream) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) Fail(path, std::strerror(errno));
+  ContentHasher hasher;
+  int error = 0;
+  try {
+    stream([&](std::string_view piece) {
+      if (error != 0) return;
+      hasher.Add(piece);
+      error = WriteAll(fd, piece);
+    });
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  if (error != 0) {
+    ::close(fd);
+    Fail(path, std::strerror(error));
+  }
+  if (::close(fd) != 0) Fail(path, std::strerror(errno));
+  return {hasher.Finish(), hasher.size()};
+}
 
 Index IndexOf(const ArtifactFiles& files) {
   std::vector<const std::pair<const std::string, std::string>*> items;
@@ -268,7 +305,8 @@ void RemoveOlderLayout(const fs::path& target_dir) {
   }
 }
 
-void PublishBySwap(const fs::path& target_dir, const ArtifactFiles& files, const Index& index) {
+void PublishBySwap(const fs::path& target_dir, const ArtifactFiles& files, const StreamedArtifacts& streamed,
+                   Index index) {
   std::error_code ec;
   // No index while the tree changes wholesale: a crash from here on leads to another full publication.
   fs::path index_path = target_dir / kIndexFile;
@@ -289,6 +327,10 @@ void PublishBySwap(const fs::path& target_dir, const ArtifactFiles& files, const
       items.push_back(&item);
     }
     ParallelFor(items.size(), [&](size_t i) { WriteWhole(staging / items[i]->first, items[i]->second); });
+    for (const auto& [path, stream] : streamed) {  // fingerprinted as they are written: one rendering each
+      folders.EnsureParentOf(staging / path);
+      index[path] = WriteStreamed(staging / path, stream);
+    }
   } catch (...) {
     fs::remove_all(staging, ec);
     throw;
@@ -325,20 +367,23 @@ void PublishBySwap(const fs::path& target_dir, const ArtifactFiles& files, const
 
 // ---- incremental publication ----
 
-PublishSummary PublishChanges(const fs::path& target_dir, const ArtifactFiles& files, const Index& old_index,
-                              const Index& new_index) {
+PublishSummary PublishChanges(const fs::path& target_dir, const ArtifactFiles& files, const StreamedArtifacts& streamed,
+                              const Index& old_index, const Index& new_index) {
   PublishSummary summary;
   summary.incremental = true;
   Journal journal;
-  std::vector<const std::string*> contents;
+  std::vector<const std::string*> contents;                       // of journal.writes[i]; null for a streamed file
+  std::vector<std::pair<size_t, const ArtifactStream*>> streams;  // (index in journal.writes, stream)
   for (const auto& [path, entry] : new_index) {
     auto old = old_index.find(path);
     if (old != old_index.end() && old->second == entry) {
       ++summary.unchanged;
       continue;
     }
+    auto file = files.find(path);
+    if (file == files.end()) streams.emplace_back(journal.writes.size(), &streamed.at(path));
+    contents.push_back(file == files.end() ? nullptr : &file->second);
     journal.writes.emplace_back(std::to_string(journal.writes.size()), path);
-    contents.push_back(&files.at(path));
   }
   for (const auto& [path, entry] : old_index) {
     if (!new_index.count(path)) journal.removals.push_back(path);
@@ -352,8 +397,15 @@ PublishSummary PublishChanges(const fs::path& target_dir, const ArtifactFiles& f
   fs::remove_all(publish, ec);
   fs::create_directories(publish / "files", ec);
   if (ec) Fail(publish, ec.message());
-  ParallelFor(journal.writes.size(),
-              [&](size_t i) { WriteWhole(publish / "files" / journal.writes[i].first, *contents[i]); });
+  ParallelFor(journal.writes.size(), [&](size_t i) {
+    if (contents[i] != nullptr) WriteWhole(publish / "files" / journal.writes[i].first, *contents[i]);
+  });
+  for (const auto& [i, stream] : streams) {
+    fs::path staged = publish / "files" / journal.writes[i].first;
+    if (WriteStreamed(staged, *stream) != new_index.at(journal.writes[i].second)) {
+      Fail(staged, "the streamed contents of " + journal.writes[i].second + " changed between two renderings");
+    }
+  }
   WriteWhole(publish / "index", RenderIndex(new_index));
   PausePoint("artifacts_staged");
   ReplaceDurably(publish / "journal", RenderJournal(journal));  // the commit point
@@ -421,7 +473,17 @@ void RecoverArtifacts(const fs::path& target_dir) {
   }
 }
 
-PublishSummary PublishArtifacts(const fs::path& target_dir, const ArtifactFiles& files) {
+std::string Materialize(const ArtifactStream& stream) {
+  std::string out;
+  stream([&](std::string_view piece) { out.append(piece); });
+  return out;
+}
+
+PublishSummary PublishArtifacts(const fs::path& target_dir, const ArtifactFiles& files,
+                                const StreamedArtifacts& streamed) {
+  for (const auto& [path, stream] : streamed) {
+    if (files.count(path)) throw std::logic_error("artifact " + path + " is given both whole and streamed");
+  }
   std::error_code ec;
   fs::create_directories(target_dir, ec);
   if (ec) Fail(target_dir, ec.message());
@@ -429,11 +491,12 @@ PublishSummary PublishArtifacts(const fs::path& target_dir, const ArtifactFiles&
   RecoverArtifacts(target_dir);
   Index new_index = IndexOf(files);
   if (std::optional<Index> old_index = ReadIndex(target_dir)) {
-    return PublishChanges(target_dir, files, ReconcileWithDisk(std::move(*old_index), FilesOnDisk(target_dir)),
-                          new_index);
+    for (const auto& [path, stream] : streamed) new_index[path] = Fingerprint(stream);
+    return PublishChanges(target_dir, files, streamed,
+                          ReconcileWithDisk(std::move(*old_index), FilesOnDisk(target_dir)), new_index);
   }
-  PublishBySwap(target_dir, files, new_index);
-  return PublishSummary{files.size(), 0, 0, false};
+  PublishBySwap(target_dir, files, streamed, std::move(new_index));
+  return PublishSummary{files.size() + streamed.size(), 0, 0, false};
 }
 
 }  // namespace sluice

@@ -28,13 +28,25 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 
 namespace sluice {
 
 // Relative path under `target/` (e.g. "compiled/models/p/m.sql") → contents.
 using ArtifactFiles = std::map<std::string, std::string>;
+
+// A file too large to hold whole next to everything else (manifest.json: 45 MB at 10,000 models): a function
+// that produces its contents in pieces, in order, each handed to `sink`. The publisher calls it once to
+// fingerprint the file and once more only when the file must be written (a first publication needs one call);
+// every call must produce the same bytes. Its paths are distinct from those of the ArtifactFiles.
+using ArtifactStream = std::function<void(const std::function<void(std::string_view piece)>& sink)>;
+using StreamedArtifacts = std::map<std::string, ArtifactStream>;
+
+// The contents of a streamed artifact, whole (for tests and small outputs).
+std::string Materialize(const ArtifactStream& stream);
 
 struct PublishSummary {
   size_t written = 0;    // files created or replaced
@@ -43,7 +55,8 @@ struct PublishSummary {
   bool incremental = false;
 };
 
-PublishSummary PublishArtifacts(const std::filesystem::path& target_dir, const ArtifactFiles& files);
+PublishSummary PublishArtifacts(const std::filesystem::path& target_dir, const ArtifactFiles& files,
+                                const StreamedArtifacts& streamed = {});
 
 // Finishes or undoes a publication a killed process left in `target_dir`; a no-op when there is none.
 void RecoverArtifacts(const std::filesystem::path& target_dir);

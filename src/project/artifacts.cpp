@@ -1,7 +1,9 @@
 #include "project/artifacts.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <tuple>
 
@@ -568,21 +570,41 @@ struct ModelArtifacts {
   std::string canonical_sql;
 };
 
-// Model manifest entries are rendered in parallel this many at a time and appended to the manifest at once, so
-// the entries of all models never exist next to the whole manifest (45 MB each at 10,000 models).
+// Model manifest entries are rendered in parallel this many at a time and handed on at once, so neither the
+// entries of all models nor the whole manifest (45 MB at 10,000 models) is ever in memory.
 constexpr size_t kManifestBatch = 1024;
+// The manifest's text is handed to the sink in pieces of about this size.
+constexpr size_t kManifestPiece = size_t{1} << 20;
 
-std::string RenderManifestFile(const Project& project, const std::vector<const Asset*>& models,
-                               const std::vector<ModelArtifacts>& rendered,
-                               const std::vector<std::string>& compiled_paths, const std::string& dag_identity) {
+// What the manifest is made of, kept by its stream (which the publisher calls after BuildArtifacts returns).
+struct ManifestInputs {
+  std::vector<const Asset*> models;
+  std::vector<ModelArtifacts> rendered;  // resources: kind, name and path
+  std::vector<std::string> compiled_paths;
+  std::string dag_identity;
+};
+
+void StreamManifest(const Project& project, const ManifestInputs& in,
+                    const std::function<void(std::string_view)>& sink) {
+  const std::vector<const Asset*>& models = in.models;
   std::string out;
+  out.reserve(kManifestPiece + kManifestPiece / 2);
+  auto hand_on = [&](bool always) {
+    if (always || out.size() >= kManifestPiece) {
+      sink(out);
+      out.clear();
+    }
+  };
   JsonWriter json(out);
   json.BeginObject();
   json.Key("artifacts");
   json.BeginArray();
   json.String("manifest.json");
   json.String("streambuild_dag.json");
-  for (const std::string& path : compiled_paths) json.String(path);
+  for (const std::string& path : in.compiled_paths) {
+    json.String(path);
+    hand_on(false);
+  }
   json.EndArray();
   json.Key("audits");
   WriteAudits(json, project);
@@ -600,47 +622,39 @@ std::string RenderManifestFile(const Project& project, const std::vector<const A
   std::vector<std::string> entries;
   for (size_t first = 0; first < models.size(); first += kManifestBatch) {
     size_t count = std::min(kManifestBatch, models.size() - first);
-    entries.assign(count, std::string());
-    ParallelFor(count,
-                [&](size_t i) { entries[i] = ModelJson(project, *models[first + i], rendered[first + i].resources); });
-    if (first == 0) {
-      // One allocation for the whole document, estimated from the first batch: model entries dominate it; each
-      // model also has an asset entry and a pipeline relation (well under 512 bytes together).
-      size_t batch_bytes = 0;
-      for (const std::string& entry : entries) batch_bytes += entry.size();
-      size_t expected = out.size() + (size_t{1} << 20) + models.size() * (batch_bytes / count + 512);
-      out.reserve(expected + expected / 8);
-    }
+    entries.resize(count);
+    ParallelFor(count, [&](size_t i) {
+      entries[i] = ModelJson(project, *models[first + i], in.rendered[first + i].resources);
+    });
     for (size_t i = 0; i < count; ++i) {
       size_t m = first + i;
       if (m > 0 && models[m]->name() == models[m - 1]->name()) continue;
       json.Key(models[m]->name());
       json.Raw(entries[i]);
+      hand_on(false);
     }
   }
   json.EndObject();
   json.Key("pipelines");
   WritePipelines(json, project);
   json.Key("sluice");
-  WriteSluiceSection(json, project, models, dag_identity);
+  WriteSluiceSection(json, project, models, in.dag_identity);
   json.Key("sources");
   WriteSources(json, project);
   json.Key("tests");
   WriteTests(json, project);
   json.EndObject();
   out += '\n';
-  return out;
+  hand_on(true);
 }
 
-}  // namespace
-
-std::string CanonicalSql(const Definitions& definitions, const Asset& asset) {
-  return ResolvedQuery(definitions, asset, false) + "\n";
-}
-
-ArtifactFiles BuildArtifacts(const Project& project) {
-  std::vector<const Asset*> models = ModelsByName(project.definitions);
-  std::vector<ModelArtifacts> rendered(models.size());
+// Everything compile writes: the manifest as a stream (the largest file by far), the rest whole.
+std::pair<ArtifactFiles, StreamedArtifacts> RenderArtifacts(const Project& project) {
+  auto manifest = std::make_shared<ManifestInputs>();
+  manifest->models = ModelsByName(project.definitions);
+  const std::vector<const Asset*>& models = manifest->models;
+  std::vector<ModelArtifacts>& rendered = manifest->rendered;
+  rendered.resize(models.size());
   ParallelFor(models.size(), [&](size_t m) {
     const Asset& asset = *models[m];
     ModelArtifacts& out = rendered[m];
@@ -663,21 +677,36 @@ ArtifactFiles BuildArtifacts(const Project& project) {
   }
   for (const AuditSpec& audit : project.checks.audits) files[audit.path] = audit.sql;
   for (const TestSpec& test : project.checks.tests) files[test.path] = test.sql;
-  std::vector<std::string> compiled;
-  compiled.reserve(files.size());
-  for (const auto& [path, contents] : files) compiled.push_back(path);
+  manifest->compiled_paths.reserve(files.size());
+  for (const auto& [path, contents] : files) manifest->compiled_paths.push_back(path);
 
   DagContent dag = DagOf(project, models);
-  files["manifest.json"] = RenderManifestFile(project, models, rendered, compiled, DagIdentity(dag));
+  manifest->dag_identity = DagIdentity(dag);
   files["streambuild_dag.json"] = RenderDagFile(project, dag);
+  StreamedArtifacts streamed;
+  streamed["manifest.json"] = [&project, manifest](const std::function<void(std::string_view)>& sink) {
+    StreamManifest(project, *manifest, sink);
+  };
+  return {std::move(files), std::move(streamed)};
+}
+
+}  // namespace
+
+std::string CanonicalSql(const Definitions& definitions, const Asset& asset) {
+  return ResolvedQuery(definitions, asset, false) + "\n";
+}
+
+ArtifactFiles BuildArtifacts(const Project& project) {
+  auto [files, streamed] = RenderArtifacts(project);
+  for (const auto& [path, stream] : streamed) files[path] = Materialize(stream);
   return files;
 }
 
 ArtifactSummary WriteArtifacts(const Project& project, const std::string& target_dir) {
   std::filesystem::path dir = target_dir.empty() ? project.root / "target" : std::filesystem::path(target_dir);
-  ArtifactFiles files = BuildArtifacts(project);
-  MarkPhase("artifacts rendered");
-  PublishSummary published = PublishArtifacts(dir, files);
+  auto [files, streamed] = RenderArtifacts(project);
+  MarkPhase("artifacts rendered");  // all but the manifest, which is rendered as it is fingerprinted and written
+  PublishSummary published = PublishArtifacts(dir, files, streamed);
   MarkPhase("artifacts published");
   ArtifactSummary summary{dir.string(), project.definitions.pipelines().size(), 0, project.sources.size(), published};
   for (const Asset& asset : project.definitions.assets()) summary.models += asset.is_source() ? 0 : 1;

@@ -1,0 +1,101 @@
+// The publisher's streamed artifacts (the manifest): written and fingerprinted like whole files, rendered
+// once when unchanged or new, and never published half-consistent. The whole-file paths, crashes and kills are
+// covered end to end in tests/e2e/publish_e2e_test.cpp.
+#include "project/artifact_publisher.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/diagnostic.hpp"
+#include "core/file_system.hpp"
+
+namespace sluice {
+namespace {
+
+namespace fs = std::filesystem;
+
+class StreamedArtifactsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("sluice_publisher_test_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A stream handing `pieces` on one by one, counting how often it is rendered.
+  ArtifactStream Stream(std::vector<std::string> pieces) {
+    return [this, pieces](const std::function<void(std::string_view)>& sink) {
+      ++renderings_;
+      for (const std::string& piece : pieces) sink(piece);
+    };
+  }
+
+  fs::path dir_;
+  int renderings_ = 0;
+};
+
+TEST_F(StreamedArtifactsTest, AreWrittenWholeAndRenderedOnceWhenNewOrUnchanged) {
+  ArtifactFiles files{{"compiled/a.sql", "SELECT 1\n"}};
+  StreamedArtifacts streamed{{"manifest.json", Stream({"{\n", "  \"a\": 1\n", "}\n"})}};
+  PublishSummary first = PublishArtifacts(dir_, files, streamed);
+  EXPECT_EQ(first.written, 2u);
+  EXPECT_EQ(renderings_, 1);  // fingerprinted while written
+  EXPECT_EQ(ReadFile(dir_ / "manifest.json"), "{\n  \"a\": 1\n}\n");
+  EXPECT_EQ(Materialize(streamed.at("manifest.json")), "{\n  \"a\": 1\n}\n");
+
+  renderings_ = 0;
+  PublishSummary again = PublishArtifacts(dir_, files, streamed);
+  EXPECT_TRUE(again.incremental);
+  EXPECT_EQ(again.written, 0u);
+  EXPECT_EQ(again.unchanged, 2u);
+  EXPECT_EQ(renderings_, 1);  // fingerprinted only
+}
+
+TEST_F(StreamedArtifactsTest, AChangedStreamIsRewrittenAndTheSameBytesWholeOrStreamedAreUnchanged) {
+  PublishArtifacts(dir_, {{"manifest.json", "{}\n"}});
+  PublishSummary same = PublishArtifacts(dir_, {}, {{"manifest.json", Stream({"{", "}", "\n"})}});
+  EXPECT_EQ(same.written, 0u);  // the index entry of the whole file matches the streamed one
+  EXPECT_EQ(same.unchanged, 1u);
+
+  renderings_ = 0;
+  PublishSummary changed = PublishArtifacts(dir_, {}, {{"manifest.json", Stream({"{\"b\"", ": 2}\n"})}});
+  EXPECT_EQ(changed.written, 1u);
+  EXPECT_EQ(renderings_, 2);  // fingerprinted, then written
+  EXPECT_EQ(ReadFile(dir_ / "manifest.json"), "{\"b\": 2}\n");
+}
+
+TEST_F(StreamedArtifactsTest, AStreamThatRendersDifferentBytesTheSecondTimeFailsAndKeepsThePublishedFiles) {
+  PublishArtifacts(dir_, {{"compiled/a.sql", "SELECT 1\n"}}, {{"manifest.json", Stream({"old\n"})}});
+  int calls = 0;
+  ArtifactStream unstable = [&](const std::function<void(std::string_view)>& sink) {
+    sink(++calls == 1 ? "new\n" : "other\n");
+  };
+  try {
+    PublishArtifacts(dir_, {{"compiled/a.sql", "SELECT 2\n"}}, {{"manifest.json", unstable}});
+    FAIL() << "expected SLU-IO-003";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.diagnostics().front().code, "SLU-IO-003");
+    EXPECT_NE(error.diagnostics().front().message.find("changed between two renderings"), std::string::npos);
+  }
+  EXPECT_EQ(ReadFile(dir_ / "compiled/a.sql"), "SELECT 1\n");  // nothing was committed
+  EXPECT_EQ(ReadFile(dir_ / "manifest.json"), "old\n");
+  PublishSummary next =
+      PublishArtifacts(dir_, {{"compiled/a.sql", "SELECT 2\n"}}, {{"manifest.json", Stream({"new\n"})}});
+  EXPECT_EQ(next.written, 2u);
+  EXPECT_EQ(ReadFile(dir_ / "manifest.json"), "new\n");
+  EXPECT_FALSE(fs::exists(dir_ / ".sluice-publish"));
+}
+
+TEST_F(StreamedArtifactsTest, APathGivenWholeAndStreamedIsRefused) {
+  EXPECT_THROW(PublishArtifacts(dir_, {{"manifest.json", "{}\n"}}, {{"manifest.json", Stream({"{}\n"})}}),
+               std::logic_error);
+  EXPECT_FALSE(fs::exists(dir_));  // refused before anything is created
+}
+
+}  // namespace
+}  // namespace sluice
