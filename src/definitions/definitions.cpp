@@ -2,10 +2,38 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <queue>
 #include <set>
+#include <stdexcept>
 
 namespace sluice {
+
+ColumnList::ColumnList(std::initializer_list<value_type> columns) {
+  for (const auto& [name, type] : columns) push_back(name, type);
+}
+
+void ColumnList::reserve(size_t columns, size_t text_bytes) {
+  text_.reserve(text_bytes);
+  ends_.reserve(2 * columns);
+}
+
+void ColumnList::push_back(std::string_view name, std::string_view type) {
+  if (text_.size() + name.size() + type.size() > std::numeric_limits<uint32_t>::max()) {
+    throw std::length_error("a model's column names and types exceed 4 GiB");
+  }
+  text_.append(name);
+  ends_.push_back(static_cast<uint32_t>(text_.size()));
+  text_.append(type);
+  ends_.push_back(static_cast<uint32_t>(text_.size()));
+}
+
+ColumnList::value_type ColumnList::operator[](size_t i) const {
+  size_t name_begin = i == 0 ? 0 : ends_[2 * i - 1];
+  size_t name_end = ends_[2 * i];
+  std::string_view text = text_;
+  return {text.substr(name_begin, name_end - name_begin), text.substr(name_end, ends_[2 * i + 1] - name_end)};
+}
 
 std::string EdgeTypeName(EdgeType type) {
   switch (type) {

@@ -5,9 +5,13 @@
 // Thread-safety: immutable once built; share freely across threads (by const reference or shared_ptr).
 #pragma once
 
+#include <cstdint>
+#include <initializer_list>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <variant>
@@ -31,6 +35,58 @@ struct PartitionSpec {
 };
 
 enum class ModelKind { kTable, kView };
+
+// The output columns of a SQL model — name → cast type as authored, in projection order — stored compactly:
+// every name and type in one string with their end offsets, ~20 bytes a column instead of two strings' 64
+// (a 10,000-model project has 250,000 columns). Iterating yields (name, type) views of the list.
+class ColumnList {
+ public:
+  using value_type = std::pair<std::string_view, std::string_view>;
+
+  class Iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = ColumnList::value_type;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = value_type;
+    Iterator() = default;
+    Iterator(const ColumnList* list, size_t index) : list_(list), index_(index) {}
+    value_type operator*() const { return (*list_)[index_]; }
+    Iterator& operator++() {
+      ++index_;
+      return *this;
+    }
+    Iterator operator++(int) {
+      Iterator before = *this;
+      ++index_;
+      return before;
+    }
+    bool operator==(const Iterator& other) const { return index_ == other.index_; }
+
+   private:
+    const ColumnList* list_ = nullptr;
+    size_t index_ = 0;
+  };
+
+  ColumnList() = default;
+  ColumnList(std::initializer_list<value_type> columns);
+
+  // Room for `columns` columns whose names and types total `text_bytes`.
+  void reserve(size_t columns, size_t text_bytes);
+  void push_back(std::string_view name, std::string_view type);
+
+  size_t size() const { return ends_.size() / 2; }
+  bool empty() const { return ends_.empty(); }
+  value_type operator[](size_t i) const;
+  Iterator begin() const { return Iterator(this, 0); }
+  Iterator end() const { return Iterator(this, size()); }
+  bool operator==(const ColumnList&) const = default;
+
+ private:
+  std::string text_;            // name, type, name, type … with no separator
+  std::vector<uint32_t> ends_;  // where each name and type ends in text_
+};
 
 // One `__source(...)` / `__ref(...)` occurrence in a model body, resolved to the asset it names.
 struct ResolvedReference {
@@ -60,7 +116,7 @@ struct SqlCompute {
   StorageSpec storage;
   // From the SQL body contract: the output columns with their cast types as authored, whether the model has
   // aggregate semantics, and whether it can serve as a replay anchor.
-  std::vector<std::pair<std::string, std::string>> columns;
+  ColumnList columns;
   bool aggregate = false;
   bool anchor_eligible = false;
 };

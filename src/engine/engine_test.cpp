@@ -34,6 +34,39 @@ std::string ErrorCode(const std::function<void()>& f) {
   return "no error";
 }
 
+TEST(ColumnListTest, KeepsNamesAndTypesInOrderWithEmptyOnes) {
+  ColumnList columns;
+  EXPECT_TRUE(columns.empty());
+  columns.reserve(3, 20);
+  columns.push_back("id", "UInt64");
+  columns.push_back("", "String");  // an empty name or type stays where it is
+  columns.push_back("at", "");
+  columns.push_back("payload", "Map(String, Array(Nullable(Int64)))");
+  ASSERT_EQ(columns.size(), 4u);
+  EXPECT_EQ(columns[0], (ColumnList::value_type{"id", "UInt64"}));
+  EXPECT_EQ(columns[1], (ColumnList::value_type{"", "String"}));
+  EXPECT_EQ(columns[2], (ColumnList::value_type{"at", ""}));
+  EXPECT_EQ(columns[3], (ColumnList::value_type{"payload", "Map(String, Array(Nullable(Int64)))"}));
+  std::vector<std::string> seen;
+  for (const auto& [name, type] : columns) seen.push_back(std::string(name) + ":" + std::string(type));
+  EXPECT_EQ(seen,
+            (std::vector<std::string>{"id:UInt64", ":String", "at:", "payload:Map(String, Array(Nullable(Int64)))"}));
+  EXPECT_EQ(
+      columns,
+      (ColumnList{{"id", "UInt64"}, {"", "String"}, {"at", ""}, {"payload", "Map(String, Array(Nullable(Int64)))"}}));
+  EXPECT_NE(columns, (ColumnList{{"id", "UInt64"}}));
+  EXPECT_NE((ColumnList{{"ab", "c"}}), (ColumnList{{"a", "bc"}}));  // same text, different split
+  auto found = std::find_if(columns.begin(), columns.end(), [](const auto& column) { return column.first == "at"; });
+  EXPECT_EQ(std::distance(columns.begin(), found), 2);
+}
+
+TEST(ColumnListTest, AModelCarriesItsContractColumns) {
+  const Asset* clean_events = Shop().definitions.FindByName("clean_events");
+  ASSERT_NE(clean_events, nullptr);
+  EXPECT_EQ(std::get<SqlCompute>(clean_events->compute).columns,
+            (ColumnList{{"event_id", "BIGINT"}, {"user_id", "BIGINT"}, {"event_date", "DATE"}, {"amount", "BIGINT"}}));
+}
+
 TEST(Selection, BareNameIsPipelineThenModelThenSource) {
   const Definitions& d = Shop().definitions;
   EXPECT_EQ(Names(ResolveSelection(d, {"people"})), (std::vector<std::string>{"raw.dim_users", "raw.users"}));

@@ -81,7 +81,8 @@ std::vector<ResourceFile> ModelResources(const Project& project, const Asset& as
     return {{"view", asset.relation_name, base + ".view.sql", RenderView(db, asset.relation_name, query) + "\n"}};
   }
   std::vector<ColumnDefinition> columns;
-  for (const auto& [name, type] : compute.columns) columns.push_back({name, type, std::nullopt});
+  for (const auto& [name, type] : compute.columns)
+    columns.push_back({std::string(name), std::string(type), std::nullopt});
   std::string table =
       RenderModelTable(db, asset.relation_name, ModelStorageOf(compute.storage, columns), SecretHandling::kRedact);
   std::string mv_name = "mv__" + asset.name();

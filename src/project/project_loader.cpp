@@ -82,7 +82,7 @@ struct LoadedModel {
   std::string relation_name;
   // The contract's output columns as the asset holds them, and the lineage modes (LineageModeBit) whose
   // columns are among them.
-  std::vector<std::pair<std::string, std::string>> columns;
+  ColumnList columns;
   unsigned lineage_modes = 0;
   std::string text;               // file text, for located diagnostics; kept only when the header declares audits
   ModelAuditDeclarations audits;  // the header's audits, read once by the parallel parse
@@ -336,10 +336,10 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       for (LineageMode mode : kLineageModes) {
         if (HasLineageColumns(contract, mode, project.dialect)) model.lineage_modes |= LineageModeBit(mode);
       }
-      model.columns.reserve(contract.columns.size());
-      for (OutputColumn& column : contract.columns) {
-        model.columns.emplace_back(std::move(column.name), std::move(column.type_text));
-      }
+      size_t text_bytes = 0;
+      for (const OutputColumn& column : contract.columns) text_bytes += column.name.size() + column.type_text.size();
+      model.columns.reserve(contract.columns.size(), text_bytes);
+      for (const OutputColumn& column : contract.columns) model.columns.push_back(column.name, column.type_text);
       std::vector<OutputColumn>().swap(contract.columns);
     } catch (const Error&) {
       model.contract_error = std::current_exception();
@@ -621,7 +621,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     const auto& compute = std::get<SqlCompute>(asset_by_name.at(parsed.name)->compute);
     checks.models.push_back(ModelCheckInput{parsed.name, model.pipeline, parsed.file, parsed.kind, model.relation_name,
                                             model.name_space, std::move(model.text), compute.body,
-                                            std::move(parsed.references), compute.columns, std::move(model.audits)});
+                                            std::move(parsed.references), &compute.columns, std::move(model.audits)});
   }
   for (size_t p = 0; p < pipeline_files.size(); ++p) {
     checks.pipeline_audit_defaults.try_emplace(pipeline_files[p].name, loads[p].config.audit_defaults);
@@ -633,7 +633,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   project.checks = CompileTestsAndAudits(checks);
   for (ModelCheckInput& model : checks.models) {  // the views end here
     model.body = {};
-    model.columns = {};
+    model.columns = nullptr;
   }
 
   MarkPhase("tests and audits");

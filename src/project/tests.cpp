@@ -61,7 +61,7 @@ struct TestCte {
   size_t name_offset = 0;
   size_t body_begin = 0;  // inside the parentheses
   size_t body_end = 0;
-  ExpandedSql sql;        // the body after macro expansion (filled once the CTE kinds are checked)
+  ExpandedSql sql;  // the body after macro expansion (filled once the CTE kinds are checked)
 };
 
 struct ParsedTest {
@@ -115,9 +115,7 @@ size_t MatchingParenthesis(const std::vector<Token>& tokens, size_t open, size_t
   return tokens.size();
 }
 
-bool IsName(const Token& token) {
-  return token.kind == TokenKind::kWord || token.kind == TokenKind::kQuotedIdentifier;
-}
+bool IsName(const Token& token) { return token.kind == TokenKind::kWord || token.kind == TokenKind::kQuotedIdentifier; }
 
 namespace {
 
@@ -183,8 +181,9 @@ std::vector<TestCte> ParseTestBody(const CheckFile& file, const SqlBlock& block,
   }
   const Token* one = at(i);
   if (one == nullptr || one->kind != TokenKind::kNumber || one->text != "1") {
-    file.Fail(offset_of(one), "SLU-TEST-002", "a test ends with the ceremonial `SELECT 1`, found `SELECT` " +
-                                                  Describe(one), "end the test with SELECT 1");
+    file.Fail(offset_of(one), "SLU-TEST-002",
+              "a test ends with the ceremonial `SELECT 1`, found `SELECT` " + Describe(one),
+              "end the test with SELECT 1");
   }
   size_t after = i + 1;
   if (at(after) != nullptr && IsPunctuation(*at(after), ";")) ++after;
@@ -246,8 +245,7 @@ void CheckCteName(const CheckFile& file, const TestCte& cte) {
   }
   for (std::string_view prefix : {kRefPrefix, kSourcePrefix, kExpectedPrefix, kAssertPrefix}) {
     if (name == prefix) {
-      file.Fail(cte.name_offset, "SLU-TEST-006", "CTE " + cte.name_text + " needs a name after " +
-                                                     std::string(prefix),
+      file.Fail(cte.name_offset, "SLU-TEST-006", "CTE " + cte.name_text + " needs a name after " + std::string(prefix),
                 std::string(prefix) + "<name>");
     }
   }
@@ -367,17 +365,18 @@ class TestCompiler {
       std::vector<std::string> chain;
       ComparisonCase c{cte.name_text, Resolve(model_name, cte.name_offset, chain), ExpectedColumns(cte), {}};
       const ModelCheckInput& model = *models_.at(model_name);
-      if (!model.columns.empty()) {
+      if (model.columns != nullptr && !model.columns->empty()) {
+        const ColumnList& columns = *model.columns;
         for (const std::string& column : c.columns) {
-          auto it = std::find_if(model.columns.begin(), model.columns.end(),
-                                 [&](const auto& known) { return known.first == column; });
-          if (it == model.columns.end()) {
+          auto it =
+              std::find_if(columns.begin(), columns.end(), [&](const auto& known) { return known.first == column; });
+          if (it == columns.end()) {
             std::vector<std::string> known;
-            for (const auto& [name, type] : model.columns) known.push_back(name);
+            for (const auto& [name, type] : columns) known.emplace_back(name);
             file_.Fail(cte.name_offset, "SLU-TEST-013", "model '" + model_name + "' has no column '" + column + "'",
                        "its columns: " + Joined(known, ", "));
           }
-          c.types.push_back(it->second);
+          c.types.emplace_back((*it).second);
         }
       }
       cases.push_back(std::move(c));
@@ -407,25 +406,24 @@ class TestCompiler {
     for (const TestCte& cte : test_.ctes) {
       for (std::string_view prefix : {kRefPrefix, kSourcePrefix, kExpectedPrefix, kAssertPrefix}) {
         if (StartsWith(cte.name, prefix)) {
-          file_.Fail(cte.name_offset, "SLU-TEST-014", "macro test '" + test_.name + "' defines model-test CTE " +
-                                                          cte.name_text,
+          file_.Fail(cte.name_offset, "SLU-TEST-014",
+                     "macro test '" + test_.name + "' defines model-test CTE " + cte.name_text,
                      "macro tests compare __macro_actual__ with __macro_expected__; use mode model to test models");
         }
       }
       if (cte.name == kMacroActual) actual = &cte;
       if (cte.name == kMacroExpected) expected = &cte;
       if (cte.name != kMacroActual) {
-        if (std::optional<sql::MacroCall> call =
-                FirstMacroCall(file_, cte.body_begin, cte.body_end, input_.dialect)) {
-          file_.Fail(call->begin, "SLU-TEST-015", "macro test '" + test_.name + "' calls @" + call->name +
-                                                      "(…) outside __macro_actual__",
+        if (std::optional<sql::MacroCall> call = FirstMacroCall(file_, cte.body_begin, cte.body_end, input_.dialect)) {
+          file_.Fail(call->begin, "SLU-TEST-015",
+                     "macro test '" + test_.name + "' calls @" + call->name + "(…) outside __macro_actual__",
                      "call macros only in __macro_actual__; write __macro_expected__ by hand");
         }
       }
     }
     if (actual == nullptr || expected == nullptr) {
-      file_.Fail(test_.at, "SLU-TEST-014", "macro test '" + test_.name + "' needs both __macro_actual__ and " +
-                                               "__macro_expected__",
+      file_.Fail(test_.at, "SLU-TEST-014",
+                 "macro test '" + test_.name + "' needs both __macro_actual__ and " + "__macro_expected__",
                  "write __macro_actual__ AS (SELECT @macro(…) AS x), __macro_expected__ AS (SELECT … AS x)");
     }
     for (TestCte& cte : test_.ctes) {
@@ -474,7 +472,8 @@ class TestCompiler {
                  "mock it: add " + std::string(source ? kSourcePrefix : kRefPrefix) + name + " AS (SELECT …)");
     }
     if (std::find(chain.begin(), chain.end(), name) != chain.end()) {
-      file_.Fail(blame, "SLU-TEST-020", "models reference each other in a cycle: " + Joined(chain, " → ") + " → " + name,
+      file_.Fail(blame, "SLU-TEST-020",
+                 "models reference each other in a cycle: " + Joined(chain, " → ") + " → " + name,
                  "break the cycle, or mock one of the models");
     }
     if (chain.size() >= kMaxInlinedChain) {
@@ -510,8 +509,9 @@ class TestCompiler {
       }
       if (StartsWith(name, kModelPrefix)) {
         auto model = models_.find(name.substr(kModelPrefix.size()));
-        if (model == models_.end() || model->second->columns.empty()) return false;
-        for (const auto& [column, type] : model->second->columns) columns.push_back(column);
+        if (model == models_.end() || model->second->columns == nullptr || model->second->columns->empty())
+          return false;
+        for (const auto& [column, type] : *model->second->columns) columns.emplace_back(column);
         return true;
       }
       return false;
@@ -565,7 +565,8 @@ class TestCompiler {
     std::map<const Node*, std::vector<const Node*>> reads;
     for (const Node& node : authored_) {
       for (const std::string& name : Mentions(node)) {
-        if (auto it = by_name.find(name); it != by_name.end() && it->second != &node) reads[&node].push_back(it->second);
+        if (auto it = by_name.find(name); it != by_name.end() && it->second != &node)
+          reads[&node].push_back(it->second);
       }
     }
     for (const Node& node : models_in_order_) {

@@ -179,7 +179,7 @@ struct ModelCheckInput {
   // by CompileTestsAndAudits; one copy of each per model is what keeps a 100,000-model project small.
   std::string_view body;
   std::vector<ModelReference> references;  // text order; offsets relative to `body`
-  std::span<const std::pair<std::string, std::string>> columns;
+  const ColumnList* columns = nullptr;     // null: not known
   ModelAuditDeclarations audits;
 };
 

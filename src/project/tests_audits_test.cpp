@@ -38,7 +38,7 @@ class ChecksProject {
   }
 
   ModelCheckInput& AddModel(const std::string& file, const std::string& text, const std::string& pipeline = "pl",
-                            std::vector<std::pair<std::string, std::string>> columns = {}) {
+                            ColumnList columns = {}) {
     Write(file, text);
     ParsedModel parsed = ParseModelFile(file, text, input.dialect);
     ModelCheckInput model;
@@ -51,7 +51,7 @@ class ChecksProject {
     model.text = text;
     model.body = bodies_.emplace_back(parsed.body);
     model.references = parsed.references;
-    model.columns = columns_.emplace_back(std::move(columns));
+    model.columns = &columns_.emplace_back(std::move(columns));
     model.audits = AuditDeclarationsFromHeader(ParseHeaderBlock(text, 0, "MODEL", file).entries);
     input.models.push_back(std::move(model));
     return input.models.back();
@@ -76,7 +76,7 @@ class ChecksProject {
   // What the models' body and columns view (a deque keeps its elements in place).
   std::deque<std::string> bodies_;
   std::deque<std::string> strings_;  // what the inputs' name views show
-  std::deque<std::vector<std::pair<std::string, std::string>>> columns_;
+  std::deque<ColumnList> columns_;
 };
 
 // The diagnostic a failed call reported; code "no error" when it succeeded.
