@@ -113,11 +113,7 @@ class PublishLock {
 
 // ---- the index ----
 
-struct IndexEntry {
-  uint64_t hash = 0;
-  size_t size = 0;
-  bool operator==(const IndexEntry&) const = default;
-};
+using IndexEntry = ArtifactFingerprint;
 using Index = std::map<std::string, IndexEntry>;  // path under target/ → contents fingerprint
 
 // The fingerprint of what `stream` produces, never holding it whole.
@@ -473,6 +469,57 @@ void RecoverArtifacts(const fs::path& target_dir) {
   }
 }
 
+struct ArtifactPublication::State {
+  explicit State(const fs::path& dir) : target_dir(dir), lock((CreateTarget(dir), dir)) {}
+  static void CreateTarget(const fs::path& dir) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) Fail(dir, ec.message());
+  }
+  fs::path target_dir;
+  PublishLock lock;
+  std::optional<Index> published;  // the index reconciled with the files on disk; none: a full publication
+  bool done = false;
+};
+
+ArtifactPublication::ArtifactPublication(const fs::path& target_dir) : state_(std::make_unique<State>(target_dir)) {
+  RecoverArtifacts(target_dir);
+  if (std::optional<Index> old_index = ReadIndex(target_dir)) {
+    state_->published = ReconcileWithDisk(std::move(*old_index), FilesOnDisk(target_dir));
+  }
+}
+
+ArtifactPublication::~ArtifactPublication() = default;
+
+bool ArtifactPublication::IsPublished(const std::string& path, const ArtifactFingerprint& fingerprint) const {
+  if (!state_->published) return false;
+  auto it = state_->published->find(path);
+  return it != state_->published->end() && it->second == fingerprint;
+}
+
+PublishSummary ArtifactPublication::Publish(const ArtifactFiles& files, const StreamedArtifacts& streamed,
+                                            const std::map<std::string, ArtifactFingerprint>& unchanged) {
+  if (state_->done) throw std::logic_error("an artifact publication is published once");
+  state_->done = true;
+  for (const auto& [path, stream] : streamed) {
+    if (files.count(path)) throw std::logic_error("artifact " + path + " is given both whole and streamed");
+  }
+  for (const auto& [path, fingerprint] : unchanged) {
+    if (files.count(path) || streamed.count(path) || !IsPublished(path, fingerprint)) {
+      throw std::logic_error("artifact " + path + " is passed as unchanged but is not published as it is");
+    }
+  }
+  const fs::path& target_dir = state_->target_dir;
+  Index new_index = IndexOf(files);
+  if (state_->published) {
+    for (const auto& [path, fingerprint] : unchanged) new_index.emplace(path, fingerprint);
+    for (const auto& [path, stream] : streamed) new_index[path] = Fingerprint(stream);
+    return PublishChanges(target_dir, files, streamed, *state_->published, new_index);
+  }
+  PublishBySwap(target_dir, files, streamed, std::move(new_index));
+  return PublishSummary{files.size() + streamed.size(), 0, 0, false};
+}
+
 std::string Materialize(const ArtifactStream& stream) {
   std::string out;
   stream([&](std::string_view piece) { out.append(piece); });
@@ -481,22 +528,7 @@ std::string Materialize(const ArtifactStream& stream) {
 
 PublishSummary PublishArtifacts(const fs::path& target_dir, const ArtifactFiles& files,
                                 const StreamedArtifacts& streamed) {
-  for (const auto& [path, stream] : streamed) {
-    if (files.count(path)) throw std::logic_error("artifact " + path + " is given both whole and streamed");
-  }
-  std::error_code ec;
-  fs::create_directories(target_dir, ec);
-  if (ec) Fail(target_dir, ec.message());
-  PublishLock lock(target_dir);
-  RecoverArtifacts(target_dir);
-  Index new_index = IndexOf(files);
-  if (std::optional<Index> old_index = ReadIndex(target_dir)) {
-    for (const auto& [path, stream] : streamed) new_index[path] = Fingerprint(stream);
-    return PublishChanges(target_dir, files, streamed,
-                          ReconcileWithDisk(std::move(*old_index), FilesOnDisk(target_dir)), new_index);
-  }
-  PublishBySwap(target_dir, files, streamed, std::move(new_index));
-  return PublishSummary{files.size() + streamed.size(), 0, 0, false};
+  return ArtifactPublication(target_dir).Publish(files, streamed);
 }
 
 }  // namespace sluice

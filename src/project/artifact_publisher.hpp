@@ -27,9 +27,11 @@
 // Thread-safety: one publisher per target folder at a time (a second compile of the same project waits).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -55,6 +57,39 @@ struct PublishSummary {
   bool incremental = false;
 };
 
+// A file's fingerprint in the artifact index: its ContentHash and size.
+struct ArtifactFingerprint {
+  uint64_t hash = 0;
+  size_t size = 0;
+  bool operator==(const ArtifactFingerprint&) const = default;
+};
+
+// One publication into a target folder, opened before the artifacts are rendered so that the renderer can drop
+// the contents of files already published exactly as rendered (an unchanged 100,000-model project then never
+// holds its 300,000 files at once). Opening takes the folder's lock, held until the publication is destroyed,
+// finishes or undoes an interrupted publication, and reads the index with the files on disk.
+class ArtifactPublication {
+ public:
+  explicit ArtifactPublication(const std::filesystem::path& target_dir);
+  ~ArtifactPublication();
+  ArtifactPublication(const ArtifactPublication&) = delete;
+  ArtifactPublication& operator=(const ArtifactPublication&) = delete;
+
+  // True when `path` is published with exactly these contents and the publication will be incremental, so the
+  // caller may pass it in Publish's `unchanged` instead of its contents. Thread-safe (const, no mutation).
+  bool IsPublished(const std::string& path, const ArtifactFingerprint& fingerprint) const;
+
+  // Publishes `files`, `streamed`, and keeps the `unchanged` paths (each confirmed by IsPublished) as they are.
+  // Call once.
+  PublishSummary Publish(const ArtifactFiles& files, const StreamedArtifacts& streamed = {},
+                         const std::map<std::string, ArtifactFingerprint>& unchanged = {});
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// ArtifactPublication(target_dir).Publish(files, streamed).
 PublishSummary PublishArtifacts(const std::filesystem::path& target_dir, const ArtifactFiles& files,
                                 const StreamedArtifacts& streamed = {});
 

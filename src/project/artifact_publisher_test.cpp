@@ -1,6 +1,7 @@
 // The publisher's streamed artifacts (the manifest): written and fingerprinted like whole files, rendered
-// once when unchanged or new, and never published half-consistent. The whole-file paths, crashes and kills are
-// covered end to end in tests/e2e/publish_e2e_test.cpp.
+// once when unchanged or new, and never published half-consistent; and files a publication keeps as they are
+// without their contents. The whole-file paths, crashes and kills are covered end to end in
+// tests/e2e/publish_e2e_test.cpp.
 #include "project/artifact_publisher.hpp"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/content_hash.hpp"
 #include "core/diagnostic.hpp"
 #include "core/file_system.hpp"
 
@@ -19,7 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class StreamedArtifactsTest : public ::testing::Test {
+class ArtifactPublicationTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("sluice_publisher_test_" + std::to_string(::getpid()));
@@ -39,7 +41,7 @@ class StreamedArtifactsTest : public ::testing::Test {
   int renderings_ = 0;
 };
 
-TEST_F(StreamedArtifactsTest, AreWrittenWholeAndRenderedOnceWhenNewOrUnchanged) {
+TEST_F(ArtifactPublicationTest, AreWrittenWholeAndRenderedOnceWhenNewOrUnchanged) {
   ArtifactFiles files{{"compiled/a.sql", "SELECT 1\n"}};
   StreamedArtifacts streamed{{"manifest.json", Stream({"{\n", "  \"a\": 1\n", "}\n"})}};
   PublishSummary first = PublishArtifacts(dir_, files, streamed);
@@ -56,7 +58,7 @@ TEST_F(StreamedArtifactsTest, AreWrittenWholeAndRenderedOnceWhenNewOrUnchanged) 
   EXPECT_EQ(renderings_, 1);  // fingerprinted only
 }
 
-TEST_F(StreamedArtifactsTest, AChangedStreamIsRewrittenAndTheSameBytesWholeOrStreamedAreUnchanged) {
+TEST_F(ArtifactPublicationTest, AChangedStreamIsRewrittenAndTheSameBytesWholeOrStreamedAreUnchanged) {
   PublishArtifacts(dir_, {{"manifest.json", "{}\n"}});
   PublishSummary same = PublishArtifacts(dir_, {}, {{"manifest.json", Stream({"{", "}", "\n"})}});
   EXPECT_EQ(same.written, 0u);  // the index entry of the whole file matches the streamed one
@@ -69,7 +71,7 @@ TEST_F(StreamedArtifactsTest, AChangedStreamIsRewrittenAndTheSameBytesWholeOrStr
   EXPECT_EQ(ReadFile(dir_ / "manifest.json"), "{\"b\": 2}\n");
 }
 
-TEST_F(StreamedArtifactsTest, AStreamThatRendersDifferentBytesTheSecondTimeFailsAndKeepsThePublishedFiles) {
+TEST_F(ArtifactPublicationTest, AStreamThatRendersDifferentBytesTheSecondTimeFailsAndKeepsThePublishedFiles) {
   PublishArtifacts(dir_, {{"compiled/a.sql", "SELECT 1\n"}}, {{"manifest.json", Stream({"old\n"})}});
   int calls = 0;
   ArtifactStream unstable = [&](const std::function<void(std::string_view)>& sink) {
@@ -91,10 +93,42 @@ TEST_F(StreamedArtifactsTest, AStreamThatRendersDifferentBytesTheSecondTimeFails
   EXPECT_FALSE(fs::exists(dir_ / ".sluice-publish"));
 }
 
-TEST_F(StreamedArtifactsTest, APathGivenWholeAndStreamedIsRefused) {
+TEST_F(ArtifactPublicationTest, APathGivenWholeAndStreamedIsRefused) {
   EXPECT_THROW(PublishArtifacts(dir_, {{"manifest.json", "{}\n"}}, {{"manifest.json", Stream({"{}\n"})}}),
                std::logic_error);
-  EXPECT_FALSE(fs::exists(dir_));  // refused before anything is created
+  EXPECT_FALSE(fs::exists(dir_ / "manifest.json"));  // refused before anything is written
+}
+
+TEST_F(ArtifactPublicationTest, APublicationKeepsFilesPassedAsUnchangedWithoutTheirContents) {
+  ArtifactFiles files{{"compiled/a.sql", "SELECT 1\n"}, {"compiled/b.sql", "SELECT 2\n"}};
+  ArtifactFingerprint a{ContentHash("SELECT 1\n"), 9};
+  {
+    ArtifactPublication first(dir_);
+    EXPECT_FALSE(first.IsPublished("compiled/a.sql", a));  // nothing published yet: a full publication
+    first.Publish(files);
+    EXPECT_THROW(first.Publish(files), std::logic_error);  // once
+  }
+  {
+    ArtifactPublication second(dir_);
+    EXPECT_TRUE(second.IsPublished("compiled/a.sql", a));
+    EXPECT_FALSE(second.IsPublished("compiled/a.sql", ArtifactFingerprint{a.hash, 10}));
+    EXPECT_FALSE(second.IsPublished("compiled/c.sql", a));
+    PublishSummary summary = second.Publish({{"compiled/b.sql", "SELECT 3\n"}}, {}, {{"compiled/a.sql", a}});
+    EXPECT_EQ(summary.written, 1u);
+    EXPECT_EQ(summary.unchanged, 1u);
+    EXPECT_EQ(summary.removed, 0u);
+  }
+  EXPECT_EQ(ReadFile(dir_ / "compiled/a.sql"), "SELECT 1\n");  // kept, and still in the index:
+  EXPECT_EQ(ReadFile(dir_ / "compiled/b.sql"), "SELECT 3\n");
+  PublishSummary again = PublishArtifacts(dir_, {{"compiled/a.sql", "SELECT 1\n"}, {"compiled/b.sql", "SELECT 3\n"}});
+  EXPECT_EQ(again.written, 0u);
+  EXPECT_EQ(again.unchanged, 2u);
+
+  fs::remove(dir_ / "compiled/a.sql");  // deleted by hand: no longer published
+  ArtifactPublication third(dir_);
+  EXPECT_FALSE(third.IsPublished("compiled/a.sql", a));
+  EXPECT_THROW(third.Publish({}, {}, {{"compiled/a.sql", a}}), std::logic_error);
+  EXPECT_EQ(ReadFile(dir_ / "compiled/b.sql"), "SELECT 3\n");  // refused before anything changed
 }
 
 }  // namespace

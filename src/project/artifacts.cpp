@@ -4,9 +4,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <tuple>
 
+#include "core/content_hash.hpp"
 #include "core/file_system.hpp"
 #include "core/json_writer.hpp"
 #include "core/parallel_for.hpp"
@@ -69,6 +71,7 @@ struct ResourceFile {
   std::string name;
   std::string path;
   std::string sql;
+  std::optional<ArtifactFingerprint> published;  // set when already published as rendered: `sql` was dropped
 };
 
 std::vector<ResourceFile> ModelResources(const Project& project, const Asset& asset) {
@@ -569,6 +572,7 @@ void WriteSluiceSection(JsonWriter& json, const Project& project, const std::vec
 struct ModelArtifacts {
   std::vector<ResourceFile> resources;  // once the files are collected, only kind, name and path remain
   std::string canonical_sql;
+  std::optional<ArtifactFingerprint> canonical_published;  // as ResourceFile::published
 };
 
 // Model manifest entries are rendered in parallel this many at a time and handed on at once, so neither the
@@ -649,46 +653,82 @@ void StreamManifest(const Project& project, const ManifestInputs& in,
   hand_on(true);
 }
 
-// Everything compile writes: the manifest as a stream (the largest file by far), the rest whole.
-std::pair<ArtifactFiles, StreamedArtifacts> RenderArtifacts(const Project& project) {
+// Everything compile writes: the manifest as a stream (the largest file by far), the files a publication
+// already holds exactly as rendered by their fingerprint only, the rest whole.
+struct RenderedArtifacts {
+  ArtifactFiles files;
+  StreamedArtifacts streamed;
+  std::map<std::string, ArtifactFingerprint> unchanged;
+};
+
+// With a publication, a model file it already holds as rendered is fingerprinted and dropped on the rendering
+// thread, whose next model then reuses the memory: an unchanged project never holds its files' contents.
+RenderedArtifacts RenderArtifacts(const Project& project, const ArtifactPublication* publication) {
   auto manifest = std::make_shared<ManifestInputs>();
   manifest->models = ModelsByName(project.definitions);
   const std::vector<const Asset*>& models = manifest->models;
   std::vector<ModelArtifacts>& rendered = manifest->rendered;
   rendered.resize(models.size());
+  auto drop_if_published = [&](const std::string& path, std::string& contents,
+                               std::optional<ArtifactFingerprint>& published) {
+    ArtifactFingerprint fingerprint{ContentHash(contents), contents.size()};
+    if (!publication->IsPublished(path, fingerprint)) return;
+    published = fingerprint;
+    std::string().swap(contents);
+  };
   ParallelFor(models.size(), [&](size_t m) {
     const Asset& asset = *models[m];
     ModelArtifacts& out = rendered[m];
     out.resources = ModelResources(project, asset);
     out.canonical_sql = CanonicalSql(project.definitions, asset);
+    if (publication == nullptr) return;
+    for (ResourceFile& resource : out.resources) drop_if_published(resource.path, resource.sql, resource.published);
+    drop_if_published(ModelQueryPath(asset), out.canonical_sql, out.canonical_published);
   });
   MarkPhase("models rendered");
 
-  ArtifactFiles files;
+  RenderedArtifacts result;
+  ArtifactFiles& files = result.files;
+  std::map<std::string, ArtifactFingerprint>& unchanged = result.unchanged;
   for (const Asset& asset : project.definitions.assets()) {
     if (!asset.is_source()) continue;
     for (ResourceFile& resource : SourceResources(project, asset)) files[resource.path] = std::move(resource.sql);
   }
   for (size_t m = 0; m < models.size(); ++m) {
     for (ResourceFile& resource : rendered[m].resources) {
-      files[resource.path] = std::move(resource.sql);
-      resource.sql.clear();
+      if (resource.published) {
+        unchanged.emplace(resource.path, *resource.published);
+      } else {
+        files[resource.path] = std::move(resource.sql);
+      }
+      std::string().swap(resource.sql);
     }
-    files[ModelQueryPath(*models[m])] = std::move(rendered[m].canonical_sql);
+    if (rendered[m].canonical_published) {
+      unchanged.emplace(ModelQueryPath(*models[m]), *rendered[m].canonical_published);
+    } else {
+      files[ModelQueryPath(*models[m])] = std::move(rendered[m].canonical_sql);
+    }
+    std::string().swap(rendered[m].canonical_sql);
   }
   for (const AuditSpec& audit : project.checks.audits) files[audit.path] = audit.sql;
   for (const TestSpec& test : project.checks.tests) files[test.path] = test.sql;
-  manifest->compiled_paths.reserve(files.size());
-  for (const auto& [path, contents] : files) manifest->compiled_paths.push_back(path);
+  // Every compiled path, in order: both maps are sorted.
+  std::vector<std::string>& compiled = manifest->compiled_paths;
+  compiled.reserve(files.size() + unchanged.size());
+  auto file = files.begin();
+  auto kept = unchanged.begin();
+  while (file != files.end() || kept != unchanged.end()) {
+    bool take_file = kept == unchanged.end() || (file != files.end() && file->first < kept->first);
+    compiled.push_back(take_file ? (file++)->first : (kept++)->first);
+  }
 
   DagContent dag = DagOf(project, models);
   manifest->dag_identity = DagIdentity(dag);
   files["streambuild_dag.json"] = RenderDagFile(project, dag);
-  StreamedArtifacts streamed;
-  streamed["manifest.json"] = [&project, manifest](const std::function<void(std::string_view)>& sink) {
+  result.streamed["manifest.json"] = [&project, manifest](const std::function<void(std::string_view)>& sink) {
     StreamManifest(project, *manifest, sink);
   };
-  return {std::move(files), std::move(streamed)};
+  return result;
 }
 
 }  // namespace
@@ -698,16 +738,17 @@ std::string CanonicalSql(const Definitions& definitions, const Asset& asset) {
 }
 
 ArtifactFiles BuildArtifacts(const Project& project) {
-  auto [files, streamed] = RenderArtifacts(project);
-  for (const auto& [path, stream] : streamed) files[path] = Materialize(stream);
-  return files;
+  RenderedArtifacts rendered = RenderArtifacts(project, nullptr);
+  for (const auto& [path, stream] : rendered.streamed) rendered.files[path] = Materialize(stream);
+  return std::move(rendered.files);
 }
 
 ArtifactSummary WriteArtifacts(const Project& project, const std::string& target_dir) {
   std::filesystem::path dir = target_dir.empty() ? project.root / "target" : std::filesystem::path(target_dir);
-  auto [files, streamed] = RenderArtifacts(project);
+  ArtifactPublication publication(dir);  // locks the folder and reads its index
+  RenderedArtifacts rendered = RenderArtifacts(project, &publication);
   MarkPhase("artifacts rendered");  // all but the manifest, which is rendered as it is fingerprinted and written
-  PublishSummary published = PublishArtifacts(dir, files, streamed);
+  PublishSummary published = publication.Publish(rendered.files, rendered.streamed, rendered.unchanged);
   MarkPhase("artifacts published");
   ArtifactSummary summary{dir.string(), project.definitions.pipelines().size(), 0, project.sources.size(), published};
   for (const Asset& asset : project.definitions.assets()) summary.models += asset.is_source() ? 0 : 1;
