@@ -41,32 +41,37 @@ constexpr std::string_view kBackupPrefix = ".sluice-backup-";
                          {}});
 }
 
-// Writes all of `data` to `fd`: 0, or the errno of the failure.
-int WriteAll(int fd, std::string_view data) {
-  size_t written = 0;
-  while (written < data.size()) {
-    ssize_t n = ::write(fd, data.data() + written, data.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return errno;
-    written += static_cast<size_t>(n);
-  }
-  return 0;
-}
-
-// Creates `path` (truncating) and writes `contents` with plain syscalls; fsyncs when `sync`.
-void WriteWhole(const fs::path& path, std::string_view contents, bool sync = false) {
+// Creates `path` (truncating) and writes the pieces `produce` hands to its sink, with plain syscalls; fsyncs
+// when `sync`. The pieces after a failed write are skipped; the failure is reported once `produce` returns.
+void WritePieces(const fs::path& path, const ArtifactStream& produce, bool sync = false) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) Fail(path, std::strerror(errno));
-  if (int error = WriteAll(fd, contents)) {
+  int error = 0;
+  try {
+    produce([&](std::string_view piece) {
+      for (size_t written = 0; error == 0 && written < piece.size();) {
+        ssize_t n = ::write(fd, piece.data() + written, piece.size() - written);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) error = errno;
+        if (n > 0) written += static_cast<size_t>(n);
+      }
+    });
+  } catch (...) {
     ::close(fd);
-    Fail(path, std::strerror(error));
+    throw;
   }
-  if (sync && ::fsync(fd) != 0) {
-    int error = errno;
+  if (error == 0 && sync && ::fsync(fd) != 0) error = errno;
+  if (error != 0) {
     ::close(fd);
     Fail(path, std::strerror(error));
   }
   if (::close(fd) != 0) Fail(path, std::strerror(errno));
+}
+
+// Creates `path` (truncating) and writes `contents`; fsyncs when `sync`.
+void WriteWhole(const fs::path& path, std::string_view contents, bool sync = false) {
+  WritePieces(
+      path, [&](const auto& sink) { sink(contents); }, sync);
 }
 
 // Writes `contents` to `path` so that a reader (or a crash) sees the old file or the new one.
@@ -125,25 +130,13 @@ IndexEntry Fingerprint(const ArtifactStream& stream) {
 
 // Creates `path` (truncating), writes what `stream` produces piece by piece and returns its fingerprint.
 IndexEntry WriteStreamed(const fs::path& path, const ArtifactStream& stream) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) Fail(path, std::strerror(errno));
   ContentHasher hasher;
-  int error = 0;
-  try {
+  WritePieces(path, [&](const auto& sink) {
     stream([&](std::string_view piece) {
-      if (error != 0) return;
       hasher.Add(piece);
-      error = WriteAll(fd, piece);
+      sink(piece);
     });
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  if (error != 0) {
-    ::close(fd);
-    Fail(path, std::strerror(error));
-  }
-  if (::close(fd) != 0) Fail(path, std::strerror(errno));
+  });
   return {hasher.Finish(), hasher.size()};
 }
 
@@ -368,8 +361,7 @@ PublishSummary PublishChanges(const fs::path& target_dir, const ArtifactFiles& f
   PublishSummary summary;
   summary.incremental = true;
   Journal journal;
-  std::vector<const std::string*> contents;                       // of journal.writes[i]; null for a streamed file
-  std::vector<std::pair<size_t, const ArtifactStream*>> streams;  // (index in journal.writes, stream)
+  std::vector<const std::string*> contents;  // of journal.writes[i]; null for a streamed file
   for (const auto& [path, entry] : new_index) {
     auto old = old_index.find(path);
     if (old != old_index.end() && old->second == entry) {
@@ -377,7 +369,6 @@ PublishSummary PublishChanges(const fs::path& target_dir, const ArtifactFiles& f
       continue;
     }
     auto file = files.find(path);
-    if (file == files.end()) streams.emplace_back(journal.writes.size(), &streamed.at(path));
     contents.push_back(file == files.end() ? nullptr : &file->second);
     journal.writes.emplace_back(std::to_string(journal.writes.size()), path);
   }
@@ -396,10 +387,12 @@ PublishSummary PublishChanges(const fs::path& target_dir, const ArtifactFiles& f
   ParallelFor(journal.writes.size(), [&](size_t i) {
     if (contents[i] != nullptr) WriteWhole(publish / "files" / journal.writes[i].first, *contents[i]);
   });
-  for (const auto& [i, stream] : streams) {
-    fs::path staged = publish / "files" / journal.writes[i].first;
-    if (WriteStreamed(staged, *stream) != new_index.at(journal.writes[i].second)) {
-      Fail(staged, "the streamed contents of " + journal.writes[i].second + " changed between two renderings");
+  for (size_t i = 0; i < journal.writes.size(); ++i) {
+    if (contents[i] != nullptr) continue;
+    const auto& [staged_name, path] = journal.writes[i];
+    fs::path staged = publish / "files" / staged_name;
+    if (WriteStreamed(staged, streamed.at(path)) != new_index.at(path)) {
+      Fail(staged, "the streamed contents of " + path + " changed between two renderings");
     }
   }
   WriteWhole(publish / "index", RenderIndex(new_index));
