@@ -484,6 +484,8 @@ ArtifactPublication::ArtifactPublication(const fs::path& target_dir) : state_(st
 
 ArtifactPublication::~ArtifactPublication() = default;
 
+bool ArtifactPublication::incremental() const { return state_->published.has_value(); }
+
 bool ArtifactPublication::IsPublished(const std::string& path, const ArtifactFingerprint& fingerprint) const {
   if (!state_->published) return false;
   auto it = state_->published->find(path);

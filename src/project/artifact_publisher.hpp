@@ -75,6 +75,9 @@ class ArtifactPublication {
   ArtifactPublication(const ArtifactPublication&) = delete;
   ArtifactPublication& operator=(const ArtifactPublication&) = delete;
 
+  // False when the target holds no usable index: every file will be written, so none is worth fingerprinting.
+  bool incremental() const;
+
   // True when `path` is published with exactly these contents and the publication will be incremental, so the
   // caller may pass it in Publish's `unchanged` instead of its contents. Thread-safe (const, no mutation).
   bool IsPublished(const std::string& path, const ArtifactFingerprint& fingerprint) const;

@@ -104,12 +104,14 @@ TEST_F(ArtifactPublicationTest, APublicationKeepsFilesPassedAsUnchangedWithoutTh
   ArtifactFingerprint a{ContentHash("SELECT 1\n"), 9};
   {
     ArtifactPublication first(dir_);
+    EXPECT_FALSE(first.incremental());
     EXPECT_FALSE(first.IsPublished("compiled/a.sql", a));  // nothing published yet: a full publication
     first.Publish(files);
     EXPECT_THROW(first.Publish(files), std::logic_error);  // once
   }
   {
     ArtifactPublication second(dir_);
+    EXPECT_TRUE(second.incremental());
     EXPECT_TRUE(second.IsPublished("compiled/a.sql", a));
     EXPECT_FALSE(second.IsPublished("compiled/a.sql", ArtifactFingerprint{a.hash, 10}));
     EXPECT_FALSE(second.IsPublished("compiled/c.sql", a));

@@ -664,6 +664,7 @@ struct RenderedArtifacts {
 // With a publication, a model file it already holds as rendered is fingerprinted and dropped on the rendering
 // thread, whose next model then reuses the memory: an unchanged project never holds its files' contents.
 RenderedArtifacts RenderArtifacts(const Project& project, const ArtifactPublication* publication) {
+  if (publication != nullptr && !publication->incremental()) publication = nullptr;  // everything is written
   auto manifest = std::make_shared<ManifestInputs>();
   manifest->models = ModelsByName(project.definitions);
   const std::vector<const Asset*>& models = manifest->models;
@@ -694,21 +695,17 @@ RenderedArtifacts RenderArtifacts(const Project& project, const ArtifactPublicat
     if (!asset.is_source()) continue;
     for (ResourceFile& resource : SourceResources(project, asset)) files[resource.path] = std::move(resource.sql);
   }
-  for (size_t m = 0; m < models.size(); ++m) {
-    for (ResourceFile& resource : rendered[m].resources) {
-      if (resource.published) {
-        unchanged.emplace(resource.path, *resource.published);
-      } else {
-        files[resource.path] = std::move(resource.sql);
-      }
-      std::string().swap(resource.sql);
-    }
-    if (rendered[m].canonical_published) {
-      unchanged.emplace(ModelQueryPath(*models[m]), *rendered[m].canonical_published);
+  auto collect = [&](std::string path, std::string& contents, const std::optional<ArtifactFingerprint>& published) {
+    if (published) {
+      unchanged.emplace(std::move(path), *published);
     } else {
-      files[ModelQueryPath(*models[m])] = std::move(rendered[m].canonical_sql);
+      files[std::move(path)] = std::move(contents);
     }
-    std::string().swap(rendered[m].canonical_sql);
+    std::string().swap(contents);
+  };
+  for (size_t m = 0; m < models.size(); ++m) {
+    for (ResourceFile& resource : rendered[m].resources) collect(resource.path, resource.sql, resource.published);
+    collect(ModelQueryPath(*models[m]), rendered[m].canonical_sql, rendered[m].canonical_published);
   }
   for (const AuditSpec& audit : project.checks.audits) files[audit.path] = audit.sql;
   for (const TestSpec& test : project.checks.tests) files[test.path] = test.sql;
