@@ -19,6 +19,17 @@
 namespace sluice {
 namespace {
 
+// A fresh folder under the system temp folder for one test, removed when the test ends (passed or not).
+struct ScratchFolder {
+  explicit ScratchFolder(const std::string& name)
+      : path(std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~ScratchFolder() { std::filesystem::remove_all(path); }
+  std::filesystem::path path;
+};
+
 std::string CodeOf(const std::function<void()>& f) {
   try {
     f();
@@ -149,8 +160,8 @@ TEST(Sha256, MatchesKnownDigest) {
 // Every length around the padding boundaries (55/56/64 bytes and their multiples), against coreutils'
 // sha256sum as the reference implementation.
 TEST(Sha256, AgreesWithSha256sumAtEveryPaddingBoundary) {
-  auto dir = std::filesystem::temp_directory_path() / ("sluice_sha256_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  ScratchFolder scratch("sluice_sha256_test");
+  const std::filesystem::path& dir = scratch.path;
   std::string bytes;
   uint32_t seed = 12345;
   std::vector<std::string> expected;
@@ -177,12 +188,11 @@ TEST(Sha256, AgreesWithSha256sumAtEveryPaddingBoundary) {
   }
   EXPECT_EQ(::pclose(pipe), 0);
   EXPECT_EQ(size, expected.size());
-  std::filesystem::remove_all(dir);
 }
 
 TEST(FileSystem, WalkFilesVisitsFilesAtAnyDepthButNotSymlinkedFolders) {
-  auto dir = std::filesystem::temp_directory_path() / ("sluice_walk_test_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
+  ScratchFolder scratch("sluice_walk_test");
+  const std::filesystem::path& dir = scratch.path;
   WriteFileAtomic(dir / "top/a.sql", "a");
   WriteFileAtomic(dir / "top/sub/deeper/b.txt", "b");
   WriteFileAtomic(dir / "elsewhere/c.sql", "c");
@@ -202,12 +212,11 @@ TEST(FileSystem, WalkFilesVisitsFilesAtAnyDepthButNotSymlinkedFolders) {
     EXPECT_EQ(error.diagnostics().front().code, "SLU-IO-001");
     EXPECT_NE(error.diagnostics().front().message.find("missing"), std::string::npos);
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST(FileSystem, AnOpenDirectoryReadsByRelativePathAndNamesTheWholePathInErrors) {
-  auto dir = std::filesystem::temp_directory_path() / ("sluice_open_dir_test_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
+  ScratchFolder scratch("sluice_open_dir_test");
+  const std::filesystem::path& dir = scratch.path;
   WriteFileAtomic(dir / "project/pipelines/p/m.sql", "SELECT 1\n");
   WriteFileAtomic(dir / "elsewhere/pipelines/p/m.sql", "SELECT 2\n");
   OpenDirectory project(dir / "project");
@@ -229,17 +238,15 @@ TEST(FileSystem, AnOpenDirectoryReadsByRelativePathAndNamesTheWholePathInErrors)
   // A folder that cannot be opened: reads report the whole path.
   OpenDirectory missing(dir / "nowhere");
   EXPECT_EQ(CodeOf([&] { missing.ReadFile("m.sql"); }), "SLU-IO-001");
-  std::filesystem::remove_all(dir);
 }
 
 TEST(FileSystem, AtomicWriteReplacesContents) {
-  auto dir = std::filesystem::temp_directory_path() / ("sluice_core_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  ScratchFolder scratch("sluice_core_test");
+  const std::filesystem::path& dir = scratch.path;
   WriteFileAtomic(dir / "sub" / "f.txt", "one");
   WriteFileAtomic(dir / "sub" / "f.txt", "two");
   EXPECT_EQ(ReadFile(dir / "sub" / "f.txt"), "two");
   EXPECT_EQ(CodeOf([&] { ReadFile(dir / "missing"); }), "SLU-IO-001");
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
