@@ -6,7 +6,6 @@
 #include <exception>
 
 #include "cli/commands.hpp"
-#include "cli/huge_pages.hpp"
 #include "core/diagnostic.hpp"
 #include "core/phase_timer.hpp"
 
@@ -18,7 +17,6 @@ constexpr int kUsageError = 2;
 
 int main(int argc, char** argv) {
   using namespace sluice::cli;
-  UseHugePagesForTheHeap(argv);
   sluice::MarkPhase("start");
   CLI::App app{"Sluice: declarative, partition-aware data pipelines (StreamBuild-compatible projects)", "sluice"};
   app.set_version_flag("--version", std::string("sluice 0.1.0"));

@@ -1,9 +1,11 @@
 #include "core/phase_timer.hpp"
 
+#include <dlfcn.h>
 #include <malloc.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -31,6 +33,25 @@ PhaseClock& Clock() {
   return clock;
 }
 
+// Bytes the program holds on the heap (not what the allocator keeps mapped). The `sluice` binary's allocator is
+// jemalloc (cli/heap.cpp), asked through mallctl when the process has it; otherwise glibc's arenas.
+double HeapInUseMiB() {
+  using Mallctl = int (*)(const char*, void*, size_t*, void*, size_t);
+  static const auto mallctl = reinterpret_cast<Mallctl>(dlsym(RTLD_DEFAULT, "mallctl"));
+  if (mallctl) {
+    uint64_t epoch = 1;
+    size_t epoch_size = sizeof epoch;
+    mallctl("epoch", &epoch, &epoch_size, &epoch, epoch_size);  // refreshes the statistics
+    size_t allocated = 0;
+    size_t allocated_size = sizeof allocated;
+    if (mallctl("stats.allocated", &allocated, &allocated_size, nullptr, 0) == 0) {
+      return static_cast<double>(allocated) / (1024.0 * 1024.0);
+    }
+  }
+  struct mallinfo2 heap = mallinfo2();  // every arena
+  return static_cast<double>(heap.uordblks + heap.hblkhd) / (1024.0 * 1024.0);
+}
+
 }  // namespace
 
 void MarkPhase(const char* name) {
@@ -47,8 +68,7 @@ void MarkPhase(const char* name) {
   }
   double resident_mib =
       static_cast<double>(resident_pages) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
-  struct mallinfo2 heap = mallinfo2();  // every arena: what the program holds, not what the heap keeps mapped
-  double in_use_mib = static_cast<double>(heap.uordblks + heap.hblkhd) / (1024.0 * 1024.0);
+  double in_use_mib = HeapInUseMiB();
   std::fprintf(stderr, "timing: %-28s %9.1f ms  (total %9.1f ms, resident %7.1f MiB, heap in use %7.1f MiB)\n", name,
                ms(now - clock.previous), ms(now - clock.start), resident_mib, in_use_mib);
   clock.previous = now;

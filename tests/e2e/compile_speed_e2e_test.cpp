@@ -37,7 +37,7 @@ TEST(CompileSpeedE2E, ArtifactsAreTheSameWithOneThreadManyThreadsAndWithoutHugeP
   ASSERT_EQ(one.exit_code, 0) << one.err;
   ProcessResult many = CompileInto(project, "many", {{"SLUICE_THREADS", "5"}});
   ASSERT_EQ(many.exit_code, 0) << many.err;
-  ProcessResult small_pages = CompileInto(project, "small_pages", {{"SLUICE_HUGE_PAGES", "0"}});
+  ProcessResult small_pages = CompileInto(project, "small_pages", {{"MALLOC_CONF", "thp:never"}});
   ASSERT_EQ(small_pages.exit_code, 0) << small_pages.err;
   std::map<std::string, std::string> expected = FilesUnder(project, "one");
   ASSERT_GT(expected.size(), 10u);

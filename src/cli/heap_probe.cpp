@@ -1,0 +1,43 @@
+// Test helper for heap_test: linked like `sluice` (jemalloc and cli/heap.cpp), touches 64 MiB of heap in small
+// allocations and prints which allocator served them and how much of the process's memory is in huge pages.
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+// AnonHugePages of the whole process, in KiB.
+long AnonHugePagesKiB() {
+  std::ifstream rollup("/proc/self/smaps_rollup");
+  std::string key;
+  long value = 0;
+  while (rollup >> key) {
+    if (key == "AnonHugePages:") {
+      rollup >> value;
+      return value;
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
+int main() {
+  constexpr size_t kPiece = 256;
+  constexpr size_t kPieces = (size_t{64} << 20) / kPiece;
+  std::vector<char*> pieces;
+  pieces.reserve(kPieces);
+  for (size_t i = 0; i < kPieces; ++i) {
+    pieces.push_back(static_cast<char*>(std::malloc(kPiece)));
+    std::memset(pieces.back(), 1, kPiece);
+  }
+  std::printf("jemalloc=%s\n", dlsym(RTLD_DEFAULT, "mallctl") ? "yes" : "no");
+  std::printf("huge_kib=%ld\n", AnonHugePagesKiB());
+  for (char* piece : pieces) std::free(piece);
+  return 0;
+}

@@ -1,0 +1,57 @@
+// The binary's heap is jemalloc's and gets transparent huge pages where the machine offers them; MALLOC_CONF
+// in the environment still decides (cli/heap.cpp). Checked through a probe linked like `sluice`.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace {
+
+// Runs the probe under `env <assignments>` and returns what it printed.
+std::string Probe(const std::string& assignments) {
+  std::string command = "env " + assignments + " " + SLUICE_HEAP_PROBE;
+  FILE* pipe = popen(command.c_str(), "r");
+  EXPECT_NE(pipe, nullptr);
+  std::string out;
+  std::array<char, 256> buffer{};
+  while (pipe && std::fgets(buffer.data(), buffer.size(), pipe)) out += buffer.data();
+  if (pipe) {
+    EXPECT_EQ(pclose(pipe), 0);
+  }
+  return out;
+}
+
+// Whether the kernel hands out transparent huge pages to a process that asks (madvise or always).
+bool MachineOffersHugePages() {
+  std::ifstream setting("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string text((std::istreambuf_iterator<char>(setting)), std::istreambuf_iterator<char>());
+  return !text.empty() && text.find("[never]") == std::string::npos;
+}
+
+// The probe's "huge_kib=" value: KiB of the process in transparent huge pages.
+long HugeKiB(const std::string& out) {
+  size_t at = out.find("huge_kib=");
+  return at == std::string::npos ? -1 : std::stol(out.substr(at + 9));
+}
+
+// The probe touches 64 MiB of small allocations; "most of it" is more than half.
+constexpr long kHalfOfTheProbesHeapKiB = 32 * 1024;
+
+TEST(Heap, IsJemallocWithHugePages) {
+  std::string out = Probe("-u MALLOC_CONF");
+  EXPECT_NE(out.find("jemalloc=yes\n"), std::string::npos) << out;
+  if (!MachineOffersHugePages()) GTEST_SKIP() << "transparent huge pages are off on this machine";
+  EXPECT_GT(HugeKiB(out), kHalfOfTheProbesHeapKiB) << out;
+}
+
+TEST(Heap, MallocConfInTheEnvironmentWins) {
+  std::string out = Probe("MALLOC_CONF=thp:never");
+  EXPECT_NE(out.find("jemalloc=yes\n"), std::string::npos) << out;
+  long huge = HugeKiB(out);
+  EXPECT_GE(huge, 0) << out;
+  EXPECT_LT(huge, kHalfOfTheProbesHeapKiB) << out;
+}
+
+}  // namespace
