@@ -174,10 +174,14 @@ class AuditCompiler {
     for (const std::string& relative : DiscoverSqlFiles(input_.root, std::string(kGenericFolder))) {
       LoadDefinition(relative);
     }
+    // The models that declare audits, in name order (no copy of an audit-free model).
     std::vector<const ModelCheckInput*> models;
-    for (const auto& [name, model] : models_) models.push_back(model);
+    for (const auto& [name, model] : models_) {
+      if (model->audits.audits || !model->audits.columns.empty()) models.push_back(model);
+    }
+    std::sort(models.begin(), models.end(),
+              [](const ModelCheckInput* a, const ModelCheckInput* b) { return a->name < b->name; });
     for (const ModelCheckInput* model : models) {
-      if (!model->audits.audits && model->audits.columns.empty()) continue;  // no copy of an audit-free model
       const CheckFile& file = files_.emplace_back(CheckFile{std::string(model->file), model->text});
       if (model->audits.audits) Invoke(file, *model, *model->audits.audits, nullptr);
       for (const ColumnAudits& column : model->audits.columns) Invoke(file, *model, column.audits, &column.column);

@@ -319,6 +319,7 @@ ModelAuditDeclarations AuditDeclarationsFromHeader(const HeaderMap& header) {
 
 CompiledChecks CompileTestsAndAudits(const ChecksInput& input) {
   checks::ModelIndex models;
+  models.reserve(input.models.size());
   for (const ModelCheckInput& model : input.models) models.emplace(model.name, &model);
 
   CompiledChecks compiled;

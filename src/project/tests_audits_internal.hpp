@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "project/header_grammar.hpp"
@@ -87,8 +88,9 @@ struct EffectiveAuditDefaults {
 };
 EffectiveAuditDefaults EffectiveDefaults(const ChecksInput& input, const ModelCheckInput& model);
 
-// Indexes of the input's models by name.
-using ModelIndex = std::map<std::string_view, const ModelCheckInput*>;  // views of the inputs' names
+// The input's models by name (views of the inputs' names). Unordered: at 100,000 models an ordered map's
+// inserts and lookups missed the cache at every level; whoever needs name order sorts what it picks.
+using ModelIndex = std::unordered_map<std::string_view, const ModelCheckInput*>;
 
 struct CompiledTests {
   std::vector<TestSpec> tests;

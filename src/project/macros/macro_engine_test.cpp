@@ -89,22 +89,25 @@ TEST(MacroEngineWithoutMacros, NeverStartsPython) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
-        TempProject project;
-        project.Write("macros/README.md", "no python here\n");
-        project.Write("macros/_private/helper.py", "raise RuntimeError('must not run')\n");
-        project.Write("macros/__init__.py", "raise RuntimeError('must not run')\n");
-        std::unique_ptr<MacroEngine> engine = project.Load();
-        bool ok = engine->macros().empty() &&
-                  ExpandBody(*engine, "SELECT 1 WHERE d >= @partition_start() AND d < @partition_end()") ==
-                      "SELECT 1 WHERE d >= @partition_start() AND d < @partition_end()" &&
-                  ErrorOf([&] { ExpandBody(*engine, "SELECT @nope(1)"); }).code == "SLU-MACRO-004" &&
-                  ErrorOf([&] {
-                    engine->DeriveKafkaSourceName("name_from_topic", "orders", {"sources/s.yml", 3, 5});
-                  }).code == "SLU-MACRO-017" &&
-                  ErrorOf([&] {
-                    engine->CheckPipelineName("pipeline_name", {}, {"pipelines/orders", 0, 0});
-                  }).code == "SLU-MACRO-017" &&
-                  ErrorOf([&] { engine->MacroFingerprint("name_from_topic"); }).code == "SLU-MACRO-017";
+        bool ok = false;
+        {  // the project is removed before exit, which unwinds nothing
+          TempProject project;
+          project.Write("macros/README.md", "no python here\n");
+          project.Write("macros/_private/helper.py", "raise RuntimeError('must not run')\n");
+          project.Write("macros/__init__.py", "raise RuntimeError('must not run')\n");
+          std::unique_ptr<MacroEngine> engine = project.Load();
+          ok = engine->macros().empty() &&
+               ExpandBody(*engine, "SELECT 1 WHERE d >= @partition_start() AND d < @partition_end()") ==
+                   "SELECT 1 WHERE d >= @partition_start() AND d < @partition_end()" &&
+               ErrorOf([&] { ExpandBody(*engine, "SELECT @nope(1)"); }).code == "SLU-MACRO-004" &&
+               ErrorOf([&] {
+                 engine->DeriveKafkaSourceName("name_from_topic", "orders", {"sources/s.yml", 3, 5});
+               }).code == "SLU-MACRO-017" &&
+               ErrorOf([&] {
+                 engine->CheckPipelineName("pipeline_name", {}, {"pipelines/orders", 0, 0});
+               }).code == "SLU-MACRO-017" &&
+               ErrorOf([&] { engine->MacroFingerprint("name_from_topic"); }).code == "SLU-MACRO-017";
+        }
         std::exit(ok && !MacroEngine::PythonStarted() && !LibpythonMapped() ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "");
