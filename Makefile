@@ -15,6 +15,7 @@ demo: build
 
 test: build
 	@ctest --preset release -j $(JOBS)
+	@JOBS=$(JOBS) bash scripts/sanitize_check.sh
 
 # Benchmarks print ratios against a baseline measured in the same run (see bench/README.md).
 bench: build
