@@ -30,15 +30,15 @@ jobs="${JOBS:-$(nproc)}"
 
 # target → -max_len (bytes)
 declare -A max_len=(
-  [header]=4096 [sql_scan]=8192 [select]=8192 [toml_config]=8192 [yaml_sources]=8192 [templating]=512
+  [header]=4096 [sql_scan]=8192 [select]=8192 [model]=8192 [toml_config]=8192 [yaml_sources]=8192 [templating]=512
   [macro_arguments]=4096
 )
-# target → dictionary under tests/fuzz/dicts/
+# target → dictionaries under tests/fuzz/dicts/ (several are joined into build/fuzz/dicts/<target>.dict)
 declare -A dictionary=(
-  [header]=header [sql_scan]=sql [select]=sql [toml_config]=toml [yaml_sources]=yaml [templating]=templating
+  [header]=header [sql_scan]=sql [select]=sql [model]="header sql" [toml_config]=toml [yaml_sources]=yaml [templating]=templating
   [macro_arguments]=macro_arguments
 )
-all_targets=(header sql_scan select toml_config yaml_sources templating macro_arguments)
+all_targets=(header sql_scan select model toml_config yaml_sources templating macro_arguments)
 
 if [ "${1:-}" = "--list" ]; then
   printf '%s\n' "${all_targets[@]}"
@@ -121,7 +121,10 @@ for f in "${fixture_files[@]}"; do
     *.sql)
       first_word="$(awk 'NF { print $1; exit }' "$f" | sed 's/(.*//')"
       case "$first_word" in
-        MODEL) seed header 0 "$base" "$f" ;;
+        MODEL)
+          seed header 0 "$base" "$f"
+          for dialect in 0 1; do seed model "$dialect" "$base.$dialect" "$f"; done
+          ;;
         TEST) seed header 1 "$base" "$f" ;;
         AUDIT) seed header 2 "$base" "$f" ;;
       esac
@@ -164,13 +167,16 @@ for target in "${targets[@]}"; do
   regressions="$root/tests/fuzz/regressions/$target"
   log="$build/logs/$target.log"
   mkdir -p "$corpus" "$findings" "$regressions"
+  dict="$build/dicts/$target.dict"
+  mkdir -p "$build/dicts"
+  for name in ${dictionary[$target]}; do cat "$root/tests/fuzz/dicts/$name.dict"; done >"$dict"
   stamp="$(mktemp)"
   echo "fuzz: $target for ${seconds}s (log: ${log#"$root"/})"
   status=0
   # -fork would keep going after a crash, but a plain run reports the first one with a clean stack.
   "$build/tests/fuzz/fuzz_$target" \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="${max_len[$target]}" \
-    -dict="$root/tests/fuzz/dicts/${dictionary[$target]}.dict" \
+    -dict="$dict" \
     -artifact_prefix="$findings/" -print_final_stats=1 ${FUZZ_ARGS:-} \
     "$corpus" "$seeds/$target" "$regressions" >"$log" 2>&1 || status=$?
   new_findings="$(find "$findings" -type f -newer "$stamp" \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' \

@@ -341,4 +341,38 @@ ParsedModel ParseModelFile(const std::string& relative_file, const std::string& 
   return parsed;
 }
 
+ModelContractInput ContractInputOf(ParsedModel& parsed, const std::string& text, sql::Dialect dialect) {
+  ModelContractInput input;
+  input.file_text = parsed.expanded_text.empty() ? text : parsed.expanded_text;
+  input.significant_tokens = &parsed.significant_tokens;
+  input.body_offset = parsed.body_offset;
+  input.file = parsed.file;
+  input.dialect = dialect;
+  input.kind = parsed.kind;
+  input.engine = StorageKeyText{parsed.storage.engine, 0};
+  auto text_of = [&](const char* key) -> std::optional<StorageKeyText> {
+    const HeaderEntry* entry = FindEntry(parsed.header, key);
+    const std::string* value = entry ? std::get_if<std::string>(&entry->value.value) : nullptr;
+    if (value == nullptr) return std::nullopt;
+    return StorageKeyText{*value, entry->value.offset};
+  };
+  if (auto engine = text_of("engine")) input.engine = *engine;
+  if (const HeaderEntry* order_by = FindEntry(parsed.header, "order_by")) {
+    if (const auto* items = std::get_if<HeaderList>(&order_by->value.value)) {
+      for (const HeaderValue& item : *items) {
+        if (const auto* key = std::get_if<std::string>(&item.value)) input.order_by.push_back({*key, item.offset});
+      }
+    }
+  }
+  input.partition_by = text_of("partition_by");
+  input.ttl = text_of("ttl");
+  const HeaderEntry* anchor = FindEntry(parsed.header, "replay_anchor");
+  const std::string* anchor_text = anchor ? std::get_if<std::string>(&anchor->value.value) : nullptr;
+  input.replay_anchor = anchor_text && *anchor_text == "never" ? ReplayAnchor::kNever : ReplayAnchor::kAuto;
+  input.has_mutable_refs =
+      std::any_of(parsed.references.begin(), parsed.references.end(),
+                  [](const ModelReference& ref) { return ref.edge == EdgeType::kMutableReference; });
+  return input;
+}
+
 }  // namespace sluice

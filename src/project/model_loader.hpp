@@ -17,6 +17,7 @@
 #include "core/diagnostic.hpp"
 #include "definitions/definitions.hpp"
 #include "project/header_grammar.hpp"
+#include "project/model_contract.hpp"
 #include "sql/token.hpp"
 
 namespace sluice {
@@ -56,5 +57,13 @@ using BodyExpander = std::function<std::string(size_t body_begin, size_t body_en
 // macro expansion before them.
 ParsedModel ParseModelFile(const std::string& relative_file, const std::string& text, sql::Dialect dialect,
                            const BodyExpander& expand = {});
+
+// The body contract's input (model_contract.hpp) for a model ParseModelFile parsed from `text`: the file text
+// (the expanded one when macros changed the body), the parse's significant tokens (the check moves from them),
+// and the header's storage keys and replay anchor with their offsets. Storage keys are checked only when the
+// header sets them: the implicit `order_by ["_replay_timestamp"]` would reject every model without that column
+// (StreamBuild defect §11.6). Anchor eligibility is for the offsets lineage; a caller that learns the
+// pipeline's lineage mode later recomputes it (HasLineageColumns).
+ModelContractInput ContractInputOf(ParsedModel& parsed, const std::string& text, sql::Dialect dialect);
 
 }  // namespace sluice

@@ -104,43 +104,9 @@ MacroContextValues MacroContextFor(const Project& project, const PipelineConfig&
   return context;
 }
 
-// StreamBuild §3.4/§3.7 on one model, on the tokens its parse left (anchor eligibility is for the offsets
-// lineage; the caller recomputes it once the pipeline's lineage mode is known). Storage keys are checked only
-// when the header sets them: the implicit `order_by ["_replay_timestamp"]` would reject every model without
-// that column (StreamBuild defect §11.6).
+// StreamBuild §3.4/§3.7 on one model (ContractInputOf says which header keys it reads).
 ModelContract CheckContract(LoadedModel& model, sql::Dialect dialect) {
-  ParsedModel& parsed = model.parsed;
-  ModelContractInput input;
-  input.file_text = parsed.expanded_text.empty() ? model.text : parsed.expanded_text;
-  input.significant_tokens = &parsed.significant_tokens;
-  input.body_offset = parsed.body_offset;
-  input.file = parsed.file;
-  input.dialect = dialect;
-  input.kind = parsed.kind;
-  input.engine = StorageKeyText{parsed.storage.engine, 0};
-  auto text_of = [&](const char* key) -> std::optional<StorageKeyText> {
-    const HeaderEntry* entry = FindEntry(parsed.header, key);
-    const std::string* text = entry ? std::get_if<std::string>(&entry->value.value) : nullptr;
-    if (text == nullptr) return std::nullopt;
-    return StorageKeyText{*text, entry->value.offset};
-  };
-  if (auto engine = text_of("engine")) input.engine = *engine;
-  if (const HeaderEntry* order_by = FindEntry(parsed.header, "order_by")) {
-    if (const auto* items = std::get_if<HeaderList>(&order_by->value.value)) {
-      for (const HeaderValue& item : *items) {
-        if (const auto* text = std::get_if<std::string>(&item.value)) input.order_by.push_back({*text, item.offset});
-      }
-    }
-  }
-  input.partition_by = text_of("partition_by");
-  input.ttl = text_of("ttl");
-  const HeaderEntry* anchor = FindEntry(parsed.header, "replay_anchor");
-  const std::string* anchor_text = anchor ? std::get_if<std::string>(&anchor->value.value) : nullptr;
-  input.replay_anchor = anchor_text && *anchor_text == "never" ? ReplayAnchor::kNever : ReplayAnchor::kAuto;
-  input.has_mutable_refs =
-      std::any_of(parsed.references.begin(), parsed.references.end(),
-                  [](const ModelReference& ref) { return ref.edge == EdgeType::kMutableReference; });
-  return CheckModelContract(input);
+  return CheckModelContract(ContractInputOf(model.parsed, model.text, dialect));
 }
 
 // A model's file text for a diagnostic's caret line: kept only for models that declare audits (the audits

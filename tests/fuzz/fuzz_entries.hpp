@@ -13,6 +13,8 @@
 //   FuzzHeader          byte % 3 → MODEL / TEST / AUDIT; ParseHeaderBlock on the rest
 //   FuzzSqlScan         byte % 4 → dialect; Tokenize + TokenValue, FindReferences, FindMacroCalls
 //   FuzzSelect          byte % 4 → dialect; ParseSelect
+//   FuzzModel           byte % 4 → dialect; the rest is a model file: ParseModelFile, then the SQL body contract
+//                       (CheckModelContract on ContractInputOf)
 //   FuzzTomlConfig      byte % 3 → the rest is streambuild_project.toml (then ResolveTarget and
 //                       ExpandConnection), streambuild_local.toml beside a fixed project file, or a
 //                       pipeline.toml (LoadPipelineConfig); (byte / 3) % 2 flips a mode switch of each
@@ -32,6 +34,7 @@
 #include <string>
 
 #include "core/diagnostic.hpp"
+#include "sql/dialect.hpp"
 
 namespace sluice::fuzz {
 
@@ -40,6 +43,13 @@ class InvariantViolation : public std::logic_error {
  public:
   using std::logic_error::logic_error;
 };
+
+// The dialect a selector byte chooses (selector % 4).
+inline sql::Dialect DialectOf(uint8_t selector) {
+  constexpr sql::Dialect kDialects[] = {sql::Dialect::kDuckDb, sql::Dialect::kClickHouse, sql::Dialect::kPostgres,
+                                        sql::Dialect::kBigQuery};
+  return kDialects[selector % 4];
+}
 
 // Throws InvariantViolation(what) unless `condition`.
 inline void Require(bool condition, const std::string& what) {
@@ -68,6 +78,7 @@ inline void CheckRejection(const Error& error) {
 int FuzzHeader(const uint8_t* data, size_t size);
 int FuzzSqlScan(const uint8_t* data, size_t size);
 int FuzzSelect(const uint8_t* data, size_t size);
+int FuzzModel(const uint8_t* data, size_t size);
 int FuzzTomlConfig(const uint8_t* data, size_t size);
 int FuzzYamlSources(const uint8_t* data, size_t size);
 int FuzzTemplating(const uint8_t* data, size_t size);

@@ -17,6 +17,8 @@
 #include "core/diagnostic.hpp"
 #include "fuzz_entries.hpp"
 #include "project/header_grammar.hpp"
+#include "project/model_contract.hpp"
+#include "project/model_loader.hpp"
 #include "project/project_config.hpp"
 #include "project/source_loader.hpp"
 #include "project/templating.hpp"
@@ -141,6 +143,35 @@ int FuzzHeader(const uint8_t* data, size_t size) {
     Require(text.substr(block.begin, keyword.size()) == keyword, "ParseHeaderBlock: begin is not the keyword");
     Require(text[block.end - 1] == ';', "ParseHeaderBlock: end is not one past the `;`");
     CheckHeaderMap(text, block.entries);
+  } catch (const Error& error) {
+    CheckRejection(error);
+  }
+  return 0;
+}
+
+int FuzzModel(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const sql::Dialect dialect = DialectOf(data[0]);
+  const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
+  try {
+    ParsedModel parsed = ParseModelFile("pipelines/p/fuzz_model.sql", text, dialect);
+    Require(parsed.name == "fuzz_model", "ParseModelFile: the model is not named after its file");
+    Require(parsed.body_offset <= text.size(), "ParseModelFile: the body starts outside the text");
+    const size_t body_size = text.size() - parsed.body_offset;
+    for (const ModelReference& ref : parsed.references) {
+      Require(ref.call.begin < ref.call.end && ref.call.end <= body_size,
+              "ParseModelFile: a reference span is outside the body");
+      Require(!ref.call.name.empty(), "ParseModelFile: a reference without a name");
+      Require(ref.at.line >= 1 && ref.at.column >= 1, "ParseModelFile: a reference without a line:col");
+    }
+    ModelContract contract = CheckModelContract(ContractInputOf(parsed, text, dialect));
+    for (const OutputColumn& column : contract.columns) {
+      Require(!column.name.empty() && !column.type_text.empty(), "CheckModelContract: a column without name or type");
+      Require(column.offset >= parsed.body_offset && column.offset < text.size(),
+              "CheckModelContract: a column's offset is outside the body");
+    }
+    Require(!contract.anchor_eligible || contract.anchor_candidate,
+            "CheckModelContract: anchor-eligible but not an anchor candidate");
   } catch (const Error& error) {
     CheckRejection(error);
   }

@@ -16,12 +16,6 @@ namespace {
 
 const std::string kFile = "fuzz.sql";
 
-sql::Dialect DialectOf(uint8_t selector) {
-  constexpr sql::Dialect kDialects[] = {sql::Dialect::kDuckDb, sql::Dialect::kClickHouse, sql::Dialect::kPostgres,
-                                        sql::Dialect::kBigQuery};
-  return kDialects[selector % 4];
-}
-
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
 void CheckTokens(std::string_view text, const std::vector<sql::Token>& tokens, sql::Dialect dialect) {

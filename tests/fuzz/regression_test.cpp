@@ -27,15 +27,18 @@ struct Target {
 
 void PrintTo(const Target& target, std::ostream* out) { *out << target.name; }
 
+// clang-format off
 constexpr Target kTargets[] = {
     {"header", FuzzHeader},
     {"sql_scan", FuzzSqlScan},
     {"select", FuzzSelect},
+    {"model", FuzzModel},
     {"toml_config", FuzzTomlConfig},
     {"yaml_sources", FuzzYamlSources},
     {"templating", FuzzTemplating},
     {"macro_arguments", FuzzMacroArguments},
 };
+// clang-format on
 
 const std::filesystem::path kRegressions = std::filesystem::path(SLUICE_SOURCE_DIR) / "tests" / "fuzz" / "regressions";
 
