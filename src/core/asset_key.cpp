@@ -15,18 +15,23 @@ bool IsIdentifier(std::string_view part) {
 }
 
 AssetKey AssetKey::FromParts(const std::vector<std::string>& parts, std::string_view default_namespace) {
-  std::string shown;
-  for (const std::string& part : parts) shown += (shown.empty() ? "" : ".") + part;
   if (parts.empty() || parts.size() > 2) {
+    std::string shown;
+    for (const std::string& part : parts) shown += (shown.empty() ? "" : ".") + part;
     throw Error(Diagnostic{"SLU-CORE-001",
                            "asset key '" + shown + "' has " + std::to_string(parts.size()) +
                                " parts; expected 1 (name) or 2 (namespace, name)",
-                           {}, "write the key as `name` or `namespace.name`", {}});
+                           {},
+                           "write the key as `name` or `namespace.name`",
+                           {}});
   }
   for (const std::string& part : parts) {
     if (!IsIdentifier(part)) {
-      throw Error(Diagnostic{"SLU-CORE-001", "asset key part '" + part + "' is not an identifier",
-                             {}, "each part must match [A-Za-z_][A-Za-z0-9_]*", {}});
+      throw Error(Diagnostic{"SLU-CORE-001",
+                             "asset key part '" + part + "' is not an identifier",
+                             {},
+                             "each part must match [A-Za-z_][A-Za-z0-9_]*",
+                             {}});
     }
   }
   if (parts.size() == 1) return AssetKey(std::string(default_namespace), parts[0]);

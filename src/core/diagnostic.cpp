@@ -1,6 +1,7 @@
 #include "core/diagnostic.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <string_view>
 
 namespace sluice {
@@ -110,11 +111,14 @@ const SourceLocation& LocationCounter::At(size_t offset) {
     location_.line = 1;
     counted_ = line_start_ = 0;
   }
-  for (; counted_ < offset; ++counted_) {
-    if (text_[counted_] == '\n') {
-      ++location_.line;
-      line_start_ = counted_ + 1;
+  while (counted_ < offset) {
+    const void* newline = std::memchr(text_.data() + counted_, '\n', offset - counted_);
+    if (newline == nullptr) {
+      counted_ = offset;
+      break;
     }
+    ++location_.line;
+    line_start_ = counted_ = static_cast<const char*>(newline) - text_.data() + 1;
   }
   location_.column = static_cast<int>(offset - line_start_) + 1;
   return location_;

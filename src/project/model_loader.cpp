@@ -313,7 +313,7 @@ ParsedModel ParseModelFile(const std::string& relative_file, const std::string& 
   parsed.body_offset = header.end;
   parsed.header = std::move(header.entries);
   std::string_view authored_body = std::string_view(text).substr(header.end);
-  if (expand) {
+  if (expand && authored_body.find('@') != std::string_view::npos) {  // a macro call starts with '@'
     parsed.body = expand(header.end, text.size());
     if (parsed.body != authored_body) parsed.expanded_text = text.substr(0, header.end) + parsed.body;
   } else {

@@ -50,7 +50,8 @@ struct ParsedModel {
   std::vector<sql::Token> significant_tokens;
 };
 
-// Expands the macro calls of text[body_begin, body_end) and returns the new body text.
+// Expands the macro calls of text[body_begin, body_end) and returns the new body text. Called only for a body
+// containing '@' (every macro call starts with it).
 using BodyExpander = std::function<std::string(size_t body_begin, size_t body_end)>;
 
 // References are found in the macro-expanded body; their locations are exact up to the first multi-line

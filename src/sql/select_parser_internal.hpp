@@ -49,11 +49,15 @@ inline bool IsWordToken(const Token& token, std::string_view keyword) {
 }
 
 inline bool IsOpenBracket(const Token& token) {
-  return token.kind == TokenKind::kPunctuation && (token.text == "(" || token.text == "[" || token.text == "{");
+  if (token.kind != TokenKind::kPunctuation || token.text.size() != 1) return false;
+  const char c = token.text[0];
+  return c == '(' || c == '[' || c == '{';
 }
 
 inline bool IsCloseBracket(const Token& token) {
-  return token.kind == TokenKind::kPunctuation && (token.text == ")" || token.text == "]" || token.text == "}");
+  if (token.kind != TokenKind::kPunctuation || token.text.size() != 1) return false;
+  const char c = token.text[0];
+  return c == ')' || c == ']' || c == '}';
 }
 
 inline bool InList(std::string_view word, std::initializer_list<std::string_view> list) {

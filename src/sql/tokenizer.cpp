@@ -97,16 +97,13 @@ const LexicalRules& RulesFor(Dialect dialect) {
   return kClickHouseRules;
 }
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsDigit(char c) { return HasByteClass(c, kDigitByte); }
 
 bool IsHexDigit(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
-bool IsIdentifierStart(char c) {
-  unsigned char byte = static_cast<unsigned char>(c);
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || byte >= 0x80;
-}
+bool IsIdentifierStart(char c) { return HasByteClass(c, kIdentifierStartByte); }
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool IsSpace(char c) { return HasByteClass(c, kSpaceByte); }
 
 char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
@@ -557,8 +554,6 @@ std::string StringValue(std::string_view text, const LexicalRules& rules) {
 }
 
 }  // namespace
-
-bool IsIdentifierChar(char c) { return IsIdentifierStart(c) || IsDigit(c) || c == '$'; }
 
 std::vector<Token> Tokenize(std::string_view text, Dialect dialect, const std::string& file) {
   return Lexer(text, dialect, file, 0).Run();

@@ -35,8 +35,37 @@ std::vector<Token> Tokenize(std::string_view text, size_t begin, Dialect dialect
 // `token` must come from Tokenize() with the same dialect.
 std::string TokenValue(const Token& token, Dialect dialect);
 
+// The lexical classes of a byte, as bits of one table lookup (the lexer asks for them at every byte).
+enum ByteClass : unsigned char {
+  kSpaceByte = 1,            // ' ' \t \n \r \f \v
+  kDigitByte = 2,            // 0-9
+  kIdentifierStartByte = 4,  // A-Z a-z _ and any byte >= 0x80
+  kIdentifierByte = 8,       // an identifier start, a digit or $
+};
+
+inline constexpr auto kByteClasses = [] {
+  struct Table {
+    unsigned char bits[256] = {};
+  } table;
+  for (int c = 0; c < 256; ++c) {
+    unsigned char bits = 0;
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') bits |= kSpaceByte;
+    if (c >= '0' && c <= '9') bits |= kDigitByte | kIdentifierByte;
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80) {
+      bits |= kIdentifierStartByte | kIdentifierByte;
+    }
+    if (c == '$') bits |= kIdentifierByte;
+    table.bits[c] = bits;
+  }
+  return table;
+}();
+
+inline bool HasByteClass(char c, ByteClass byte_class) {
+  return (kByteClasses.bits[static_cast<unsigned char>(c)] & byte_class) != 0;
+}
+
 // True for a byte that may continue a bare identifier: [A-Za-z0-9_$] or any byte >= 0x80.
-bool IsIdentifierChar(char c);
+inline bool IsIdentifierChar(char c) { return HasByteClass(c, kIdentifierByte); }
 
 // The dialect named by a warehouse adapter ("duckdb", "clickhouse", "postgres", "bigquery");
 // unknown adapters give kClickHouse (StreamBuild's default).
