@@ -107,12 +107,11 @@ class ContractChecker {
     CheckShape(statement, body);
     const sql::QueryBlock& outer = statement.outer();
     ModelContract contract;
-    CheckProjection(outer, contract);
+    const std::vector<size_t> by_name = CheckProjection(outer, contract);
     CheckEveryBlock(statement);
     std::vector<std::string_view> outputs;  // the output column names, sorted as the dialect compares them
-    outputs.reserve(contract.columns.size());
-    for (const OutputColumn& column : contract.columns) outputs.push_back(column.name);
-    std::sort(outputs.begin(), outputs.end(), [&](std::string_view a, std::string_view b) { return NameLess(a, b); });
+    outputs.reserve(by_name.size());
+    for (size_t column : by_name) outputs.push_back(contract.columns[column].name);
     for (const StorageKeyText& key : input_.order_by) CheckStorageExpression("order_by", key, contract, outputs);
     if (input_.partition_by) CheckStorageExpression("partition_by", *input_.partition_by, contract, outputs);
     if (input_.ttl) CheckStorageExpression("ttl", *input_.ttl, contract, outputs);
@@ -174,7 +173,8 @@ class ContractChecker {
     }
   }
 
-  void CheckProjection(const sql::QueryBlock& outer, ModelContract& contract) const {
+  // Fills contract.columns; returns their indexes in name order (as NameLess sorts them).
+  std::vector<size_t> CheckProjection(const sql::QueryBlock& outer, ModelContract& contract) const {
     for (const sql::ProjectionItem& item : outer.projection) {
       if (item.star) {
         Fail("SLU-MODEL-104", item.span.begin,
@@ -221,6 +221,7 @@ class ContractChecker {
     for (const sql::ProjectionItem& item : items) {
       contract.columns.push_back(OutputColumn{*item.alias, item.cast->type_text, item.span.begin});
     }
+    return order;  // every item is valid here, so `order` sorts them all
   }
 
   // PREWHERE, misplaced reference calls and raw relations, at every level; the first in the text is reported.

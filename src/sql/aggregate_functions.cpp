@@ -12,6 +12,7 @@ namespace sluice::sql {
 namespace {
 
 using select_parser_internal::EqualsIgnoreCase;
+using select_parser_internal::LowerAscii;
 using select_parser_internal::Lowercase;
 
 bool EndsWithIgnoreCase(std::string_view text, std::string_view suffix) {
@@ -84,6 +85,8 @@ bool IsAggregateFunction(std::string_view name) {
   while (changed && !base.empty()) {
     changed = false;
     for (std::string_view combinator : kCombinators) {
+      // `base` is lower case: most names are told apart from a combinator by their last letter alone.
+      if (base.back() != LowerAscii(combinator.back())) continue;
       if (EndsWithIgnoreCase(base, combinator)) {
         base.resize(base.size() - combinator.size());
         if (names.count(base)) return true;
