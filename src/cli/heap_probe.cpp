@@ -1,5 +1,7 @@
 // Test helper for heap_test: linked like `sluice` (jemalloc and cli/heap.cpp), touches 64 MiB of heap in small
-// allocations and prints which allocator served them and how much of the process's memory is in huge pages.
+// allocations and prints which allocator served them, how much of the process's memory is in huge pages and
+// whether the process may still get huge pages. `heap_probe BYTES` first tells the heap policy to expect
+// BYTES of heap (core/heap_hint.hpp), as the project loader does.
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -8,6 +10,8 @@
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include "core/heap_hint.hpp"
 
 namespace {
 
@@ -25,9 +29,24 @@ long AnonHugePagesKiB() {
   return -1;
 }
 
+// The THP_enabled line of /proc/self/status: 0 once the process gave up huge pages (PR_SET_THP_DISABLE).
+long ThpEnabled() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  long value = -1;
+  while (status >> key) {
+    if (key == "THP_enabled:") {
+      status >> value;
+      return value;
+    }
+  }
+  return -1;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1) sluice::ExpectHeapBytes(std::strtoull(argv[1], nullptr, 10));
   constexpr size_t kPiece = 256;
   constexpr size_t kPieces = (size_t{64} << 20) / kPiece;
   std::vector<char*> pieces;
@@ -38,6 +57,7 @@ int main() {
   }
   std::printf("jemalloc=%s\n", dlsym(RTLD_DEFAULT, "mallctl") ? "yes" : "no");
   std::printf("huge_kib=%ld\n", AnonHugePagesKiB());
+  std::printf("thp_enabled=%ld\n", ThpEnabled());
   for (char* piece : pieces) std::free(piece);
   return 0;
 }

@@ -1,5 +1,6 @@
-// The binary's heap is jemalloc's and gets transparent huge pages where the machine offers them; MALLOC_CONF
-// in the environment still decides (cli/heap.cpp). Checked through a probe linked like `sluice`.
+// The binary's heap is jemalloc's and gets transparent huge pages where the machine offers them, unless a
+// command expects a large heap; MALLOC_CONF in the environment still decides (cli/heap.cpp). Checked through a
+// probe linked like `sluice`.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -9,9 +10,10 @@
 
 namespace {
 
-// Runs the probe under `env <assignments>` and returns what it printed.
-std::string Probe(const std::string& assignments) {
-  std::string command = "env " + assignments + " " + SLUICE_HEAP_PROBE;
+// Runs the probe under `env <assignments>` (with the expected heap in bytes, if any) and returns what it
+// printed.
+std::string Probe(const std::string& assignments, const std::string& expected_heap_bytes = "") {
+  std::string command = "env " + assignments + " " + SLUICE_HEAP_PROBE + " " + expected_heap_bytes;
   FILE* pipe = popen(command.c_str(), "r");
   EXPECT_NE(pipe, nullptr);
   std::string out;
@@ -36,6 +38,12 @@ long HugeKiB(const std::string& out) {
   return at == std::string::npos ? -1 : std::stol(out.substr(at + 9));
 }
 
+// The probe's "thp_enabled=" value: 1 while the process may get huge pages, 0 once it gave them up.
+std::string ThpEnabled(const std::string& out) {
+  size_t at = out.find("thp_enabled=");
+  return at == std::string::npos ? "" : out.substr(at + 12, 1);
+}
+
 // The probe touches 64 MiB of small allocations; "most of it" is more than half.
 constexpr long kHalfOfTheProbesHeapKiB = 32 * 1024;
 
@@ -49,6 +57,22 @@ TEST(Heap, IsJemallocWithHugePages) {
 TEST(Heap, MallocConfInTheEnvironmentWins) {
   std::string out = Probe("MALLOC_CONF=thp:never");
   EXPECT_NE(out.find("jemalloc=yes\n"), std::string::npos) << out;
+  long huge = HugeKiB(out);
+  EXPECT_GE(huge, 0) << out;
+  EXPECT_LT(huge, kHalfOfTheProbesHeapKiB) << out;
+}
+
+TEST(Heap, ASmallExpectedHeapKeepsHugePages) {
+  std::string out = Probe("-u MALLOC_CONF", std::to_string(64 << 20));
+  EXPECT_EQ(ThpEnabled(out), "1") << out;
+  if (!MachineOffersHugePages()) GTEST_SKIP() << "transparent huge pages are off on this machine";
+  EXPECT_GT(HugeKiB(out), kHalfOfTheProbesHeapKiB) << out;
+}
+
+// 100,000 models' analysis keeps ~600 MiB: page faults would wait for the kernel to compact huge pages.
+TEST(Heap, ALargeExpectedHeapGivesUpHugePages) {
+  std::string out = Probe("-u MALLOC_CONF", std::to_string(size_t{600} << 20));
+  EXPECT_EQ(ThpEnabled(out), "0") << out;
   long huge = HugeKiB(out);
   EXPECT_GE(huge, 0) << out;
   EXPECT_LT(huge, kHalfOfTheProbesHeapKiB) << out;

@@ -1,5 +1,5 @@
 // The building blocks of the fast compile path: ParallelFor, JsonWriter (byte-identical to nlohmann's
-// dump), ContentHash, and ReadFile on sizes around its buffer logic.
+// dump), ContentHash, ReadFile on sizes around its buffer logic, and heap hints.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -15,11 +15,24 @@
 #include "core/content_hash.hpp"
 #include "core/diagnostic.hpp"
 #include "core/file_system.hpp"
+#include "core/heap_hint.hpp"
 #include "core/json_writer.hpp"
 #include "core/parallel_for.hpp"
 
 namespace sluice {
 namespace {
+
+size_t last_expected_heap = 0;
+
+TEST(HeapHintTest, ReachesTheInstalledPolicyAndNothingWithoutOne) {
+  ExpectHeapBytes(1);  // no policy in this test binary: nothing happens
+  SetHeapPolicy([](size_t bytes) { last_expected_heap = bytes; });
+  ExpectHeapBytes(size_t{600} << 20);
+  EXPECT_EQ(last_expected_heap, size_t{600} << 20);
+  SetHeapPolicy(nullptr);
+  ExpectHeapBytes(7);
+  EXPECT_EQ(last_expected_heap, size_t{600} << 20);
+}
 
 TEST(ParallelForTest, RunsEveryIndexExactlyOnce) {
   constexpr size_t kCount = 10000;

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "core/file_system.hpp"
+#include "core/heap_hint.hpp"
 #include "core/parallel_for.hpp"
 #include "core/phase_timer.hpp"
 #include "project/header_grammar.hpp"
@@ -87,6 +88,10 @@ struct LoadedModel {
   std::string text;               // file text, for located diagnostics; kept only when the header declares audits
   ModelAuditDeclarations audits;  // the header's audits, read once by the parallel parse
 };
+
+// What the analysis keeps per model on the heap (~6 KiB for the benchmark's ~30-line models; a compile about
+// twice that): the estimate the heap policy is given (core/heap_hint.hpp).
+constexpr size_t kHeapBytesPerModel = 6 << 10;
 
 constexpr LineageMode kLineageModes[] = {LineageMode::kOffsets, LineageMode::kTimestamp, LineageMode::kLandedAt,
                                          LineageMode::kCursor};
@@ -224,6 +229,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   const OpenDirectory root_folder(root);
   size_t model_count = 0;
   for (const PipelineFiles& files : pipeline_files) model_count += files.model_files.size();
+  ExpectHeapBytes(model_count * kHeapBytesPerModel);
   models.reserve(model_count);
   for (size_t p = 0; p < pipeline_files.size(); ++p) {
     if (loads[p].error) break;  // the serial pass stops at this pipeline
