@@ -12,13 +12,17 @@
 // 17-50% slower (so was the warm compile: +25%). So when a command expects a heap above kHugePageHeapLimit
 // (core/heap_hint.hpp; the project loader gives its estimate once it has counted the model files), the
 // process stops asking for huge pages: prctl(PR_SET_THP_DISABLE) applies to every later page fault (memory
-// already in huge pages stays there) and is inherited by child processes.
+// already in huge pages stays there) and is inherited by child processes. A MALLOC_CONF that names a thp
+// setting is obeyed instead, whatever the heap.
 //
 // jemalloc reads this symbol at its first allocation, before main; MALLOC_CONF in the environment is read after
 // it and wins (MALLOC_CONF=thp:never turns huge pages off). Child processes inherit the environment as given.
 // The executable exports its symbols (CMAKE_ENABLE_EXPORTS), so this definition takes the place of the
 // library's empty one.
 #include <sys/prctl.h>
+
+#include <cstdlib>
+#include <cstring>
 
 #include "core/heap_hint.hpp"
 
@@ -29,7 +33,10 @@ namespace {
 
 constexpr size_t kHugePageHeapLimit = size_t{160} << 20;
 
+// MALLOC_CONF naming a thp setting decides alone, for any heap.
 void LimitHugePages(size_t expected_bytes) {
+  const char* conf = std::getenv("MALLOC_CONF");
+  if (conf != nullptr && std::strstr(conf, "thp:") != nullptr) return;
   if (expected_bytes > kHugePageHeapLimit) prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 }
 

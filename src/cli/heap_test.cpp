@@ -78,4 +78,11 @@ TEST(Heap, ALargeExpectedHeapGivesUpHugePages) {
   EXPECT_LT(huge, kHalfOfTheProbesHeapKiB) << out;
 }
 
+TEST(Heap, MallocConfNamingThpOverridesTheLargeHeapLimit) {
+  std::string out = Probe("MALLOC_CONF=thp:always", std::to_string(size_t{600} << 20));
+  EXPECT_EQ(ThpEnabled(out), "1") << out;
+  if (!MachineOffersHugePages()) GTEST_SKIP() << "transparent huge pages are off on this machine";
+  EXPECT_GT(HugeKiB(out), kHalfOfTheProbesHeapKiB) << out;
+}
+
 }  // namespace
