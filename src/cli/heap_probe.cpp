@@ -15,28 +15,15 @@
 
 namespace {
 
-// AnonHugePages of the whole process, in KiB.
-long AnonHugePagesKiB() {
-  std::ifstream rollup("/proc/self/smaps_rollup");
-  std::string key;
-  long value = 0;
-  while (rollup >> key) {
-    if (key == "AnonHugePages:") {
-      rollup >> value;
-      return value;
-    }
-  }
-  return -1;
-}
-
-// The THP_enabled line of /proc/self/status: 0 once the process gave up huge pages (PR_SET_THP_DISABLE).
-long ThpEnabled() {
-  std::ifstream status("/proc/self/status");
-  std::string key;
+// The number after `key` in a /proc file of this process ("AnonHugePages:" in smaps_rollup, in KiB;
+// "THP_enabled:" in status, 0 once the process gave up huge pages), or -1 when the key is missing.
+long ProcValue(const char* file, const std::string& key) {
+  std::ifstream in(file);
+  std::string word;
   long value = -1;
-  while (status >> key) {
-    if (key == "THP_enabled:") {
-      status >> value;
+  while (in >> word) {
+    if (word == key) {
+      in >> value;
       return value;
     }
   }
@@ -56,8 +43,8 @@ int main(int argc, char** argv) {
     std::memset(pieces.back(), 1, kPiece);
   }
   std::printf("jemalloc=%s\n", dlsym(RTLD_DEFAULT, "mallctl") ? "yes" : "no");
-  std::printf("huge_kib=%ld\n", AnonHugePagesKiB());
-  std::printf("thp_enabled=%ld\n", ThpEnabled());
+  std::printf("huge_kib=%ld\n", ProcValue("/proc/self/smaps_rollup", "AnonHugePages:"));
+  std::printf("thp_enabled=%ld\n", ProcValue("/proc/self/status", "THP_enabled:"));
   for (char* piece : pieces) std::free(piece);
   return 0;
 }

@@ -32,17 +32,22 @@ bool MachineOffersHugePages() {
   return !text.empty() && text.find("[never]") == std::string::npos;
 }
 
-// The probe's "huge_kib=" value: KiB of the process in transparent huge pages.
-long HugeKiB(const std::string& out) {
-  size_t at = out.find("huge_kib=");
-  return at == std::string::npos ? -1 : std::stol(out.substr(at + 9));
+// The value the probe printed as `name=value` ("" when it printed none).
+std::string Field(const std::string& out, const std::string& name) {
+  size_t at = out.find(name + "=");
+  if (at == std::string::npos) return "";
+  at += name.size() + 1;
+  return out.substr(at, out.find('\n', at) - at);
 }
 
-// The probe's "thp_enabled=" value: 1 while the process may get huge pages, 0 once it gave them up.
-std::string ThpEnabled(const std::string& out) {
-  size_t at = out.find("thp_enabled=");
-  return at == std::string::npos ? "" : out.substr(at + 12, 1);
+// KiB of the probe in transparent huge pages.
+long HugeKiB(const std::string& out) {
+  std::string value = Field(out, "huge_kib");
+  return value.empty() ? -1 : std::stol(value);
 }
+
+// "1" while the probe may get huge pages, "0" once it gave them up.
+std::string ThpEnabled(const std::string& out) { return Field(out, "thp_enabled"); }
 
 // The probe touches 64 MiB of small allocations; "most of it" is more than half.
 constexpr long kHalfOfTheProbesHeapKiB = 32 * 1024;
