@@ -22,7 +22,7 @@
 #include <sys/prctl.h>
 
 #include <cstdlib>
-#include <cstring>
+#include <string_view>
 
 #include "core/heap_hint.hpp"
 
@@ -33,10 +33,21 @@ namespace {
 
 constexpr size_t kHugePageHeapLimit = size_t{160} << 20;
 
+// Whether MALLOC_CONF sets jemalloc's `thp` option (its options are `name:value` pairs separated by commas;
+// `metadata_thp` is another option).
+bool EnvironmentSetsThp() {
+  const char* conf = std::getenv("MALLOC_CONF");
+  if (conf == nullptr) return false;
+  std::string_view options = conf;
+  for (size_t at = options.find("thp:"); at != std::string_view::npos; at = options.find("thp:", at + 1)) {
+    if (at == 0 || options[at - 1] == ',') return true;
+  }
+  return false;
+}
+
 // MALLOC_CONF naming a thp setting decides alone, for any heap.
 void LimitHugePages(size_t expected_bytes) {
-  const char* conf = std::getenv("MALLOC_CONF");
-  if (conf != nullptr && std::strstr(conf, "thp:") != nullptr) return;
+  if (EnvironmentSetsThp()) return;
   if (expected_bytes > kHugePageHeapLimit) prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 }
 

@@ -90,4 +90,10 @@ TEST(Heap, MallocConfNamingThpOverridesTheLargeHeapLimit) {
   EXPECT_GT(HugeKiB(out), kHalfOfTheProbesHeapKiB) << out;
 }
 
+// jemalloc's metadata_thp is not its thp setting: the large-heap limit still applies.
+TEST(Heap, MallocConfNamingOnlyMetadataThpKeepsTheLargeHeapLimit) {
+  std::string out = Probe("MALLOC_CONF=metadata_thp:always", std::to_string(size_t{600} << 20));
+  EXPECT_EQ(ThpEnabled(out), "0") << out;
+}
+
 }  // namespace
