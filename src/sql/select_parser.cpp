@@ -18,11 +18,6 @@ char ClosingFor(char open) { return open == '(' ? ')' : open == '[' ? ']' : '}';
 
 }  // namespace
 
-bool IsJoinPrefix(std::string_view word) {
-  return InList(word, {"natural", "global", "local", "any", "all", "asof", "semi", "anti", "left", "right", "full",
-                       "inner", "outer", "cross", "paste", "positional"});
-}
-
 SelectStatement Parser::Run() {
   tokens_ = Tokenize(text_, dialect_, file_);
   std::erase_if(tokens_, [](const Token& token) { return token.kind == TokenKind::kComment; });
@@ -71,19 +66,28 @@ void Parser::Fail(const char* code, size_t offset, const std::string& message, s
 // Fills match_ for every bracket and returns the token ranges of the non-empty statements. Throws
 // SLU-SQL-101/102 for unbalanced or too deeply nested brackets.
 std::vector<std::pair<size_t, size_t>> Parser::MatchBrackets() {
+  classes_.resize(tokens_.size());
+  for (size_t i = 0; i < tokens_.size(); ++i) classes_[i] = TokenClasses(tokens_[i]);
   match_.assign(tokens_.size(), kNone);
   std::vector<std::pair<size_t, size_t>> statements;
   std::vector<size_t> open;
   size_t start = 0;
   for (size_t i = 0; i < tokens_.size(); ++i) {
     const Token& token = tokens_[i];
-    if (IsOpenBracket(token)) {
+    const uint32_t classes = classes_[i];
+    if (!(classes & (token_class::kOpenBracket | token_class::kCloseBracket))) {
+      if (IsPunct(token, ';')) {
+        if (!open.empty()) UnclosedBracket(open.back());
+        if (i > start) statements.emplace_back(start, i);
+        start = i + 1;
+      }
+    } else if (classes & token_class::kOpenBracket) {
       if (open.size() >= kMaxSelectNesting) {
         Fail("SLU-SQL-102", token.begin, "brackets nested more than " + std::to_string(kMaxSelectNesting) + " deep",
              "simplify the expression: split it into CTEs or remove redundant brackets");
       }
       open.push_back(i);
-    } else if (IsCloseBracket(token)) {
+    } else {
       if (open.empty()) {
         Fail("SLU-SQL-101", token.begin, "`" + std::string(token.text) + "` closes no bracket",
              "remove it, or add the opening bracket it belongs to");
@@ -101,10 +105,6 @@ std::vector<std::pair<size_t, size_t>> Parser::MatchBrackets() {
       match_[open.back()] = i;
       match_[i] = open.back();
       open.pop_back();
-    } else if (IsPunct(token, ';')) {
-      if (!open.empty()) UnclosedBracket(open.back());
-      if (i > start) statements.emplace_back(start, i);
-      start = i + 1;
     }
   }
   if (!open.empty()) UnclosedBracket(open.back());
@@ -319,12 +319,13 @@ size_t Parser::ParseWith(size_t p, size_t e, size_t depth, bool statement_level,
 // The first word AS at the top level of [p, e), or kNone.
 size_t Parser::FindTopLevelAs(size_t p, size_t e) const {
   for (size_t i = p; i < e;) {
-    if (IsOpenBracket(tokens_[i])) {
+    const uint32_t classes = classes_[i];
+    if (classes & token_class::kOpenBracket) {
       i = match_[i] + 1;
       continue;
     }
-    if (IsWordToken(tokens_[i], "as")) return i;
-    if (IsPunct(tokens_[i], ',')) return kNone;
+    if (classes & token_class::kAs) return i;
+    if (classes & token_class::kComma) return kNone;
     ++i;
   }
   return kNone;
@@ -508,7 +509,7 @@ size_t Parser::ParseClauses(size_t p, size_t e, size_t block, size_t depth) {
 std::pair<size_t, bool> Parser::JoinStart(size_t p, size_t e) const {
   constexpr size_t kMaxPrefixWords = 5;
   size_t k = p;
-  while (k < e && k - p < kMaxPrefixWords && tokens_[k].kind == TokenKind::kWord && IsJoinPrefix(tokens_[k].text)) {
+  while (k < e && k - p < kMaxPrefixWords && Has(k, token_class::kJoinPrefix)) {
     ++k;
   }
   if (Word(k, e, "join")) return {k + 1, true};

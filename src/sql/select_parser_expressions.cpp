@@ -12,31 +12,7 @@ namespace sluice::sql::select_parser_internal {
 
 namespace {
 
-// Words that may follow a type name inside one type (`double precision`, `timestamp with time zone`).
-bool IsTypeContinuation(std::string_view word) {
-  return InList(word, {"precision", "varying", "with", "without", "time", "zone", "unsigned", "signed"});
-}
-
-// Words that may end a multi-word type (`double precision`, `with time zone`, `character varying`).
-bool IsTypeEnd(std::string_view word) { return InList(word, {"precision", "varying", "zone", "unsigned", "signed"}); }
-
-// Words that are operators or fixed parts of an expression, so they cannot be a bare projection alias and do
-// not end an operand.
-bool IsExpressionKeyword(std::string_view word) {
-  return InList(word, {"and",      "or",   "not",   "is",      "in",       "like",    "ilike",   "between",
-                       "as",       "asc",  "desc",  "then",    "else",     "when",    "case",    "end",
-                       "distinct", "all",  "any",   "some",    "over",     "collate", "escape",  "interval",
-                       "null",     "true", "false", "exists",  "similar",  "glob",    "regexp",  "rlike",
-                       "div",      "mod",  "xor",   "at",      "overlaps", "isnull",  "notnull", "precision",
-                       "varying",  "zone", "with",  "without", "unsigned", "array",   "filter",  "within"});
-}
-
-// Binary or prefix operators written as words: their presence before a `::` means the cast is not outermost.
-bool IsOperatorKeyword(std::string_view word) {
-  return InList(word,
-                {"and",  "or",     "not",   "is",  "in",  "like", "ilike", "between",  "collate", "escape", "similar",
-                 "glob", "regexp", "rlike", "div", "mod", "xor",  "at",    "overlaps", "isnull",  "notnull"});
-}
+bool IsOperatorKeyword(std::string_view word) { return (WordClasses(word) & token_class::kOperatorKeyword) != 0; }
 
 }  // namespace
 
@@ -44,15 +20,16 @@ bool IsOperatorKeyword(std::string_view word) {
 
 // True when token i (at the top level of an expression starting at `begin`) ends that expression.
 bool Parser::IsBoundary(size_t i, size_t e, const ScanContext& context, size_t begin) const {
-  const Token& token = tokens_[i];
-  if (IsPunct(token, ',')) return context.stop_at_comma;
-  if (token.kind != TokenKind::kWord) return false;
-  if (i > begin && IsPunct(tokens_[i - 1], '.')) return false;
+  const uint32_t classes = classes_[i];
+  if (classes & token_class::kComma) return context.stop_at_comma;
+  if (!(classes & token_class::kWord)) return false;
+  if (i > begin && Has(i - 1, token_class::kDot)) return false;
   // `x AS from, …` / `x AS limit FROM t` name a column; `x AS FROM t` lacks its alias.
-  if (i > begin && IsWordToken(tokens_[i - 1], "as")) {
-    return i + 1 < e && !IsPunct(tokens_[i + 1], ',') && !IsBoundary(i + 1, e, context, i + 1);
+  if (i > begin && Has(i - 1, token_class::kAs)) {
+    return i + 1 < e && !Has(i + 1, token_class::kComma) && !IsBoundary(i + 1, e, context, i + 1);
   }
-  std::string_view w = token.text;
+  if (!(classes & (token_class::kBoundary | token_class::kJoinPrefix))) return false;  // most words
+  std::string_view w = tokens_[i].text;
   if (EqualsIgnoreCase(w, "from")) {
     if (i >= begin + 2 && IsWordToken(tokens_[i - 1], "distinct") &&
         (IsWordToken(tokens_[i - 2], "is") || IsWordToken(tokens_[i - 2], "not"))) {
@@ -74,7 +51,7 @@ bool Parser::IsBoundary(size_t i, size_t e, const ScanContext& context, size_t b
   if ((EqualsIgnoreCase(w, "left") || EqualsIgnoreCase(w, "inner")) && IsArrayJoin(i, e)) return true;
   if (context.joins) {
     if (InList(w, {"join", "on", "using"})) return true;
-    if (IsJoinPrefix(w)) return JoinStart(i, e).second;
+    if (classes & token_class::kJoinPrefix) return JoinStart(i, e).second;
   }
   return false;
 }
@@ -92,7 +69,7 @@ bool Parser::StartsOffsetValue(size_t i, size_t e) const {
 size_t Parser::ScanExpression(size_t p, size_t e, const ScanContext& context) const {
   size_t i = p;
   while (i < e) {
-    if (IsOpenBracket(tokens_[i])) {
+    if (Has(i, token_class::kOpenBracket)) {
       i = match_[i] + 1;
       continue;
     }
@@ -106,7 +83,7 @@ size_t Parser::ScanExpression(size_t p, size_t e, const ScanContext& context) co
 size_t Parser::SkipType(size_t i, size_t e) const {
   if (IsName(i, e)) ++i;
   while (i < e) {
-    if (tokens_[i].kind == TokenKind::kWord && IsTypeContinuation(tokens_[i].text)) {
+    if (Has(i, token_class::kTypeContinuation)) {
       ++i;
     } else if (Punct(i, e, '(') || Punct(i, e, '[')) {
       i = match_[i] + 1;
@@ -115,10 +92,6 @@ size_t Parser::SkipType(size_t i, size_t e) const {
     }
   }
   return i;
-}
-
-bool Parser::IsCastName(std::string_view name) const {
-  return EqualsIgnoreCase(name, "cast") || EqualsIgnoreCase(name, "try_cast") || EqualsIgnoreCase(name, "safe_cast");
 }
 
 // Visits every token of [b, e): records aggregate and reference calls for `block`, parses subqueries.
@@ -137,24 +110,25 @@ bool Parser::WalkExpression(size_t b, size_t e, size_t block, size_t depth) {
       continue;
     }
     const Token& token = tokens_[i];
-    if (IsPunct(token, '(') && is_query_[i]) {
+    const uint32_t classes = classes_[i];
+    if ((classes & token_class::kOpenParen) && is_query_[i]) {
       ParseQuery(i + 1, match_[i], BlockRole::kExpressionSubquery, depth + 1);
       i = match_[i] + 1;
       continue;
     }
-    if (IsOperator(token, "::")) {
+    if (classes & token_class::kDoubleColon) {
       if (dialect_ == Dialect::kBigQuery) {
         Fail("SLU-SQL-103", token.begin, "`::` casts are not BigQuery syntax", "write CAST(expr AS type)");
       }
       i = SkipType(i + 1, e);
       continue;
     }
-    if (token.kind == TokenKind::kWord && Punct(i + 1, e, '(')) {
+    if ((classes & token_class::kWord) && Has(i + 1, e, token_class::kOpenParen)) {
       size_t close = match_[i + 1];
       auto call = [&] { return FunctionCall{std::string(token.text), TextSpan{token.begin, tokens_[close].end}}; };
       if (token.text == "__source" || token.text == "__ref") {
         result_.blocks[block].expression_references.push_back(call());
-      } else if (IsCastName(token.text)) {  // first: every model column is a cast, and no cast name aggregates
+      } else if (classes & token_class::kCast) {  // first: every model column is a cast, and no cast name aggregates
         size_t as = FindTopLevelAs(i + 2, close);
         if (as != kNone) casts.emplace_back(as, close);
       } else if (IsAggregateFunction(token.text) && !IsQuantifiedComparison(i)) {
@@ -182,10 +156,10 @@ void Parser::TopUnits(size_t b, size_t e, std::vector<Unit>& units) const {
   units.reserve(e > b ? e - b : 0);  // at most one unit per token: at most one allocation
   size_t i = b;
   while (i < e) {
-    if (IsOpenBracket(tokens_[i])) {
+    if (Has(i, token_class::kOpenBracket)) {
       units.push_back(Unit{Unit::Kind::kGroup, i, match_[i] + 1});
       i = match_[i] + 1;
-    } else if (IsWordToken(tokens_[i], "case")) {
+    } else if (Has(i, token_class::kCase)) {
       size_t end = FindCaseEnd(i, e);
       units.push_back(Unit{Unit::Kind::kCase, i, end});
       i = end;
@@ -200,12 +174,13 @@ void Parser::TopUnits(size_t b, size_t e, std::vector<Unit>& units) const {
 size_t Parser::FindCaseEnd(size_t i, size_t e) const {
   size_t open = 0;
   for (size_t k = i; k < e;) {
-    if (IsOpenBracket(tokens_[k])) {
+    if (Has(k, token_class::kOpenBracket)) {
       k = match_[k] + 1;
       continue;
     }
-    if (IsWordToken(tokens_[k], "case") && !(k > i && IsPunct(tokens_[k - 1], '.'))) ++open;
-    if (IsWordToken(tokens_[k], "end") && !(k > i && IsPunct(tokens_[k - 1], '.')) && --open == 0) return k + 1;
+    const bool after_dot = k > i && Has(k - 1, token_class::kDot);
+    if (Has(k, token_class::kCase) && !after_dot) ++open;
+    if (Has(k, token_class::kEnd) && !after_dot && --open == 0) return k + 1;
     ++k;
   }
   Fail("SLU-SQL-103", tokens_[i].begin, "CASE without a matching END", "close the CASE expression with END");
@@ -221,7 +196,7 @@ bool Parser::EndsOperand(const Unit& unit) const {
   const Token& token = tokens_[unit.first];
   switch (token.kind) {
     case TokenKind::kWord:
-      return !IsExpressionKeyword(token.text) || IsTypeEnd(token.text);
+      return !Has(unit.first, token_class::kExpressionKeyword) || Has(unit.first, token_class::kTypeEnd);
     case TokenKind::kQuotedIdentifier:
     case TokenKind::kString:
     case TokenKind::kNumber:
@@ -257,13 +232,13 @@ void Parser::AnalyzeItem(size_t b, size_t e, size_t block, size_t depth) {
   }
   size_t n = units.size();
   size_t expression_units = n;
-  if (n >= 2 && UnitIsToken(units[n - 2], TokenKind::kWord) && IsWordToken(tokens_[units[n - 2].first], "as") &&
+  if (n >= 2 && units[n - 2].kind == Unit::Kind::kToken && Has(units[n - 2].first, token_class::kAs) &&
       (UnitIsToken(units[n - 1], TokenKind::kWord) || UnitIsToken(units[n - 1], TokenKind::kQuotedIdentifier) ||
        UnitIsToken(units[n - 1], TokenKind::kString))) {
     expression_units = n - 2;
   } else if (n >= 2 && IsBareAlias(units)) {
     expression_units = n - 1;
-  } else if (n >= 1 && UnitIsToken(units[n - 1], TokenKind::kWord) && IsWordToken(tokens_[units[n - 1].first], "as")) {
+  } else if (n >= 1 && units[n - 1].kind == Unit::Kind::kToken && Has(units[n - 1].first, token_class::kAs)) {
     Fail("SLU-SQL-104", tokens_[units[n - 1].first].begin, "expected an alias after AS, found " + Describe(e, e),
          "write AS name");
   }
@@ -288,7 +263,7 @@ bool Parser::IsBareAlias(const std::vector<Unit>& units) const {
   if (last.kind != Unit::Kind::kToken) return false;
   const Token& name = tokens_[last.first];
   if (name.kind == TokenKind::kWord) {
-    if (IsExpressionKeyword(name.text)) return false;
+    if (Has(last.first, token_class::kExpressionKeyword)) return false;
   } else if (name.kind != TokenKind::kQuotedIdentifier) {
     return false;
   }
@@ -310,15 +285,15 @@ std::optional<ExplicitCast> Parser::DetectCast(std::vector<Unit>& units) const {
   size_t n = units.size();
   size_t colon = kNone;
   for (size_t k = 0; k < n; ++k) {
-    if (units[k].kind == Unit::Kind::kToken && IsOperator(tokens_[units[k].first], "::")) colon = k;
+    if (units[k].kind == Unit::Kind::kToken && Has(units[k].first, token_class::kDoubleColon)) colon = k;
   }
   if (colon != kNone) return DoubleColonCast(units, colon);
   if (n != 2 || !UnitIsToken(units[0], TokenKind::kWord) || units[1].kind != Unit::Kind::kGroup ||
       !IsPunct(tokens_[units[1].first], '(')) {
     return std::nullopt;
   }
+  if (!Has(units[0].first, token_class::kCast)) return std::nullopt;
   std::string_view name = tokens_[units[0].first].text;
-  if (!IsCastName(name)) return std::nullopt;
   CastSyntax syntax = EqualsIgnoreCase(name, "cast")       ? CastSyntax::kCast
                       : EqualsIgnoreCase(name, "try_cast") ? CastSyntax::kTryCast
                                                            : CastSyntax::kSafeCast;
@@ -350,8 +325,8 @@ std::optional<ExplicitCast> Parser::DetectCast(std::vector<Unit>& units) const {
 }
 
 size_t Parser::FindTopLevelComma(size_t p, size_t e) const {
-  for (size_t i = p; i < e; i = IsOpenBracket(tokens_[i]) ? match_[i] + 1 : i + 1) {
-    if (IsPunct(tokens_[i], ',')) return i;
+  for (size_t i = p; i < e; i = Has(i, token_class::kOpenBracket) ? match_[i] + 1 : i + 1) {
+    if (Has(i, token_class::kComma)) return i;
   }
   return kNone;
 }
@@ -373,7 +348,7 @@ std::optional<ExplicitCast> Parser::DoubleColonCast(const std::vector<Unit>& uni
     const Unit& unit = units[k];
     bool arguments = IsPunct(tokens_[unit.first], '(') || IsPunct(tokens_[unit.first], '[');
     if (unit.kind == Unit::Kind::kGroup && arguments) continue;
-    if (UnitIsToken(unit, TokenKind::kWord) && IsTypeContinuation(tokens_[unit.first].text)) continue;
+    if (unit.kind == Unit::Kind::kToken && Has(unit.first, token_class::kTypeContinuation)) continue;
     return std::nullopt;
   }
   TextSpan span = SpanOf(head.first, units.back().end);

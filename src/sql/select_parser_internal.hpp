@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -67,6 +68,36 @@ inline bool InList(std::string_view word, std::initializer_list<std::string_view
   return false;
 }
 
+// What the parser asks of a token most often, as bits computed once per token (Parser::classes_): its
+// bracket or separator role, and the keyword lists a bare word belongs to (case-insensitive). The lists are in
+// select_parser_words.cpp.
+namespace token_class {
+inline constexpr uint32_t kWord = 1u << 0;          // a bare word (TokenKind::kWord)
+inline constexpr uint32_t kOpenParen = 1u << 1;     // (
+inline constexpr uint32_t kOpenBracket = 1u << 2;   // ( [ {
+inline constexpr uint32_t kCloseBracket = 1u << 3;  // ) ] }
+inline constexpr uint32_t kComma = 1u << 4;
+inline constexpr uint32_t kDot = 1u << 5;
+inline constexpr uint32_t kDoubleColon = 1u << 6;  // the :: operator
+// Keyword lists of a bare word.
+inline constexpr uint32_t kAs = 1u << 8;
+inline constexpr uint32_t kCase = 1u << 9;
+inline constexpr uint32_t kEnd = 1u << 10;
+inline constexpr uint32_t kCast = 1u << 11;               // CAST, TRY_CAST, SAFE_CAST
+inline constexpr uint32_t kBoundary = 1u << 12;           // may end an expression (Parser::IsBoundary)
+inline constexpr uint32_t kJoinPrefix = 1u << 13;         // may come before JOIN (NATURAL, GLOBAL, ANY, ASOF …)
+inline constexpr uint32_t kExpressionKeyword = 1u << 14;  // an operator or fixed part of an expression
+inline constexpr uint32_t kOperatorKeyword = 1u << 15;    // a binary or prefix operator written as a word
+inline constexpr uint32_t kTypeContinuation = 1u << 16;   // may follow a type name inside one type
+inline constexpr uint32_t kTypeEnd = 1u << 17;            // may end a multi-word type
+}  // namespace token_class
+
+// The keyword bits of a bare word's text (0 for a word in no list), case-insensitive.
+uint32_t WordClasses(std::string_view word);
+
+// All token_class bits of a token.
+uint32_t TokenClasses(const Token& token);
+
 // A word that may come before JOIN (NATURAL, GLOBAL, ANY, ASOF, LEFT, CROSS, PASTE …), case-insensitive.
 bool IsJoinPrefix(std::string_view word);
 
@@ -110,6 +141,9 @@ class Parser {
   bool IsName(size_t i, size_t e) const {
     return i < e && (tokens_[i].kind == TokenKind::kWord || tokens_[i].kind == TokenKind::kQuotedIdentifier);
   }
+  // Token i (before `e`) has one of the token_class bits.
+  bool Has(size_t i, uint32_t classes) const { return (classes_[i] & classes) != 0; }
+  bool Has(size_t i, size_t e, uint32_t classes) const { return i < e && Has(i, classes); }
   bool IsNamesCaseInsensitive() const { return dialect_ == Dialect::kDuckDb || dialect_ == Dialect::kPostgres; }
 
   size_t OffsetOf(size_t i) const {
@@ -127,8 +161,8 @@ class Parser {
 
   // ---- precomputation ----
 
-  // Fills match_ for every bracket and returns the token ranges of the non-empty statements. Throws
-  // SLU-SQL-101/102 for unbalanced or too deeply nested brackets.
+  // Fills classes_ for every token and match_ for every bracket, and returns the token ranges of the non-empty
+  // statements. Throws SLU-SQL-101/102 for unbalanced or too deeply nested brackets.
   std::vector<std::pair<size_t, size_t>> MatchBrackets();
 
   [[noreturn]] void UnclosedBracket(size_t index) const;
@@ -217,8 +251,6 @@ class Parser {
   // Skips the type after `::` at `i` (the token after `::`); returns the index after the type.
   size_t SkipType(size_t i, size_t e) const;
 
-  bool IsCastName(std::string_view name) const;
-
   // Visits every token of [b, e): records aggregate and reference calls for `block`, parses subqueries.
   // Returns whether an aggregate call was seen (outside nested subqueries).
   bool WalkExpression(size_t b, size_t e, size_t block, size_t depth);
@@ -255,6 +287,7 @@ class Parser {
   Dialect dialect_;
   const std::string& file_;
   std::vector<Token> tokens_;
+  std::vector<uint32_t> classes_;  // token_class bits of each token
   std::vector<size_t> match_;
   std::vector<char> is_query_;
   std::unordered_map<std::string, size_t> cte_scope_;  // visible CTE name → how many WITHs define it

@@ -7,11 +7,54 @@
 #include <string>
 
 #include "core/diagnostic.hpp"
+#include "sql/select_parser_internal.hpp"
 
 namespace sluice::sql {
 namespace {
 
 constexpr Dialect kAllDialects[] = {Dialect::kDuckDb, Dialect::kClickHouse, Dialect::kPostgres, Dialect::kBigQuery};
+
+// The keyword table packs a word into fixed-size loads: each length from 2 to 16 bytes, any case, and words
+// that only share a prefix, a suffix or a length with a keyword.
+TEST(SelectParserWords, ClassifiesKeywordsOfEveryLengthIgnoringCase) {
+  namespace tc = select_parser_internal::token_class;
+  using select_parser_internal::WordClasses;
+  EXPECT_EQ(WordClasses("as"), tc::kAs | tc::kExpressionKeyword);
+  EXPECT_EQ(WordClasses("AS"), WordClasses("as"));
+  EXPECT_EQ(WordClasses("aS"), WordClasses("as"));
+  EXPECT_EQ(WordClasses("end"), tc::kEnd | tc::kExpressionKeyword);
+  EXPECT_EQ(WordClasses("Case"), tc::kCase | tc::kExpressionKeyword);
+  EXPECT_EQ(WordClasses("CAST"), tc::kCast);
+  EXPECT_EQ(WordClasses("LEFT"), tc::kBoundary | tc::kJoinPrefix);
+  EXPECT_EQ(WordClasses("try_cast"), tc::kCast);   // 8 bytes, with '_'
+  EXPECT_EQ(WordClasses("Safe_Cast"), tc::kCast);  // 9 bytes
+  EXPECT_EQ(WordClasses("INTERSECT"), tc::kBoundary);
+  EXPECT_EQ(WordClasses("positional"), tc::kJoinPrefix);  // 10 bytes
+  EXPECT_EQ(WordClasses("PRECISION"), tc::kExpressionKeyword | tc::kTypeContinuation | tc::kTypeEnd);
+  for (std::string_view word : {"a",
+                                "d",
+                                "c0",
+                                "cas",
+                                "casts",
+                                "ass",
+                                "as_",
+                                "a_s",
+                                "trycast",
+                                "try_casts",
+                                "intersectx",
+                                "xintersect",
+                                "positionals",
+                                "abcdefghijklmnop",
+                                "abcdefghijklmnopq",
+                                "ends",
+                                "cend",
+                                "left_id",
+                                "order_id",
+                                "fromage",
+                                "id"}) {
+    EXPECT_EQ(WordClasses(word), 0u) << word;
+  }
+}
 
 std::string_view At(std::string_view text, TextSpan span) { return text.substr(span.begin, span.end - span.begin); }
 

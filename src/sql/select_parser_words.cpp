@@ -1,0 +1,178 @@
+// The keyword classes of the SELECT parser: which words end an expression, start a join, continue a type …
+// One table holds them all, so classifying a word is one hash probe however many lists it belongs to.
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string_view>
+
+#include "sql/select_parser_internal.hpp"
+
+namespace sluice::sql::select_parser_internal {
+
+namespace {
+
+// The lists as the grammar names them (lower case). A word may be in several.
+constexpr std::string_view kBoundaryWords[] = {"from",   "where",     "prewhere", "having",   "qualify", "limit",
+                                               "union",  "intersect", "into",     "except",   "group",   "order",
+                                               "offset", "fetch",     "window",   "settings", "format",  "array",
+                                               "left",   "inner",     "join",     "on",       "using"};
+
+constexpr std::string_view kJoinPrefixWords[] = {"natural", "global", "local", "any",       "all",  "asof",
+                                                 "semi",    "anti",   "left",  "right",     "full", "inner",
+                                                 "outer",   "cross",  "paste", "positional"};
+
+constexpr std::string_view kExpressionWords[] = {
+    "and",     "or",      "not",    "is",       "in",       "like",  "ilike",    "between", "as",      "asc",
+    "desc",    "then",    "else",   "when",     "case",     "end",   "distinct", "all",     "any",     "some",
+    "over",    "collate", "escape", "interval", "null",     "true",  "false",    "exists",  "similar", "glob",
+    "regexp",  "rlike",   "div",    "mod",      "xor",      "at",    "overlaps", "isnull",  "notnull", "precision",
+    "varying", "zone",    "with",   "without",  "unsigned", "array", "filter",   "within"};
+
+constexpr std::string_view kOperatorWords[] = {
+    "and",  "or",     "not",   "is",  "in",  "like", "ilike", "between",  "collate", "escape", "similar",
+    "glob", "regexp", "rlike", "div", "mod", "xor",  "at",    "overlaps", "isnull",  "notnull"};
+
+constexpr std::string_view kTypeContinuationWords[] = {"precision", "varying", "with",     "without",
+                                                       "time",      "zone",    "unsigned", "signed"};
+
+constexpr std::string_view kTypeEndWords[] = {"precision", "varying", "zone", "unsigned", "signed"};
+
+constexpr std::string_view kCastWords[] = {"cast", "try_cast", "safe_cast"};
+
+// Open addressing on the word's bytes with bit 5 set, packed into 16 bytes. For the bytes a bare word is made of
+// ([A-Za-z0-9_$] and bytes >= 0x80) that folding is exact where a keyword is concerned: only a letter's two
+// cases fold to a lower-case letter, and only '_' folds to 0x7F; so equal keys mean equal words, ignoring case.
+// (Any other text may match a keyword it is not: callers pass bare words only.)
+class KeywordTable {
+ public:
+  KeywordTable() {
+    Add(kBoundaryWords, token_class::kBoundary);
+    Add(kJoinPrefixWords, token_class::kJoinPrefix);
+    Add(kExpressionWords, token_class::kExpressionKeyword);
+    Add(kOperatorWords, token_class::kOperatorKeyword);
+    Add(kTypeContinuationWords, token_class::kTypeContinuation);
+    Add(kTypeEndWords, token_class::kTypeEnd);
+    Add(kCastWords, token_class::kCast);
+    Add(kAsWord, token_class::kAs);
+    Add(kCaseWord, token_class::kCase);
+    Add(kEndWord, token_class::kEnd);
+  }
+
+  uint32_t Find(std::string_view word) const {
+    if (word.size() < kShortestWord || word.size() > kLongestWord) return 0;  // `d`, long column names
+    const Key key = KeyOf(word);
+    for (size_t slot = SlotOf(key);; slot = (slot + 1) % kSlots) {
+      const Entry& entry = entries_[slot];
+      if (entry.classes == 0) return 0;
+      if (entry.key.low == key.low && entry.key.high == key.high) return entry.classes;
+    }
+  }
+
+ private:
+  static constexpr size_t kSlots = 512;  // a power of two, several times the ~100 words: short probes
+  static constexpr size_t kShortestWord = 2;
+  static constexpr size_t kLongestWord = 16;
+  static constexpr std::string_view kAsWord[] = {"as"};
+  static constexpr std::string_view kCaseWord[] = {"case"};
+  static constexpr std::string_view kEndWord[] = {"end"};
+
+  struct Key {
+    uint64_t low = 0;   // bytes 0-7
+    uint64_t high = 0;  // bytes 8-15
+  };
+  struct Entry {
+    Key key;
+    uint32_t classes = 0;  // 0: an empty slot
+  };
+
+  // The word (2 to 16 bytes) zero-padded, every byte with bit 5 set: padding becomes 0x20, which no word byte
+  // folds to, so the length needs no encoding of its own. Loads of fixed size, overlapping where the word is
+  // shorter than two of them, read only the word's bytes.
+  static Key KeyOf(std::string_view word) {
+    constexpr uint64_t kFold = 0x2020202020202020ull;
+    const char* data = word.data();
+    const size_t size = word.size();
+    Key key;
+    if (size >= 8) {
+      key.low = Load<uint64_t>(data);
+      if (size > 8) key.high = Load<uint64_t>(data + size - 8) >> (8 * (16 - size));
+    } else if (size >= 4) {
+      key.low = Load<uint32_t>(data) | (uint64_t{Load<uint32_t>(data + size - 4)} << (8 * (size - 4)));
+    } else {
+      key.low = Load<uint16_t>(data) | (uint64_t{Load<uint16_t>(data + size - 2)} << (8 * (size - 2)));
+    }
+    key.low |= kFold;
+    key.high |= kFold;
+    return key;
+  }
+
+  template <typename T>
+  static T Load(const char* bytes) {
+    T value;
+    std::memcpy(&value, bytes, sizeof(value));
+    return value;
+  }
+
+  static size_t SlotOf(const Key& key) {
+    const uint64_t mixed = (key.low ^ (key.high * 0xC2B2AE3D27D4EB4Full)) * 0x9E3779B97F4A7C15ull;
+    return static_cast<size_t>(mixed >> 55) % kSlots;
+  }
+
+  template <size_t kCount>
+  void Add(const std::string_view (&words)[kCount], uint32_t token_class) {
+    for (std::string_view word : words) {
+      if (word.size() < kShortestWord || word.size() > kLongestWord) throw std::logic_error("keyword length");
+      const Key key = KeyOf(word);
+      for (size_t slot = SlotOf(key);; slot = (slot + 1) % kSlots) {
+        Entry& entry = entries_[slot];
+        if (entry.classes == 0 || (entry.key.low == key.low && entry.key.high == key.high)) {
+          entry = Entry{key, entry.classes | token_class};
+          break;
+        }
+      }
+    }
+  }
+
+  std::array<Entry, kSlots> entries_{};
+};
+
+const KeywordTable kKeywords;
+
+}  // namespace
+
+uint32_t WordClasses(std::string_view word) { return kKeywords.Find(word); }
+
+uint32_t TokenClasses(const Token& token) {
+  switch (token.kind) {
+    case TokenKind::kWord:
+      return token_class::kWord | WordClasses(token.text);
+    case TokenKind::kOperator:
+      return token.text == "::" ? token_class::kDoubleColon : 0;
+    case TokenKind::kPunctuation:
+      if (token.text.size() != 1) return 0;
+      switch (token.text[0]) {
+        case '(':
+          return token_class::kOpenParen | token_class::kOpenBracket;
+        case '[':
+        case '{':
+          return token_class::kOpenBracket;
+        case ')':
+        case ']':
+        case '}':
+          return token_class::kCloseBracket;
+        case ',':
+          return token_class::kComma;
+        case '.':
+          return token_class::kDot;
+        default:
+          return 0;
+      }
+    default:
+      return 0;
+  }
+}
+
+bool IsJoinPrefix(std::string_view word) { return (WordClasses(word) & token_class::kJoinPrefix) != 0; }
+
+}  // namespace sluice::sql::select_parser_internal
