@@ -6,9 +6,7 @@ namespace sluice::sql {
 
 namespace {
 
-bool UsesBackslashEscapes(Dialect dialect) {
-  return dialect == Dialect::kClickHouse || dialect == Dialect::kBigQuery;
-}
+bool UsesBackslashEscapes(Dialect dialect) { return dialect == Dialect::kClickHouse || dialect == Dialect::kBigQuery; }
 
 [[noreturn]] void FailUnrenderable(const std::string& message, const std::string& hint) {
   throw Error(MakeDiagnostic("SLU-SQL-020", message, SourceLocation{}, hint));

@@ -98,10 +98,10 @@ TEST(DateLiteral, RendersAnsiDateLiteral) {
 }
 
 TEST(Quoting, NastyValuesReadBackAsOneToken) {
-  const std::string nasty[] = {"it's",       "a\"b",         "a`b",        "back\\slash",  "\\",
-                               "'; DROP TABLE t; --", "*/ /*",  "$$",         "$tag$",        "\\'",
-                               "''",         "\"\"",         "line\nbreak", "tab\there",   "é中文",
-                               "trailing\\", "\x01\x1f\x7f", "\xff\xfe",    "# hash",      "-- dash"};
+  const std::string nasty[] = {
+      "it's",         "a\"b",     "a`b",    "back\\slash", "\\",          "'; DROP TABLE t; --", "*/ /*", "$$",
+      "$tag$",        "\\'",      "''",     "\"\"",        "line\nbreak", "tab\there",           "é中文", "trailing\\",
+      "\x01\x1f\x7f", "\xff\xfe", "# hash", "-- dash"};
   for (Dialect dialect : kAllDialects) {
     for (const std::string& value : nasty) {
       ExpectRoundTrip(dialect, QuoteString(dialect, value), TokenKind::kString, value);

@@ -38,8 +38,7 @@ class ReferenceReader {
   // The token at `index`, or nullptr past the end.
   const Token* At(size_t index) const { return index < tokens_.size() ? &tokens_[index] : nullptr; }
 
-  [[noreturn]] void Fail(const char* code, const std::string& message, const Token* at,
-                         const std::string& hint) const {
+  [[noreturn]] void Fail(const char* code, const std::string& message, const Token* at, const std::string& hint) const {
     std::string text(text_);
     size_t offset = at ? at->begin : text.size();
     throw Error(MakeDiagnostic(code, message, LocationAt(file_, text, offset), hint, text));
@@ -70,8 +69,8 @@ class ReferenceReader {
     }
     if (name->kind != TokenKind::kWord && name->kind != TokenKind::kString &&
         name->kind != TokenKind::kQuotedIdentifier) {
-      Fail("SLU-SQL-010", callee + "(...) expects a name (a string or an identifier), found " + Describe(name),
-           name, usage);
+      Fail("SLU-SQL-010", callee + "(...) expects a name (a string or an identifier), found " + Describe(name), name,
+           usage);
     }
     call.name = TokenValue(*name, dialect_);
     if (call.name.empty()) Fail("SLU-SQL-010", callee + "(...) has an empty name", name, usage);
@@ -106,8 +105,9 @@ class ReferenceReader {
       Fail("SLU-SQL-010", callee + "(...) has an empty second argument", key, usage);
     }
     if (key->kind != TokenKind::kWord || key->text != "ref_type") {
-      Fail("SLU-SQL-011", "the second argument of " + callee + "(...) must be ref_type = '<value>', found " +
-                              Describe(key), key, hint);
+      Fail("SLU-SQL-011",
+           "the second argument of " + callee + "(...) must be ref_type = '<value>', found " + Describe(key), key,
+           hint);
     }
     const Token* equals = At(first + 1);
     if (!equals || equals->kind != TokenKind::kOperator || equals->text != "=") {
@@ -123,8 +123,10 @@ class ReferenceReader {
     }
     if (!close) Fail("SLU-SQL-010", callee + "(...) is missing its closing `)`", close, usage);
     if (!IsPunctuation(*close, ")")) {
-      Fail("SLU-SQL-011", "the second argument of " + callee + "(...) must be exactly ref_type = '<value>', found " +
-                              Describe(close) + " after the value", close, hint);
+      Fail("SLU-SQL-011",
+           "the second argument of " + callee + "(...) must be exactly ref_type = '<value>', found " + Describe(close) +
+               " after the value",
+           close, hint);
     }
     if (source) Fail("SLU-SQL-013", "__source(...) does not take a ref_type", key, hint);
     std::string type = TokenValue(*value, dialect_);
@@ -197,8 +199,7 @@ std::vector<MacroCall> FindMacroCalls(std::string_view text, Dialect dialect, co
       std::string owned(text);
       throw Error(MakeDiagnostic("SLU-SQL-014", "macro call @" + name + "( is never closed",
                                  LocationAt(file, owned, at.begin),
-                                 "add the missing `)`; parentheses inside strings and comments do not count",
-                                 owned));
+                                 "add the missing `)`; parentheses inside strings and comments do not count", owned));
     }
     size_t args_begin = tokens[i + 2].end;
     calls.push_back(MacroCall{name, at.begin, tokens[close].end,

@@ -25,10 +25,10 @@ enum class RefType { kReference, kMutable };
 
 struct ReferenceCall {
   ReferenceKind kind;
-  std::string name;                // the referenced name, unquoted
-  std::optional<RefType> ref_type; // only for __ref with a second argument
-  size_t begin;                    // offset of `__source` / `__ref`
-  size_t end;                      // one past the closing `)`
+  std::string name;                 // the referenced name, unquoted
+  std::optional<RefType> ref_type;  // only for __ref with a second argument
+  size_t begin;                     // offset of `__source` / `__ref`
+  size_t end;                       // one past the closing `)`
 };
 
 // All reference calls in text order.
@@ -40,9 +40,9 @@ std::vector<ReferenceCall> FindReferences(std::string_view text, const std::vect
                                           Dialect dialect, const std::string& file = {});
 
 struct MacroCall {
-  std::string name;    // without the `@`
-  size_t begin;        // offset of `@`
-  size_t end;          // one past the closing `)` that matches the call's `(`
+  std::string name;       // without the `@`
+  size_t begin;           // offset of `@`
+  size_t end;             // one past the closing `)` that matches the call's `(`
   std::string arguments;  // raw text between the parentheses, trimmed
 };
 

@@ -62,8 +62,8 @@ TEST(FindReferences, DecodesQuotedNames) {
 }
 
 TEST(FindReferences, ParsesRefType) {
-  std::vector<ReferenceCall> calls = FindReferences(
-      "FROM __ref('a', ref_type='reference') JOIN __ref(b, ref_type = 'mutable')", Dialect::kClickHouse);
+  std::vector<ReferenceCall> calls =
+      FindReferences("FROM __ref('a', ref_type='reference') JOIN __ref(b, ref_type = 'mutable')", Dialect::kClickHouse);
   ASSERT_EQ(calls.size(), 2u);
   EXPECT_EQ(calls[0].ref_type, RefType::kReference);
   EXPECT_EQ(calls[1].ref_type, RefType::kMutable);
@@ -83,8 +83,7 @@ TEST(FindReferences, AllowsCommentsAndWhitespaceBetweenTokens) {
 
 TEST(FindReferences, IgnoresCallsInsideCommentsAndStrings) {
   for (Dialect dialect : kAllDialects) {
-    std::string text =
-        "-- __ref(a)\n/* __source(b) */ SELECT '__ref(c)', '__source(' FROM __ref(d) /* __ref( */";
+    std::string text = "-- __ref(a)\n/* __source(b) */ SELECT '__ref(c)', '__source(' FROM __ref(d) /* __ref( */";
     std::vector<ReferenceCall> calls = FindReferences(text, dialect);
     ASSERT_EQ(calls.size(), 1u);
     EXPECT_EQ(calls[0].name, "d");
@@ -118,19 +117,19 @@ TEST(FindReferences, MalformedCallsAreLocatedAtTheOffendingToken) {
     int column;
   };
   const Case cases[] = {
-      {"SELECT 1\nFROM __ref orders", 2, 12},                        // no `(`
-      {"FROM __ref", 1, 11},                                         // end of text
-      {"FROM __ref()", 1, 12},                                       // no argument
-      {"FROM __ref(, x)", 1, 12},                                    // no first argument
-      {"FROM __ref('')", 1, 12},                                     // empty name
-      {"FROM __source(``)", 1, 15},                                  // empty quoted name
-      {"FROM __ref(1)", 1, 12},                                      // not a name
-      {"FROM __ref(a.b)", 1, 13},                                    // not a single name
+      {"SELECT 1\nFROM __ref orders", 2, 12},  // no `(`
+      {"FROM __ref", 1, 11},                   // end of text
+      {"FROM __ref()", 1, 12},                 // no argument
+      {"FROM __ref(, x)", 1, 12},              // no first argument
+      {"FROM __ref('')", 1, 12},               // empty name
+      {"FROM __source(``)", 1, 15},            // empty quoted name
+      {"FROM __ref(1)", 1, 12},                // not a name
+      {"FROM __ref(a.b)", 1, 13},              // not a single name
       {"FROM __ref(a b)", 1, 14},
-      {"FROM __ref(a", 1, 13},                                       // missing `)`
-      {"FROM __ref(a,)", 1, 14},                                     // empty second argument
-      {"FROM __ref(a, ref_type='mutable', x)", 1, 33},               // three arguments
-      {"FROM __ref(a, ref_type='mutable'", 1, 33},                   // missing `)`
+      {"FROM __ref(a", 1, 13},                          // missing `)`
+      {"FROM __ref(a,)", 1, 14},                        // empty second argument
+      {"FROM __ref(a, ref_type='mutable', x)", 1, 33},  // three arguments
+      {"FROM __ref(a, ref_type='mutable'", 1, 33},      // missing `)`
   };
   for (const Case& c : cases) {
     Diagnostic d = ReferenceErrorOf(c.text);
@@ -185,9 +184,7 @@ TEST(FindReferences, SourceTakesNoRefType) {
   EXPECT_EQ(ReferenceErrorOf("FROM __source(events, ref_type='bogus')").code, "SLU-SQL-013");
 }
 
-TEST(FindReferences, LexicalErrorsPropagate) {
-  EXPECT_EQ(ReferenceErrorOf("FROM __ref('a)").code, "SLU-SQL-001");
-}
+TEST(FindReferences, LexicalErrorsPropagate) { EXPECT_EQ(ReferenceErrorOf("FROM __ref('a)").code, "SLU-SQL-001"); }
 
 TEST(FindMacroCalls, FindsCallsWithSpansAndTrimmedArguments) {
   std::string text = "SELECT @line_total( price , 'x)' ) AS t FROM @table_name()";
@@ -229,12 +226,12 @@ TEST(FindMacroCalls, IgnoresCallsInsideCommentsAndStrings) {
 
 TEST(FindMacroCalls, RequiresTheExactCallShape) {
   Dialect d = Dialect::kClickHouse;
-  EXPECT_TRUE(FindMacroCalls("user@host(1)", d).empty());      // preceded by an identifier character
+  EXPECT_TRUE(FindMacroCalls("user@host(1)", d).empty());  // preceded by an identifier character
   EXPECT_TRUE(FindMacroCalls("x1@f(1)", d).empty());
-  EXPECT_TRUE(FindMacroCalls("@ f(1)", d).empty());            // space after @
-  EXPECT_TRUE(FindMacroCalls("@f (1)", d).empty());            // space before (
+  EXPECT_TRUE(FindMacroCalls("@ f(1)", d).empty());               // space after @
+  EXPECT_TRUE(FindMacroCalls("@f (1)", d).empty());               // space before (
   EXPECT_TRUE(FindMacroCalls("@param AND @'param'", d).empty());  // generic audit parameters
-  EXPECT_TRUE(FindMacroCalls("@1f(2)", d).empty());            // not an identifier
+  EXPECT_TRUE(FindMacroCalls("@1f(2)", d).empty());               // not an identifier
   EXPECT_EQ(FindMacroCalls("a+@f(1)", d).size(), 1u);
   EXPECT_EQ(FindMacroCalls("(@f(1))", d).size(), 1u);
   EXPECT_EQ(FindMacroCalls("'x'@f(1)", d).size(), 1u);
@@ -254,9 +251,9 @@ TEST(FindMacroCalls, UnclosedCallIsLocatedAtTheAt) {
 
 TEST(ReferenceScanner, RandomBytesOnlyEverSucceedOrThrowError) {
   std::mt19937 random(7);
-  const std::vector<std::string> pieces = {"__ref", "__source", "@f", "(", ")", ",", "ref_type", "=", "'mutable'",
-                                           "'reference'", "'x'", "\"y\"", "`z`", "--", "\n", "/*", "*/", " ",
-                                           "name", "1", "'", "$$", "#", "\xff"};
+  const std::vector<std::string> pieces = {
+      "__ref", "__source", "@f", "(",  ")",  ",", "ref_type", "=", "'mutable'", "'reference'", "'x'", "\"y\"",
+      "`z`",   "--",       "\n", "/*", "*/", " ", "name",     "1", "'",         "$$",          "#",   "\xff"};
   std::uniform_int_distribution<size_t> pick(0, pieces.size() - 1);
   std::uniform_int_distribution<int> length(0, 24);
   size_t found = 0;

@@ -66,8 +66,7 @@ void Parser::Fail(const char* code, size_t offset, const std::string& message, s
 // Fills match_ for every bracket and returns the token ranges of the non-empty statements. Throws
 // SLU-SQL-101/102 for unbalanced or too deeply nested brackets.
 std::vector<std::pair<size_t, size_t>> Parser::MatchBrackets() {
-  classes_.resize(tokens_.size());
-  for (size_t i = 0; i < tokens_.size(); ++i) classes_[i] = TokenClasses(tokens_[i]);
+  ClassifyTokens(tokens_, classes_);
   match_.assign(tokens_.size(), kNone);
   std::vector<std::pair<size_t, size_t>> statements;
   std::vector<size_t> open;
@@ -124,13 +123,14 @@ void Parser::UnclosedBracket(size_t index) const {
 void Parser::MarkQueryGroups() {
   is_query_.assign(tokens_.size(), 0);
   for (size_t i = tokens_.size(); i-- > 0;) {
-    if (!IsPunct(tokens_[i], '(')) continue;
+    if (!Has(i, token_class::kOpenParen)) continue;
     size_t close = match_[i];
     size_t j = i + 1;
     if (j >= close) continue;
-    if (Word(j, close, "select") || Word(j, close, "with") || (Word(j, close, "values") && Punct(j + 1, close, '('))) {
+    if (Has(j, token_class::kSelect | token_class::kWith) ||
+        (Has(j, token_class::kValues) && Has(j + 1, close, token_class::kOpenParen))) {
       is_query_[i] = 1;
-    } else if (IsPunct(tokens_[j], '(') && is_query_[j]) {
+    } else if (Has(j, token_class::kOpenParen) && is_query_[j]) {
       size_t after = match_[j] + 1;
       is_query_[i] = after == close || IsSetOperator(after, close) || Word(after, close, "order") ||
                      Word(after, close, "limit") || Word(after, close, "offset") || Word(after, close, "settings") ||

@@ -90,6 +90,9 @@ inline constexpr uint32_t kExpressionKeyword = 1u << 14;  // an operator or fixe
 inline constexpr uint32_t kOperatorKeyword = 1u << 15;    // a binary or prefix operator written as a word
 inline constexpr uint32_t kTypeContinuation = 1u << 16;   // may follow a type name inside one type
 inline constexpr uint32_t kTypeEnd = 1u << 17;            // may end a multi-word type
+inline constexpr uint32_t kSelect = 1u << 18;
+inline constexpr uint32_t kWith = 1u << 19;
+inline constexpr uint32_t kValues = 1u << 20;
 }  // namespace token_class
 
 // The keyword bits of a bare word's text (0 for a word in no list), case-insensitive.
@@ -97,6 +100,9 @@ uint32_t WordClasses(std::string_view word);
 
 // All token_class bits of a token.
 uint32_t TokenClasses(const Token& token);
+
+// classes[i] = TokenClasses(tokens[i]) for every token.
+void ClassifyTokens(const std::vector<Token>& tokens, std::vector<uint32_t>& classes);
 
 // A word that may come before JOIN (NATURAL, GLOBAL, ANY, ASOF, LEFT, CROSS, PASTE …), case-insensitive.
 bool IsJoinPrefix(std::string_view word);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string_view>
+#include <vector>
 
 #include "sql/select_parser_internal.hpp"
 
@@ -57,6 +58,9 @@ class KeywordTable {
     Add(kAsWord, token_class::kAs);
     Add(kCaseWord, token_class::kCase);
     Add(kEndWord, token_class::kEnd);
+    Add(kSelectWord, token_class::kSelect);
+    Add(kWithWord, token_class::kWith);
+    Add(kValuesWord, token_class::kValues);
   }
 
   uint32_t Find(std::string_view word) const {
@@ -76,6 +80,9 @@ class KeywordTable {
   static constexpr std::string_view kAsWord[] = {"as"};
   static constexpr std::string_view kCaseWord[] = {"case"};
   static constexpr std::string_view kEndWord[] = {"end"};
+  static constexpr std::string_view kSelectWord[] = {"select"};
+  static constexpr std::string_view kWithWord[] = {"with"};
+  static constexpr std::string_view kValuesWord[] = {"values"};
 
   struct Key {
     uint64_t low = 0;   // bytes 0-7
@@ -171,6 +178,12 @@ uint32_t TokenClasses(const Token& token) {
     default:
       return 0;
   }
+}
+
+void ClassifyTokens(const std::vector<Token>& tokens, std::vector<uint32_t>& classes) {
+  classes.resize(tokens.size());
+  const size_t count = tokens.size();
+  for (size_t i = 0; i < count; ++i) classes[i] = TokenClasses(tokens[i]);
 }
 
 bool IsJoinPrefix(std::string_view word) { return (WordClasses(word) & token_class::kJoinPrefix) != 0; }

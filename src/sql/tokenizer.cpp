@@ -137,7 +137,7 @@ class Lexer {
       }
       size_t begin = pos_;
       TokenKind kind = Next(c);
-      tokens_.push_back(Token{kind, begin, pos_, text_.substr(begin, pos_ - begin)});
+      tokens_.push_back(Token{kind, begin, pos_, std::string_view(text_.data() + begin, pos_ - begin)});
     }
     return std::move(tokens_);
   }
@@ -148,6 +148,9 @@ class Lexer {
 
   // Scans the token starting at pos_ (not whitespace), advances pos_ past it and returns its kind.
   TokenKind Next(char c) {
+    // Words first: most tokens are, and no other token starts with a letter (string prefixes such as E'…'
+    // are read by ScanWord).
+    if (IsIdentifierStart(c)) return ScanWord();
     if ((c == '-' && HasAt(pos_ + 1, '-')) || (c == '#' && rules_.hash_line_comments) ||
         (c == '/' && HasAt(pos_ + 1, '/') && rules_.slash_line_comments)) {
       ScanLineComment();
@@ -175,7 +178,6 @@ class Lexer {
     }
     if (c == '$' && rules_.dollar_quotes && ScanDollarQuoted()) return TokenKind::kString;
     if (IsDigit(c) || (c == '.' && IsDigit(At(pos_ + 1)) && !DotFollowsOperand())) return ScanNumber();
-    if (IsIdentifierStart(c)) return ScanWord();
     if (c == '(' || c == ')' || c == '[' || c == ']' || c == '{' || c == '}' || c == ',' || c == ';' || c == '.') {
       ++pos_;
       return TokenKind::kPunctuation;
@@ -339,6 +341,14 @@ class Lexer {
            tokens_.back().kind == TokenKind::kPunctuation;
   }
 
+  // The index of the first byte at or after `i` that cannot continue an identifier (or the end of the text).
+  size_t SkipIdentifierChars(size_t i) const {
+    const char* const data = text_.data();
+    const size_t size = text_.size();
+    while (i < size && IsIdentifierChar(data[i])) ++i;
+    return i;
+  }
+
   void SkipDigits() {
     while (pos_ < text_.size() && IsDigit(text_[pos_])) ++pos_;
   }
@@ -366,7 +376,7 @@ class Lexer {
       }
     }
     if (rules_.digits_may_start_words && starts_with_digit && pos_ < text_.size() && IsIdentifierChar(text_[pos_])) {
-      while (pos_ < text_.size() && IsIdentifierChar(text_[pos_])) ++pos_;
+      pos_ = SkipIdentifierChars(pos_);
       return TokenKind::kWord;
     }
     return TokenKind::kNumber;
@@ -376,7 +386,7 @@ class Lexer {
   // by its quote (E'…', X'…', r"…").
   TokenKind ScanWord() {
     size_t begin = pos_;
-    while (pos_ < text_.size() && IsIdentifierChar(text_[pos_])) ++pos_;
+    pos_ = SkipIdentifierChars(pos_);
     char next = At(pos_);
     if (pos_ >= text_.size() || (next != '\'' && next != '"')) return TokenKind::kWord;
     std::string prefix = LowerAscii(text_.substr(begin, pos_ - begin));

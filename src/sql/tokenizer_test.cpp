@@ -15,13 +15,20 @@ constexpr Dialect kAllDialects[] = {Dialect::kDuckDb, Dialect::kClickHouse, Dial
 
 char KindLetter(TokenKind kind) {
   switch (kind) {
-    case TokenKind::kWord: return 'W';
-    case TokenKind::kQuotedIdentifier: return 'Q';
-    case TokenKind::kString: return 'S';
-    case TokenKind::kNumber: return 'N';
-    case TokenKind::kOperator: return 'O';
-    case TokenKind::kPunctuation: return 'P';
-    case TokenKind::kComment: return 'C';
+    case TokenKind::kWord:
+      return 'W';
+    case TokenKind::kQuotedIdentifier:
+      return 'Q';
+    case TokenKind::kString:
+      return 'S';
+    case TokenKind::kNumber:
+      return 'N';
+    case TokenKind::kOperator:
+      return 'O';
+    case TokenKind::kPunctuation:
+      return 'P';
+    case TokenKind::kComment:
+      return 'C';
   }
   return '?';
 }
@@ -345,8 +352,9 @@ TEST(TokenValue, DecodesBackslashEscapes) {
   EXPECT_EQ(TokenValue(Only("`a\\`b``c`", ch), ch), "a`b`c");
   EXPECT_EQ(TokenValue(Only("\"a\\\"b\"", ch), ch), "a\"b");
   Dialect bq = Dialect::kBigQuery;
-  EXPECT_EQ(TokenValue(Only("\"a\\\"b\\u00e9\\U0001F600\\101\"", bq), bq), "a\"bé\xF0\x9F\x98\x80"
-                                                                              "A");
+  EXPECT_EQ(TokenValue(Only("\"a\\\"b\\u00e9\\U0001F600\\101\"", bq), bq),
+            "a\"bé\xF0\x9F\x98\x80"
+            "A");
   EXPECT_EQ(TokenValue(Only("`my\\`table`", bq), bq), "my`table");
 }
 
