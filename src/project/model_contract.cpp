@@ -105,9 +105,8 @@ class ContractChecker {
       statement = sql::ParseSelect(scanned, input_.dialect, input_.file);
     }
     CheckShape(statement, body);
-    const sql::QueryBlock& outer = statement.outer();
     ModelContract contract;
-    const std::vector<size_t> by_name = CheckProjection(outer, contract);
+    const std::vector<size_t> by_name = CheckProjection(statement.blocks.at(statement.outer_block), contract);
     CheckEveryBlock(statement);
     std::vector<std::string_view> outputs;  // the output column names, sorted as the dialect compares them
     outputs.reserve(by_name.size());
@@ -173,8 +172,9 @@ class ContractChecker {
     }
   }
 
-  // Fills contract.columns; returns their indexes in name order (as NameLess sorts them).
-  std::vector<size_t> CheckProjection(const sql::QueryBlock& outer, ModelContract& contract) const {
+  // Fills contract.columns, moving the aliases and cast types out of `outer`; returns their indexes in name order
+  // (as NameLess sorts them).
+  std::vector<size_t> CheckProjection(sql::QueryBlock& outer, ModelContract& contract) const {
     for (const sql::ProjectionItem& item : outer.projection) {
       if (item.star) {
         Fail("SLU-MODEL-104", item.span.begin,
@@ -184,7 +184,7 @@ class ContractChecker {
     }
     // Items are checked in order: the first one without a cast or an alias fails, unless an earlier item
     // repeats an alias. Duplicates are found by sorting (name, position): one allocation for any width.
-    const std::vector<sql::ProjectionItem>& items = outer.projection;
+    std::vector<sql::ProjectionItem>& items = outer.projection;
     size_t valid = 0;
     while (valid < items.size() && items[valid].cast && items[valid].alias) ++valid;
     std::vector<size_t> order(valid);
@@ -218,8 +218,9 @@ class ContractChecker {
            "name it: " + Excerpt(At(item.span)) + " AS name");
     }
     contract.columns.reserve(items.size());
-    for (const sql::ProjectionItem& item : items) {
-      contract.columns.push_back(OutputColumn{*item.alias, item.cast->type_text, item.span.begin});
+    for (sql::ProjectionItem& item : items) {
+      contract.columns.push_back(
+          OutputColumn{std::move(*item.alias), std::move(item.cast->type_text), item.span.begin});
     }
     return order;  // every item is valid here, so `order` sorts them all
   }

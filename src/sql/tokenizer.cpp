@@ -411,15 +411,34 @@ class Lexer {
     return TokenKind::kWord;
   }
 
+  // One of ->> :: <= >= <> != || -> => (the longest that matches), else one byte.
   void ScanOperator() {
-    std::string_view rest = text_.substr(pos_);
-    for (std::string_view op : {"->>", "::", "<=", ">=", "<>", "!=", "||", "->", "=>"}) {
-      if (rest.substr(0, op.size()) == op) {
-        pos_ += op.size();
-        return;
-      }
+    const char next = At(pos_ + 1);
+    size_t length = 1;
+    switch (text_[pos_]) {
+      case '-':
+        if (next == '>') length = HasAt(pos_ + 2, '>') ? 3 : 2;
+        break;
+      case ':':
+        if (next == ':') length = 2;
+        break;
+      case '<':
+        if (next == '=' || next == '>') length = 2;
+        break;
+      case '>':
+      case '!':
+        if (next == '=') length = 2;
+        break;
+      case '|':
+        if (next == '|') length = 2;
+        break;
+      case '=':
+        if (next == '>') length = 2;
+        break;
+      default:
+        break;
     }
-    ++pos_;
+    pos_ += length;
   }
 
   std::string_view text_;

@@ -150,6 +150,10 @@ TEST(Tokenizer, PrefersLongestOperator) {
             "O(=>) W(i)");
   EXPECT_EQ(Lex("+-*/%=<>!~&|^?:@", Dialect::kDuckDb),
             "O(+) O(-) O(*) O(/) O(%) O(=) O(<>) O(!) O(~) O(&) O(|) O(^) O(?) O(:) O(@)");
+  EXPECT_EQ(Lex("a->", Dialect::kPostgres), "W(a) O(->)");  // at the end of the text
+  EXPECT_EQ(Lex("a-> >", Dialect::kPostgres), "W(a) O(->) O(>)");
+  EXPECT_EQ(Lex("a<", Dialect::kPostgres), "W(a) O(<)");
+  EXPECT_EQ(Lex(":::", Dialect::kPostgres), "O(::) O(:)");
   EXPECT_EQ(Lex("a # b", Dialect::kPostgres), "W(a) O(#) W(b)");
   EXPECT_EQ(Lex("$1 + $2", Dialect::kPostgres), "O($) N(1) O(+) O($) N(2)");
 }
