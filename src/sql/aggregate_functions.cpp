@@ -1,8 +1,9 @@
 // IsAggregateFunction (declared in select_parser.hpp): the aggregate function names and the ClickHouse
 // combinator suffixes.
+#include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 
 #include "sql/select_parser.hpp"
 #include "sql/select_parser_internal.hpp"
@@ -11,88 +12,122 @@ namespace sluice::sql {
 
 namespace {
 
-using select_parser_internal::EqualsIgnoreCase;
 using select_parser_internal::LowerAscii;
-using select_parser_internal::Lowercase;
-
-bool EndsWithIgnoreCase(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && EqualsIgnoreCase(text.substr(text.size() - suffix.size()), suffix);
-}
 
 // Lower-case names of aggregate functions: StreamBuild's ClickHouse list, plus standard, DuckDB, PostgreSQL
 // and BigQuery aggregates.
-const std::unordered_set<std::string_view>& AggregateNames() {
-  static const std::unordered_set<std::string_view> names = {
-      // ClickHouse (as StreamBuild lists them, window functions included)
-      "aggthrow", "analysisofvariance", "anova", "any", "anyheavy", "anylast", "anylast_respect_nulls",
-      "any_respect_nulls", "any_value", "any_value_respect_nulls", "approx_top_count", "approx_top_k", "approx_top_sum",
-      "argmax", "argmin", "array_agg", "array_concat_agg", "avg", "avgweighted", "bit_and", "bit_or", "bit_xor",
-      "boundingratio", "categoricalinformationvalue", "contingency", "corr", "corrmatrix", "corrstable", "count",
-      "covar_pop", "covar_samp", "covarpop", "covarpopmatrix", "covarpopstable", "covarsamp", "covarsampmatrix",
-      "covarsampstable", "cramersv", "cramersvbiascorrected", "deltasum", "deltasumtimestamp", "denserank",
-      "dense_rank", "entropy", "exponentialmovingaverage", "exponentialtimedecayedavg", "exponentialtimedecayedcount",
-      "exponentialtimedecayedmax", "exponentialtimedecayedsum", "first_value", "first_value_respect_nulls",
-      "flamegraph", "grouparray", "grouparrayinsertat", "grouparrayintersect", "grouparraylast", "grouparraymovingavg",
-      "grouparraymovingsum", "grouparraysample", "grouparraysorted", "groupbitand", "groupbitor", "groupbitxor",
-      "groupbitmap", "groupbitmapand", "groupbitmapor", "groupbitmapxor", "groupconcat", "groupuniqarray",
-      "group_concat", "histogram", "interval_length_sum", "intervallengthsum", "kolmogorovsmirnovtest", "kurtpop",
-      "kurtsamp", "laginframe", "largesttrianglethreebuckets", "last_value", "last_value_respect_nulls", "leadinframe",
-      "lttb", "mannwhitneyutest", "max", "maxintersections", "maxintersectionsposition", "maxmappedarrays", "meanztest",
-      "median", "medianbfloat16", "medianbfloat16weighted", "mediandd", "mediandeterministic", "medianexact",
-      "medianexacthigh", "medianexactlow", "medianexactweighted", "mediangk", "medianinterpolatedweighted",
-      "mediantdigest", "mediantdigestweighted", "mediantiming", "mediantimingweighted", "min", "minmappedarrays",
-      "nonnegativederivative", "n_tile", "nothing", "nothingnull", "nothinguint64", "nth_value", "ntile", "percentrank",
-      "percent_rank", "quantile", "quantilebfloat16", "quantilebfloat16weighted", "quantiledd", "quantiledeterministic",
-      "quantileexact", "quantileexactexclusive", "quantileexacthigh", "quantileexactinclusive", "quantileexactlow",
-      "quantileexactweighted", "quantilegk", "quantileinterpolatedweighted", "quantiletdigest",
-      "quantiletdigestweighted", "quantiletiming", "quantiletimingweighted", "quantiles", "quantilesbfloat16",
-      "quantilesbfloat16weighted", "quantilesdd", "quantilesdeterministic", "quantilesexact", "quantilesexactexclusive",
-      "quantilesexacthigh", "quantilesexactinclusive", "quantilesexactlow", "quantilesexactweighted", "quantilesgk",
-      "quantilesinterpolatedweighted", "quantilestdigest", "quantilestdigestweighted", "quantilestiming",
-      "quantilestimingweighted", "rank", "rankcorr", "retention", "row_number", "sequencecount", "sequencematch",
-      "sequencenextnode", "simplelinearregression", "singlevalueornull", "skewpop", "skewsamp", "sparkbar", "std",
-      "stddev_pop", "stddev_samp", "stddevpop", "stddevpopstable", "stddevsamp", "stddevsampstable",
-      "stochasticlinearregression", "stochasticlogisticregression", "studentttest", "sum", "sumcount", "sumkahan",
-      "summap", "summapfiltered", "summapfilteredwithoverflow", "summapwithoverflow", "summappedarrays",
-      "sumwithoverflow", "theilsu", "theilslope", "topk", "topkweighted", "uniq", "uniqcombined", "uniqcombined64",
-      "uniqexact", "uniqhll12", "uniqtheta", "uniqupto", "var_pop", "var_samp", "varpop", "varpopstable", "varsamp",
-      "varsampstable", "welchttest", "windowfunnel",
-      // aggregate-state functions
-      "finalizeaggregation", "initializeaggregation",
-      // standard SQL, DuckDB, PostgreSQL, BigQuery
-      "approx_count_distinct", "approx_quantile", "approx_quantiles", "arbitrary", "arg_max", "arg_min",
-      "bitstring_agg", "bool_and", "bool_or", "count_if", "countif", "every", "favg", "first", "fsum", "geomean",
-      "geometric_mean", "json_agg", "json_object_agg", "jsonb_agg", "jsonb_object_agg", "kahan_sum", "kurtosis", "last",
-      "list", "listagg", "logical_and", "logical_or", "mad", "max_by", "min_by", "mode", "percentile_cont",
-      "percentile_disc", "product", "quantile_cont", "quantile_disc", "regr_avgx", "regr_avgy", "regr_count",
-      "regr_intercept", "regr_r2", "regr_slope", "regr_sxx", "regr_sxy", "regr_syy", "reservoir_quantile", "skewness",
-      "stddev", "string_agg", "sumkahan", "var", "variance", "xmlagg"};
-  return names;
-}
+constexpr std::string_view kAggregateNames[] = {
+    // ClickHouse (as StreamBuild lists them, window functions included)
+    "aggthrow", "analysisofvariance", "anova", "any", "anyheavy", "anylast", "anylast_respect_nulls",
+    "any_respect_nulls", "any_value", "any_value_respect_nulls", "approx_top_count", "approx_top_k", "approx_top_sum",
+    "argmax", "argmin", "array_agg", "array_concat_agg", "avg", "avgweighted", "bit_and", "bit_or", "bit_xor",
+    "boundingratio", "categoricalinformationvalue", "contingency", "corr", "corrmatrix", "corrstable", "count",
+    "covar_pop", "covar_samp", "covarpop", "covarpopmatrix", "covarpopstable", "covarsamp", "covarsampmatrix",
+    "covarsampstable", "cramersv", "cramersvbiascorrected", "deltasum", "deltasumtimestamp", "denserank", "dense_rank",
+    "entropy", "exponentialmovingaverage", "exponentialtimedecayedavg", "exponentialtimedecayedcount",
+    "exponentialtimedecayedmax", "exponentialtimedecayedsum", "first_value", "first_value_respect_nulls", "flamegraph",
+    "grouparray", "grouparrayinsertat", "grouparrayintersect", "grouparraylast", "grouparraymovingavg",
+    "grouparraymovingsum", "grouparraysample", "grouparraysorted", "groupbitand", "groupbitor", "groupbitxor",
+    "groupbitmap", "groupbitmapand", "groupbitmapor", "groupbitmapxor", "groupconcat", "groupuniqarray", "group_concat",
+    "histogram", "interval_length_sum", "intervallengthsum", "kolmogorovsmirnovtest", "kurtpop", "kurtsamp",
+    "laginframe", "largesttrianglethreebuckets", "last_value", "last_value_respect_nulls", "leadinframe", "lttb",
+    "mannwhitneyutest", "max", "maxintersections", "maxintersectionsposition", "maxmappedarrays", "meanztest", "median",
+    "medianbfloat16", "medianbfloat16weighted", "mediandd", "mediandeterministic", "medianexact", "medianexacthigh",
+    "medianexactlow", "medianexactweighted", "mediangk", "medianinterpolatedweighted", "mediantdigest",
+    "mediantdigestweighted", "mediantiming", "mediantimingweighted", "min", "minmappedarrays", "nonnegativederivative",
+    "n_tile", "nothing", "nothingnull", "nothinguint64", "nth_value", "ntile", "percentrank", "percent_rank",
+    "quantile", "quantilebfloat16", "quantilebfloat16weighted", "quantiledd", "quantiledeterministic", "quantileexact",
+    "quantileexactexclusive", "quantileexacthigh", "quantileexactinclusive", "quantileexactlow",
+    "quantileexactweighted", "quantilegk", "quantileinterpolatedweighted", "quantiletdigest", "quantiletdigestweighted",
+    "quantiletiming", "quantiletimingweighted", "quantiles", "quantilesbfloat16", "quantilesbfloat16weighted",
+    "quantilesdd", "quantilesdeterministic", "quantilesexact", "quantilesexactexclusive", "quantilesexacthigh",
+    "quantilesexactinclusive", "quantilesexactlow", "quantilesexactweighted", "quantilesgk",
+    "quantilesinterpolatedweighted", "quantilestdigest", "quantilestdigestweighted", "quantilestiming",
+    "quantilestimingweighted", "rank", "rankcorr", "retention", "row_number", "sequencecount", "sequencematch",
+    "sequencenextnode", "simplelinearregression", "singlevalueornull", "skewpop", "skewsamp", "sparkbar", "std",
+    "stddev_pop", "stddev_samp", "stddevpop", "stddevpopstable", "stddevsamp", "stddevsampstable",
+    "stochasticlinearregression", "stochasticlogisticregression", "studentttest", "sum", "sumcount", "sumkahan",
+    "summap", "summapfiltered", "summapfilteredwithoverflow", "summapwithoverflow", "summappedarrays",
+    "sumwithoverflow", "theilsu", "theilslope", "topk", "topkweighted", "uniq", "uniqcombined", "uniqcombined64",
+    "uniqexact", "uniqhll12", "uniqtheta", "uniqupto", "var_pop", "var_samp", "varpop", "varpopstable", "varsamp",
+    "varsampstable", "welchttest", "windowfunnel",
+    // aggregate-state functions
+    "finalizeaggregation", "initializeaggregation",
+    // standard SQL, DuckDB, PostgreSQL, BigQuery
+    "approx_count_distinct", "approx_quantile", "approx_quantiles", "arbitrary", "arg_max", "arg_min", "bitstring_agg",
+    "bool_and", "bool_or", "count_if", "countif", "every", "favg", "first", "fsum", "geomean", "geometric_mean",
+    "json_agg", "json_object_agg", "jsonb_agg", "jsonb_object_agg", "kahan_sum", "kurtosis", "last", "list", "listagg",
+    "logical_and", "logical_or", "mad", "max_by", "min_by", "mode", "percentile_cont", "percentile_disc", "product",
+    "quantile_cont", "quantile_disc", "regr_avgx", "regr_avgy", "regr_count", "regr_intercept", "regr_r2", "regr_slope",
+    "regr_sxx", "regr_sxy", "regr_syy", "reservoir_quantile", "skewness", "stddev", "string_agg", "sumkahan", "var",
+    "variance", "xmlagg"};
 
-// Longest first where one ends another (MergeState before State and Merge).
-constexpr std::string_view kCombinators[] = {"MergeState", "SimpleState", "OrDefault", "OrNull", "Resample", "Distinct",
-                                             "ForEach",    "Merge",       "State",     "Array",  "Map",      "If"};
+// Longest first where one ends another (MergeState before State and Merge); lower case, as names are compared.
+constexpr std::string_view kCombinators[] = {"mergestate", "simplestate", "ordefault", "ornull", "resample", "distinct",
+                                             "foreach",    "merge",       "state",     "array",  "map",      "if"};
+
+// The aggregate names by an inline hash of their (lower-case) bytes: a lookup costs a few instructions per byte
+// and no allocation, as the parser asks it of every function call.
+class AggregateTable {
+ public:
+  AggregateTable() {
+    for (std::string_view name : kAggregateNames) {
+      for (size_t slot = SlotOf(name);; slot = (slot + 1) % kSlots) {
+        if (slots_[slot].empty() || slots_[slot] == name) {
+          slots_[slot] = name;
+          break;
+        }
+      }
+    }
+  }
+
+  bool Contains(std::string_view lower_name) const {
+    for (size_t slot = SlotOf(lower_name);; slot = (slot + 1) % kSlots) {
+      if (slots_[slot].empty()) return false;
+      if (slots_[slot] == lower_name) return true;
+    }
+  }
+
+ private:
+  static constexpr size_t kSlots = 1024;  // a power of two, about four times the names
+
+  static size_t SlotOf(std::string_view name) {
+    uint32_t hash = 2166136261u;
+    for (char c : name) hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
+    return (hash ^ (hash >> 15)) % kSlots;
+  }
+
+  std::array<std::string_view, kSlots> slots_{};
+};
+
+const AggregateTable kAggregates;
 
 }  // namespace
 
 bool IsAggregateFunction(std::string_view name) {
-  const auto& names = AggregateNames();
-  std::string base = Lowercase(name);
-  if (names.count(base)) return true;
+  // Lower-cased on the stack; a name longer than any aggregate with a few combinators takes a string.
+  constexpr size_t kShortName = 64;
+  char buffer[kShortName];
+  std::string long_name;
+  char* lowered = buffer;
+  if (name.size() > kShortName) {
+    long_name.resize(name.size());
+    lowered = long_name.data();
+  }
+  for (size_t k = 0; k < name.size(); ++k) lowered[k] = LowerAscii(name[k]);
+  std::string_view base(lowered, name.size());
+  if (kAggregates.Contains(base)) return true;
   // Strip one combinator at a time, checking after each (groupArrayArray is groupArray + Array).
   bool changed = true;
   while (changed && !base.empty()) {
     changed = false;
     for (std::string_view combinator : kCombinators) {
-      // `base` is lower case: most names are told apart from a combinator by their last letter alone.
-      if (base.back() != LowerAscii(combinator.back())) continue;
-      if (EndsWithIgnoreCase(base, combinator)) {
-        base.resize(base.size() - combinator.size());
-        if (names.count(base)) return true;
-        changed = true;
-        break;
-      }
+      // Most names are told apart from a combinator by their last letter alone.
+      if (base.back() != combinator.back() || !base.ends_with(combinator)) continue;
+      base.remove_suffix(combinator.size());
+      if (kAggregates.Contains(base)) return true;
+      changed = true;
+      break;
     }
   }
   return false;

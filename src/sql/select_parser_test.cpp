@@ -612,6 +612,12 @@ TEST(IsAggregateFunction, KnowsClickHouseAndStandardNamesAndStripsCombinators) {
                            "lower", "ifNull", "", "__ref", "cast"}) {
     EXPECT_FALSE(IsAggregateFunction(name)) << name;
   }
+  // Names longer than the lookup's stack buffer (64 bytes).
+  std::string chained = "uniqExact";
+  while (chained.size() <= 70) chained += "If";
+  EXPECT_TRUE(IsAggregateFunction(chained));
+  EXPECT_FALSE(IsAggregateFunction(std::string(70, 'x') + "If"));
+  EXPECT_FALSE(IsAggregateFunction(std::string(100, 'q')));
 }
 
 TEST(ParseSelect, ReferenceCallsUsedAsExpressionsAreRecorded) {
