@@ -13,9 +13,6 @@ namespace sluice {
 
 namespace {
 
-// Below this many items per thread, starting threads costs more than it saves.
-constexpr size_t kMinItemsPerThread = 32;
-
 size_t HardwareThreads() {
   if (const char* text = std::getenv("SLUICE_THREADS")) {
     char* end = nullptr;
@@ -28,13 +25,13 @@ size_t HardwareThreads() {
 
 }  // namespace
 
-size_t ParallelThreadsFor(size_t count) {
-  size_t useful = count / kMinItemsPerThread;
+size_t ParallelThreadsFor(size_t count, size_t min_items_per_thread) {
+  size_t useful = count / std::max<size_t>(min_items_per_thread, 1);
   size_t threads = std::min(HardwareThreads(), useful);
   return threads == 0 ? 1 : threads;
 }
 
-void ParallelFor(size_t count, const std::function<void(size_t)>& body) {
+void ParallelFor(size_t count, const std::function<void(size_t)>& body, size_t min_items_per_thread) {
   std::atomic<size_t> next{0};
   std::mutex failure_mutex;  // guards failed_index and failure
   size_t failed_index = std::numeric_limits<size_t>::max();
@@ -53,7 +50,7 @@ void ParallelFor(size_t count, const std::function<void(size_t)>& body) {
       }
     }
   };
-  size_t threads = ParallelThreadsFor(count);
+  size_t threads = ParallelThreadsFor(count, min_items_per_thread);
   std::vector<std::thread> helpers;
   helpers.reserve(threads - 1);
   for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);

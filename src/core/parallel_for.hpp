@@ -13,10 +13,15 @@
 
 namespace sluice {
 
+// Below this many items per thread, starting a thread costs more than it saves (for items as small as one
+// model file; a caller whose items are large, such as whole folders, passes a smaller minimum).
+inline constexpr size_t kMinItemsPerThread = 32;
+
 // The number of threads ParallelFor uses for `count` items: 1 for small counts, else the hardware threads
 // (the SLUICE_THREADS environment variable, a positive integer, overrides the hardware count).
-size_t ParallelThreadsFor(size_t count);
+size_t ParallelThreadsFor(size_t count, size_t min_items_per_thread = kMinItemsPerThread);
 
-void ParallelFor(size_t count, const std::function<void(size_t)>& body);
+void ParallelFor(size_t count, const std::function<void(size_t)>& body,
+                 size_t min_items_per_thread = kMinItemsPerThread);
 
 }  // namespace sluice

@@ -44,20 +44,27 @@ std::vector<PipelineFiles> DiscoverPipelines(const std::filesystem::path& root) 
     PipelineFiles pipeline;
     pipeline.name = item.path().filename().string();
     pipeline.directory = "pipelines/" + pipeline.name;
-    WalkFiles(root, pipeline.directory, [&](std::string&& path, bool regular) {
-      if (regular && path.size() > 4 && path.compare(path.size() - 4, 4, ".sql") == 0 &&
-          path[path.size() - 5] != '/') {  // `.sql` alone is a hidden file, not a model
-        pipeline.model_files.push_back(std::move(path));
-      }
-    });
-    std::sort(pipeline.model_files.begin(), pipeline.model_files.end());
-    if (std::filesystem::is_regular_file(item.path() / "pipeline.toml")) {
-      pipeline.config_file = pipeline.directory + "/pipeline.toml";
-    }
     pipelines.push_back(std::move(pipeline));
   }
   std::sort(pipelines.begin(), pipelines.end(),
             [](const PipelineFiles& a, const PipelineFiles& b) { return a.name < b.name; });
+  // The folders are listed in parallel: each holds many files (a walk failure is rethrown, the first folder's).
+  ParallelFor(
+      pipelines.size(),
+      [&](size_t p) {
+        PipelineFiles& pipeline = pipelines[p];
+        WalkFiles(root, pipeline.directory, [&](std::string&& path, bool regular) {
+          if (regular && path.size() > 4 && path.compare(path.size() - 4, 4, ".sql") == 0 &&
+              path[path.size() - 5] != '/') {  // `.sql` alone is a hidden file, not a model
+            pipeline.model_files.push_back(std::move(path));
+          }
+        });
+        std::sort(pipeline.model_files.begin(), pipeline.model_files.end());
+        if (std::filesystem::is_regular_file(base / pipeline.name / "pipeline.toml")) {
+          pipeline.config_file = pipeline.directory + "/pipeline.toml";
+        }
+      },
+      /*min_items_per_thread=*/1);
   return pipelines;
 }
 
@@ -391,18 +398,23 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   for (const LoadedModel& model : models) {
     model_keys.emplace(model.parsed.name, AssetKey::FromParts({model.name_space, model.parsed.name}));
   }
-  // The body, storage and description move into the asset (the checks input below views the body there).
-  for (LoadedModel& model : models) {
+  // The body, storage and description move into the asset (the checks input below views the body there). In
+  // parallel: a model's asset is assets[first_model_asset + its index in `models`], and the first model (in
+  // order) with an unknown reference is the one reported.
+  const size_t first_model_asset = project.sources.size();
+  for (const LoadedModel& model : models) {
+    assets.push_back(Asset{model_keys.at(model.parsed.name), {}, {}, {}, std::nullopt, {}, {}, {}});
+  }
+  ParallelFor(models.size(), [&](size_t m) {
+    LoadedModel& model = models[m];
     ParsedModel& parsed = model.parsed;
     SqlCompute compute{parsed.kind, std::move(parsed.body), parsed.body_offset, {}, std::move(parsed.storage)};
-    Asset asset{model_keys.at(parsed.name),
-                model.relation_name,
-                model.pipeline,
-                std::move(parsed.description),
-                std::move(parsed.partitions),
-                {},
-                {},
-                SourceLocation{parsed.file, 1, 1}};
+    Asset& asset = assets[first_model_asset + m];
+    asset.relation_name = model.relation_name;
+    asset.pipeline = model.pipeline;
+    asset.description = std::move(parsed.description);
+    asset.partitions = std::move(parsed.partitions);
+    asset.defined_at = SourceLocation{parsed.file, 1, 1};
     compute.references.reserve(parsed.references.size());
     asset.deps.reserve(parsed.references.size());
     for (const ModelReference& ref : parsed.references) {
@@ -428,8 +440,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       if (existing == asset.deps.end()) asset.deps.push_back(AssetDependency{*upstream, ref.edge});
     }
     asset.compute = std::move(compute);
-    assets.push_back(std::move(asset));
-  }
+  });
 
   // Physical relation names — the assets' own and the generated kafka__/raw__/mv__ objects — are unique per
   // namespace. Several sources may adopt one table (with identical boundaries, checked by the sources loader).
@@ -464,7 +475,6 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
 
   // Every asset by name (names are unique across models and sources: SLU-PROJECT-003/004). A model's own
   // asset is assets[first_model_asset + its index in `models`].
-  const size_t first_model_asset = project.sources.size();
   std::unordered_map<std::string_view, Asset*> asset_by_name;
   asset_by_name.reserve(assets.size());
   for (Asset& asset : assets) asset_by_name.emplace(asset.name(), &asset);

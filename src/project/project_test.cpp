@@ -191,6 +191,27 @@ TEST(Models, ReferenceRules) {
   EXPECT_EQ(model("MODEL ();\nSELECT CAST(1 AS INT) AS x FROM __ref(\"a\")\n").code, "SLU-PROJECT-003");
 }
 
+// Pipeline folders are listed and model assets resolved in parallel: the error reported is still the first in
+// (pipeline, file) order, on every run.
+TEST(Models, TheFirstUnknownReferenceInFileOrderIsReported) {
+  TempProject project;
+  for (const char* pipeline : {"p1", "p2", "p3"}) {
+    for (int m = 0; m < 100; ++m) {
+      project.Write(std::string("pipelines/") + pipeline + "/" + pipeline + "_m" + std::to_string(1000 + m) + ".sql",
+                    "MODEL ();\nSELECT CAST(1 AS INT) AS x FROM __ref(\"a\")\n");
+    }
+  }
+  project.Write("pipelines/p2/p2_m1050.sql", "MODEL ();\nSELECT CAST(1 AS INT) AS x FROM __ref(\"nope_1\")\n");
+  project.Write("pipelines/p2/p2_m1090.sql", "MODEL ();\nSELECT CAST(1 AS INT) AS x FROM __ref(\"nope_2\")\n");
+  project.Write("pipelines/p3/p3_m1001.sql", "MODEL ();\nSELECT CAST(1 AS INT) AS x FROM __ref(\"nope_3\")\n");
+  for (int run = 0; run < 5; ++run) {
+    Diagnostic error = ErrorOf([&] { project.Load(); });
+    EXPECT_EQ(error.code, "SLU-GRAPH-002");
+    EXPECT_NE(error.message.find("'nope_1'"), std::string::npos) << error.message;
+    EXPECT_EQ(error.location.file, "pipelines/p2/p2_m1050.sql");
+  }
+}
+
 TEST(Models, KeepsEveryHeaderKeyAndPartitions) {
   TempProject project;
   project.Write("pipelines/main/b.sql", R"sql(MODEL (
