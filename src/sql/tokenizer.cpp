@@ -129,15 +129,16 @@ class Lexer {
   std::vector<Token> Run() {
     // SQL averages over 2 bytes per token (`CAST(x AS T)`): one allocation.
     tokens_.reserve((text_.size() - pos_) / 2 + 8);
-    while (pos_ < text_.size()) {
-      char c = text_[pos_];
-      if (IsSpace(c)) {
-        ++pos_;
-        continue;
-      }
+    const char* const data = text_.data();
+    const size_t size = text_.size();
+    while (true) {
       size_t begin = pos_;
+      while (begin < size && IsSpace(data[begin])) ++begin;
+      if (begin >= size) break;
+      pos_ = begin;
+      const char c = data[begin];
       TokenKind kind = Next(c);
-      tokens_.push_back(Token{kind, begin, pos_, std::string_view(text_.data() + begin, pos_ - begin)});
+      tokens_.push_back(Token{kind, begin, pos_, std::string_view(data + begin, pos_ - begin)});
     }
     return std::move(tokens_);
   }
