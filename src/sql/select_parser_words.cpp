@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <stdexcept>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,33 @@ constexpr std::string_view kTypeContinuationWords[] = {"precision", "varying", "
 constexpr std::string_view kTypeEndWords[] = {"precision", "varying", "zone", "unsigned", "signed"};
 
 constexpr std::string_view kCastWords[] = {"cast", "try_cast", "safe_cast"};
+constexpr std::string_view kAsWord[] = {"as"};
+constexpr std::string_view kCaseWord[] = {"case"};
+constexpr std::string_view kEndWord[] = {"end"};
+constexpr std::string_view kSelectWord[] = {"select"};
+constexpr std::string_view kWithWord[] = {"with"};
+constexpr std::string_view kValuesWord[] = {"values"};
+
+// Each list with the token_class bit its words get.
+struct KeywordList {
+  std::span<const std::string_view> words;
+  uint32_t token_class;
+};
+constexpr KeywordList kKeywordLists[] = {
+    {kBoundaryWords, token_class::kBoundary},
+    {kJoinPrefixWords, token_class::kJoinPrefix},
+    {kExpressionWords, token_class::kExpressionKeyword},
+    {kOperatorWords, token_class::kOperatorKeyword},
+    {kTypeContinuationWords, token_class::kTypeContinuation},
+    {kTypeEndWords, token_class::kTypeEnd},
+    {kCastWords, token_class::kCast},
+    {kAsWord, token_class::kAs},
+    {kCaseWord, token_class::kCase},
+    {kEndWord, token_class::kEnd},
+    {kSelectWord, token_class::kSelect},
+    {kWithWord, token_class::kWith},
+    {kValuesWord, token_class::kValues},
+};
 
 // Open addressing on the word's bytes with bit 5 set, packed into 16 bytes. For the bytes a bare word is made of
 // ([A-Za-z0-9_$] and bytes >= 0x80) that folding is exact where a keyword is concerned: only a letter's two
@@ -48,19 +76,9 @@ constexpr std::string_view kCastWords[] = {"cast", "try_cast", "safe_cast"};
 class KeywordTable {
  public:
   KeywordTable() {
-    Add(kBoundaryWords, token_class::kBoundary);
-    Add(kJoinPrefixWords, token_class::kJoinPrefix);
-    Add(kExpressionWords, token_class::kExpressionKeyword);
-    Add(kOperatorWords, token_class::kOperatorKeyword);
-    Add(kTypeContinuationWords, token_class::kTypeContinuation);
-    Add(kTypeEndWords, token_class::kTypeEnd);
-    Add(kCastWords, token_class::kCast);
-    Add(kAsWord, token_class::kAs);
-    Add(kCaseWord, token_class::kCase);
-    Add(kEndWord, token_class::kEnd);
-    Add(kSelectWord, token_class::kSelect);
-    Add(kWithWord, token_class::kWith);
-    Add(kValuesWord, token_class::kValues);
+    for (const KeywordList& list : kKeywordLists) {
+      for (std::string_view word : list.words) Add(word, list.token_class);
+    }
   }
 
   uint32_t Find(std::string_view word) const {
@@ -77,12 +95,6 @@ class KeywordTable {
   static constexpr size_t kSlots = 512;  // a power of two, several times the ~100 words: short probes
   static constexpr size_t kShortestWord = 2;
   static constexpr size_t kLongestWord = 16;
-  static constexpr std::string_view kAsWord[] = {"as"};
-  static constexpr std::string_view kCaseWord[] = {"case"};
-  static constexpr std::string_view kEndWord[] = {"end"};
-  static constexpr std::string_view kSelectWord[] = {"select"};
-  static constexpr std::string_view kWithWord[] = {"with"};
-  static constexpr std::string_view kValuesWord[] = {"values"};
 
   struct Key {
     uint64_t low = 0;   // bytes 0-7
@@ -126,17 +138,14 @@ class KeywordTable {
     return static_cast<size_t>(mixed >> 55) % kSlots;
   }
 
-  template <size_t kCount>
-  void Add(const std::string_view (&words)[kCount], uint32_t token_class) {
-    for (std::string_view word : words) {
-      if (word.size() < kShortestWord || word.size() > kLongestWord) throw std::logic_error("keyword length");
-      const Key key = KeyOf(word);
-      for (size_t slot = SlotOf(key);; slot = (slot + 1) % kSlots) {
-        Entry& entry = entries_[slot];
-        if (entry.classes == 0 || (entry.key.low == key.low && entry.key.high == key.high)) {
-          entry = Entry{key, entry.classes | token_class};
-          break;
-        }
+  void Add(std::string_view word, uint32_t token_class) {
+    if (word.size() < kShortestWord || word.size() > kLongestWord) throw std::logic_error("keyword length");
+    const Key key = KeyOf(word);
+    for (size_t slot = SlotOf(key);; slot = (slot + 1) % kSlots) {
+      Entry& entry = entries_[slot];
+      if (entry.classes == 0 || (entry.key.low == key.low && entry.key.high == key.high)) {
+        entry = Entry{key, entry.classes | token_class};
+        return;
       }
     }
   }
