@@ -294,9 +294,10 @@ std::optional<ExplicitCast> Parser::DetectCast(std::vector<Unit>& units) const {
   }
   if (!Has(units[0].first, token_class::kCast)) return std::nullopt;
   std::string_view name = tokens_[units[0].first].text;
-  CastSyntax syntax = EqualsIgnoreCase(name, "cast")       ? CastSyntax::kCast
-                      : EqualsIgnoreCase(name, "try_cast") ? CastSyntax::kTryCast
-                                                           : CastSyntax::kSafeCast;
+  // The word is CAST, TRY_CAST or SAFE_CAST (its kCast bit): the length tells which.
+  CastSyntax syntax = name.size() == 4   ? CastSyntax::kCast
+                      : name.size() == 8 ? CastSyntax::kTryCast
+                                         : CastSyntax::kSafeCast;
   size_t open = units[1].first;
   size_t close = units[1].end - 1;
   size_t as = FindTopLevelAs(open + 1, close);
