@@ -66,6 +66,13 @@ constexpr std::string_view kAggregateNames[] = {
 constexpr std::string_view kCombinators[] = {"mergestate", "simplestate", "ordefault", "ornull", "resample", "distinct",
                                              "foreach",    "merge",       "state",     "array",  "map",      "if"};
 
+// The last letters of the combinators: a name ending in none of them has no combinator to strip.
+constexpr auto kCombinatorEnds = [] {
+  std::array<bool, 256> ends{};
+  for (std::string_view combinator : kCombinators) ends[static_cast<unsigned char>(combinator.back())] = true;
+  return ends;
+}();
+
 // The aggregate names by an inline hash of their (lower-case) bytes: a lookup costs a few instructions per byte
 // and no allocation, as the parser asks it of every function call.
 class AggregateTable {
@@ -119,7 +126,7 @@ bool IsAggregateFunction(std::string_view name) {
   if (kAggregates.Contains(base)) return true;
   // Strip one combinator at a time, checking after each (groupArrayArray is groupArray + Array).
   bool changed = true;
-  while (changed && !base.empty()) {
+  while (changed && !base.empty() && kCombinatorEnds[static_cast<unsigned char>(base.back())]) {
     changed = false;
     for (std::string_view combinator : kCombinators) {
       // Most names are told apart from a combinator by their last letter alone.
