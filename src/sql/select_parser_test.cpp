@@ -25,6 +25,10 @@ TEST(SelectParserWords, ClassifiesKeywordsOfEveryLengthIgnoringCase) {
   EXPECT_EQ(WordClasses("end"), tc::kEnd | tc::kExpressionKeyword);
   EXPECT_EQ(WordClasses("Case"), tc::kCase | tc::kExpressionKeyword);
   EXPECT_EQ(WordClasses("CAST"), tc::kCast);
+  EXPECT_EQ(WordClasses("WHERE"), tc::kBoundary);      // 5 bytes
+  EXPECT_EQ(WordClasses("Select"), tc::kSelect);       // 6 bytes
+  EXPECT_EQ(WordClasses("NATURAL"), tc::kJoinPrefix);  // 7 bytes
+  EXPECT_EQ(WordClasses("VALUES"), tc::kValues);
   EXPECT_EQ(WordClasses("LEFT"), tc::kBoundary | tc::kJoinPrefix);
   EXPECT_EQ(WordClasses("try_cast"), tc::kCast);   // 8 bytes, with '_'
   EXPECT_EQ(WordClasses("Safe_Cast"), tc::kCast);  // 9 bytes
