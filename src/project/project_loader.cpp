@@ -393,17 +393,14 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     if (std::holds_alternative<KafkaSource>(source.compute)) asset.relation_name = "raw__" + source.name;
     assets.push_back(std::move(asset));
   }
-  std::unordered_map<std::string, AssetKey> model_keys;
-  model_keys.reserve(models.size());
-  for (const LoadedModel& model : models) {
-    model_keys.emplace(model.parsed.name, AssetKey::FromParts({model.name_space, model.parsed.name}));
-  }
-  // The body, storage and description move into the asset (the checks input below views the body there). In
-  // parallel: a model's asset is assets[first_model_asset + its index in `models`], and the first model (in
-  // order) with an unknown reference is the one reported.
+  // Every model's asset with its key first (a model's asset is assets[first_model_asset + its index in `models`,
+  // which model_index gives by name); then, in parallel, the body, storage and description move into it (the
+  // checks input below views the body there) and its references are resolved against the keys. The first model
+  // (in order) with an unknown reference is the one reported.
   const size_t first_model_asset = project.sources.size();
   for (const LoadedModel& model : models) {
-    assets.push_back(Asset{model_keys.at(model.parsed.name), {}, {}, {}, std::nullopt, {}, {}, {}});
+    assets.push_back(
+        Asset{AssetKey::FromParts({model.name_space, model.parsed.name}), {}, {}, {}, std::nullopt, {}, {}, {}});
   }
   ParallelFor(models.size(), [&](size_t m) {
     LoadedModel& model = models[m];
@@ -422,8 +419,8 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       std::optional<AssetKey> upstream;
       if (ref.call.kind == sql::ReferenceKind::kSource) {
         if (sources.count(name)) upstream = source_key(name);
-      } else if (auto it = model_keys.find(name); it != model_keys.end()) {
-        upstream = it->second;
+      } else if (auto it = model_index.find(name); it != model_index.end()) {
+        upstream = assets[first_model_asset + it->second].key;  // set above, never written by this loop
       } else if (sources.count(name)) {
         upstream = source_key(name);
       }
@@ -635,8 +632,8 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     }
     throw Error(std::move(diagnostics));
   }
-  project.load_scratch = Retain(std::move(models), std::move(checks), std::move(model_keys), std::move(relations),
-                                std::move(driving_sources), std::move(asset_by_name), std::move(model_index));
+  project.load_scratch = Retain(std::move(models), std::move(checks), std::move(relations), std::move(driving_sources),
+                                std::move(asset_by_name), std::move(model_index));
   return project;
 }
 
