@@ -49,7 +49,7 @@ SelectStatement Parser::Parse() {
 
 std::string Parser::Describe(size_t i, size_t e) const {
   constexpr size_t kShown = 40;
-  bool inside = i < e || (i < tokens_.size() && IsCloseBracket(tokens_[i]));
+  bool inside = i < e || (i < tokens_.size() && Has(i, token_class::kCloseBracket));
   if (!inside) return "the end of the statement";
   std::string_view t = tokens_[i].text;
   if (t.size() <= kShown) return "`" + std::string(t) + "`";
@@ -467,7 +467,7 @@ size_t Parser::ParseClauses(size_t p, size_t e, size_t block, size_t depth) {
       size_t first = p;
       p = ParseList(p + 1, e, plain, block, depth, "LIMIT");
       bool by = false;
-      for (size_t k = first + 1; k < p; k = IsOpenBracket(tokens_[k]) ? match_[k] + 1 : k + 1) {
+      for (size_t k = first + 1; k < p; k = Has(k, token_class::kOpenBracket) ? match_[k] + 1 : k + 1) {
         by = by || IsWordToken(tokens_[k], "by");
       }
       if (!by) {
@@ -557,9 +557,10 @@ size_t Parser::ParseJoins(size_t p, size_t e, size_t block, size_t depth) {
 }
 
 // Words that cannot be a bare source alias.
-bool Parser::IsSourceKeyword(const Token& token) const {
+bool Parser::IsSourceKeyword(size_t i) const {
+  const Token& token = tokens_[i];
   if (token.kind != TokenKind::kWord) return false;
-  if (IsJoinPrefix(token.text)) return true;
+  if (Has(i, token_class::kJoinPrefix)) return true;
   if (InList(token.text,
              {"from",  "where",   "prewhere",    "group",     "having", "qualify", "order",  "limit", "offset",
               "fetch", "window",  "union",       "intersect", "except", "into",    "array",  "join",  "on",
@@ -608,7 +609,7 @@ size_t Parser::ParseTablePrimary(size_t p, size_t e, size_t block, size_t depth,
     }
     source.span = SpanOf(p, close + 1);
     p = close + 1;
-  } else if (IsName(p, e) && !IsSourceKeyword(first)) {
+  } else if (IsName(p, e) && !IsSourceKeyword(p)) {
     size_t k = p;
     std::string name = Decode(k);
     size_t parts = 1;
@@ -675,7 +676,7 @@ size_t Parser::ParseSourceModifiers(size_t p, size_t e, TableSource& source) {
       p += 2;
       if (Word(p, e, "as") && IsName(p + 1, e)) {
         p += 2;
-      } else if (IsName(p, e) && !IsSourceKeyword(tokens_[p])) {
+      } else if (IsName(p, e) && !IsSourceKeyword(p)) {
         ++p;
       }
     } else if (!source.alias && Word(p, e, "as")) {
@@ -686,7 +687,7 @@ size_t Parser::ParseSourceModifiers(size_t p, size_t e, TableSource& source) {
       source.alias = Decode(p + 1);
       p += 2;
       if (Punct(p, e, '(')) p = match_[p] + 1;
-    } else if (!source.alias && IsName(p, e) && !IsSourceKeyword(tokens_[p])) {
+    } else if (!source.alias && IsName(p, e) && !IsSourceKeyword(p)) {
       source.alias = Decode(p);
       ++p;
       if (Punct(p, e, '(')) p = match_[p] + 1;

@@ -10,12 +10,6 @@
 
 namespace sluice::sql::select_parser_internal {
 
-namespace {
-
-bool IsOperatorKeyword(std::string_view word) { return (WordClasses(word) & token_class::kOperatorKeyword) != 0; }
-
-}  // namespace
-
 // ---- expressions ----
 
 // True when token i (at the top level of an expression starting at `begin`) ends that expression.
@@ -305,7 +299,7 @@ std::optional<ExplicitCast> Parser::DetectCast(std::vector<Unit>& units) const {
     if (as == open + 1 || as + 1 >= close) return std::nullopt;
     size_t type_end = close;
     if (dialect_ == Dialect::kBigQuery) {  // CAST(x AS STRING FORMAT 'YYYY')
-      for (size_t k = as + 1; k < close; k = IsOpenBracket(tokens_[k]) ? match_[k] + 1 : k + 1) {
+      for (size_t k = as + 1; k < close; k = Has(k, token_class::kOpenBracket) ? match_[k] + 1 : k + 1) {
         if (IsWordToken(tokens_[k], "format")) {
           type_end = k;
           break;
@@ -339,7 +333,7 @@ std::optional<ExplicitCast> Parser::DoubleColonCast(const std::vector<Unit>& uni
     if (units[k].kind != Unit::Kind::kToken) continue;
     const Token& token = tokens_[units[k].first];
     if (token.kind == TokenKind::kOperator && token.text != "::" && token.text != "$") return std::nullopt;
-    if (token.kind == TokenKind::kWord && IsOperatorKeyword(token.text)) return std::nullopt;
+    if (Has(units[k].first, token_class::kOperatorKeyword)) return std::nullopt;
     if (IsPunct(token, ',')) return std::nullopt;
   }
   // The type: a name, then continuation words, ( … ) arguments and [ ] suffixes.

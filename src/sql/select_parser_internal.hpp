@@ -49,18 +49,6 @@ inline bool IsWordToken(const Token& token, std::string_view keyword) {
   return token.kind == TokenKind::kWord && EqualsIgnoreCase(token.text, keyword);
 }
 
-inline bool IsOpenBracket(const Token& token) {
-  if (token.kind != TokenKind::kPunctuation || token.text.size() != 1) return false;
-  const char c = token.text[0];
-  return c == '(' || c == '[' || c == '{';
-}
-
-inline bool IsCloseBracket(const Token& token) {
-  if (token.kind != TokenKind::kPunctuation || token.text.size() != 1) return false;
-  const char c = token.text[0];
-  return c == ')' || c == ']' || c == '}';
-}
-
 inline bool InList(std::string_view word, std::initializer_list<std::string_view> list) {
   for (std::string_view item : list) {
     if (EqualsIgnoreCase(word, item)) return true;
@@ -103,9 +91,6 @@ uint32_t TokenClasses(const Token& token);
 
 // classes[i] = TokenClasses(tokens[i]) for every token.
 void ClassifyTokens(const std::vector<Token>& tokens, std::vector<uint32_t>& classes);
-
-// A word that may come before JOIN (NATURAL, GLOBAL, ANY, ASOF, LEFT, CROSS, PASTE …), case-insensitive.
-bool IsJoinPrefix(std::string_view word);
 
 // Where an expression ends, besides the end of its range.
 struct ScanContext {
@@ -231,8 +216,8 @@ class Parser {
 
   size_t ParseJoins(size_t p, size_t e, size_t block, size_t depth);
 
-  // Words that cannot be a bare source alias.
-  bool IsSourceKeyword(const Token& token) const;
+  // Token i is a word that cannot be a bare source alias.
+  bool IsSourceKeyword(size_t i) const;
 
   size_t ParseTablePrimary(size_t p, size_t e, size_t block, size_t depth, bool joined);
 

@@ -195,6 +195,4 @@ void ClassifyTokens(const std::vector<Token>& tokens, std::vector<uint32_t>& cla
   for (size_t i = 0; i < count; ++i) classes[i] = TokenClasses(tokens[i]);
 }
 
-bool IsJoinPrefix(std::string_view word) { return (WordClasses(word) & token_class::kJoinPrefix) != 0; }
-
 }  // namespace sluice::sql::select_parser_internal
