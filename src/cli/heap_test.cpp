@@ -52,42 +52,48 @@ std::string ThpEnabled(const std::string& out) { return Field(out, "thp_enabled"
 // The probe touches 64 MiB of small allocations; "most of it" is more than half.
 constexpr long kHalfOfTheProbesHeapKiB = 32 * 1024;
 
-TEST(Heap, IsJemallocWithHugePages) {
-  std::string out = Probe("-u MALLOC_CONF");
-  EXPECT_NE(out.find("jemalloc=yes\n"), std::string::npos) << out;
+// Most of the probe's heap is in huge pages, where the machine offers them (the test is skipped otherwise).
+void ExpectHugePagesWhereOffered(const std::string& out) {
   if (!MachineOffersHugePages()) GTEST_SKIP() << "transparent huge pages are off on this machine";
   EXPECT_GT(HugeKiB(out), kHalfOfTheProbesHeapKiB) << out;
 }
 
-TEST(Heap, MallocConfInTheEnvironmentWins) {
-  std::string out = Probe("MALLOC_CONF=thp:never");
-  EXPECT_NE(out.find("jemalloc=yes\n"), std::string::npos) << out;
+// The probe reported its huge pages, and they are not most of its heap.
+void ExpectMostlySmallPages(const std::string& out) {
   long huge = HugeKiB(out);
   EXPECT_GE(huge, 0) << out;
   EXPECT_LT(huge, kHalfOfTheProbesHeapKiB) << out;
 }
 
+TEST(Heap, IsJemallocWithHugePages) {
+  std::string out = Probe("-u MALLOC_CONF");
+  EXPECT_NE(out.find("jemalloc=yes\n"), std::string::npos) << out;
+  ExpectHugePagesWhereOffered(out);
+}
+
+TEST(Heap, MallocConfInTheEnvironmentWins) {
+  std::string out = Probe("MALLOC_CONF=thp:never");
+  EXPECT_NE(out.find("jemalloc=yes\n"), std::string::npos) << out;
+  ExpectMostlySmallPages(out);
+}
+
 TEST(Heap, ASmallExpectedHeapKeepsHugePages) {
   std::string out = Probe("-u MALLOC_CONF", std::to_string(64 << 20));
   EXPECT_EQ(ThpEnabled(out), "1") << out;
-  if (!MachineOffersHugePages()) GTEST_SKIP() << "transparent huge pages are off on this machine";
-  EXPECT_GT(HugeKiB(out), kHalfOfTheProbesHeapKiB) << out;
+  ExpectHugePagesWhereOffered(out);
 }
 
 // 100,000 models' analysis keeps ~600 MiB: page faults would wait for the kernel to compact huge pages.
 TEST(Heap, ALargeExpectedHeapGivesUpHugePages) {
   std::string out = Probe("-u MALLOC_CONF", std::to_string(size_t{600} << 20));
   EXPECT_EQ(ThpEnabled(out), "0") << out;
-  long huge = HugeKiB(out);
-  EXPECT_GE(huge, 0) << out;
-  EXPECT_LT(huge, kHalfOfTheProbesHeapKiB) << out;
+  ExpectMostlySmallPages(out);
 }
 
 TEST(Heap, MallocConfNamingThpOverridesTheLargeHeapLimit) {
   std::string out = Probe("MALLOC_CONF=thp:always", std::to_string(size_t{600} << 20));
   EXPECT_EQ(ThpEnabled(out), "1") << out;
-  if (!MachineOffersHugePages()) GTEST_SKIP() << "transparent huge pages are off on this machine";
-  EXPECT_GT(HugeKiB(out), kHalfOfTheProbesHeapKiB) << out;
+  ExpectHugePagesWhereOffered(out);
 }
 
 // jemalloc's metadata_thp is not its thp setting: the large-heap limit still applies.
