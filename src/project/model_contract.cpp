@@ -47,17 +47,6 @@ bool IsStorageKeyword(std::string_view word) {
   return keywords.count(Lowercase(word)) > 0;
 }
 
-bool IsTypeContinuation(std::string_view word) {
-  static const std::unordered_set<std::string> words = {"precision", "varying", "with",     "without",
-                                                        "time",      "zone",    "unsigned", "signed"};
-  return words.count(Lowercase(word)) > 0;
-}
-
-bool IsCastName(std::string_view word) {
-  std::string lower = Lowercase(word);
-  return lower == "cast" || lower == "try_cast" || lower == "safe_cast";
-}
-
 // One line, at most ~60 bytes, for quoting authored SQL in a message.
 std::string Excerpt(std::string_view text) {
   constexpr size_t kShown = 60;
@@ -338,7 +327,7 @@ class ContractChecker {
           ++k;
         }
         while (k < tokens.size()) {
-          if (tokens[k].kind == sql::TokenKind::kWord && IsTypeContinuation(tokens[k].text)) {
+          if (tokens[k].kind == sql::TokenKind::kWord && sql::IsTypeContinuationWord(tokens[k].text)) {
             ++k;
           } else if (IsPunct(tokens[k], '(') || IsPunct(tokens[k], '[')) {
             k = match[k] + 1;
@@ -351,7 +340,7 @@ class ContractChecker {
       }
       if (token.kind != sql::TokenKind::kWord && token.kind != sql::TokenKind::kQuotedIdentifier) continue;
       if (next && IsPunct(*next, '(')) {
-        if (token.kind == sql::TokenKind::kWord && IsCastName(token.text)) {
+        if (token.kind == sql::TokenKind::kWord && sql::IsCastFunctionName(token.text)) {
           for (size_t k = i + 2; k < match[i + 1]; k = IsOpen(tokens[k]) ? match[k] + 1 : k + 1) {
             if (IsWord(tokens[k], "as")) {
               cast_types.emplace_back(k, match[i + 1]);

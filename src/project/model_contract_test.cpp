@@ -291,7 +291,8 @@ TEST(CheckModelContract, StorageExpressionsIgnoreFunctionsLiteralsLambdasAndCast
                   "SELECT CAST(a AS Array(Int32)) AS arr, CAST(d AS Date) AS d FROM __ref('x')");
   for (const char* expression :
        {"arrayMap(x -> x + 1, arr)", "arrayFilter((p, q) -> p > q, arr, arr)", "CAST(d AS DateTime)", "d::DateTime",
-        "d > DATE '2026-01-01'", "if(d IS NULL, 0, 1)", "tuple()", "toStartOfInterval(d, INTERVAL 1 MONTH)"}) {
+        "d > DATE '2026-01-01'", "if(d IS NULL, 0, 1)", "tuple()", "toStartOfInterval(d, INTERVAL 1 MONTH)",
+        "TRY_CAST(d AS DateTime)", "d::timestamp with time zone"}) {
     model.input.partition_by = StorageKeyText{expression, model.text.find("\"x\"")};
     EXPECT_EQ(model.Error().code, "no error") << expression << ": " << model.Error().message;
   }

@@ -178,4 +178,10 @@ SelectStatement ParseSelect(std::string_view text, std::vector<Token> significan
 // DuckDB/PostgreSQL/BigQuery aggregates (string_agg, bool_and, countif, approx_count_distinct …).
 bool IsAggregateFunction(std::string_view name);
 
+// The parser's keyword lists, for other readers of SQL (case-insensitive; `word` is a bare word token's text):
+// CAST, TRY_CAST or SAFE_CAST, and a word that may follow a type name inside one type (`double precision`,
+// `timestamp with time zone`).
+bool IsCastFunctionName(std::string_view word);
+bool IsTypeContinuationWord(std::string_view word);
+
 }  // namespace sluice::sql

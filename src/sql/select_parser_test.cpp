@@ -35,6 +35,11 @@ TEST(SelectParserWords, ClassifiesKeywordsOfEveryLengthIgnoringCase) {
   EXPECT_EQ(WordClasses("INTERSECT"), tc::kBoundary);
   EXPECT_EQ(WordClasses("positional"), tc::kJoinPrefix);  // 10 bytes
   EXPECT_EQ(WordClasses("PRECISION"), tc::kExpressionKeyword | tc::kTypeContinuation | tc::kTypeEnd);
+  // The public readers of two lists (the model contract's storage-expression check uses them).
+  EXPECT_TRUE(IsCastFunctionName("Try_Cast"));
+  EXPECT_FALSE(IsCastFunctionName("casts"));
+  EXPECT_TRUE(IsTypeContinuationWord("ZONE"));
+  EXPECT_FALSE(IsTypeContinuationWord("zones"));
   for (std::string_view word : {"a",
                                 "d",
                                 "c0",

@@ -196,3 +196,15 @@ void ClassifyTokens(const std::vector<Token>& tokens, std::vector<uint32_t>& cla
 }
 
 }  // namespace sluice::sql::select_parser_internal
+
+namespace sluice::sql {
+
+bool IsCastFunctionName(std::string_view word) {
+  return (select_parser_internal::WordClasses(word) & select_parser_internal::token_class::kCast) != 0;
+}
+
+bool IsTypeContinuationWord(std::string_view word) {
+  return (select_parser_internal::WordClasses(word) & select_parser_internal::token_class::kTypeContinuation) != 0;
+}
+
+}  // namespace sluice::sql
