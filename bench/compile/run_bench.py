@@ -3,13 +3,20 @@
 once), measured in the same run so machine noise cancels; optionally Dataform's `dataform compile` as a peer.
 
 Prints, per project size, the median wall time over several runs and the peak RSS of:
-  (a) analysis   `sluice discover`  — load, validate, resolve, build the graph (what `dbt parse` does)
-  (b) compile    `sluice compile` into an empty target/ — the same plus every artifact created ("cold")
-  (w) warm       `sluice compile` again on the unchanged project — publication finds nothing to write
+  (a) analysis   `sluice discover` without the parse cache (SLUICE_PARSE_CACHE=off) — load, validate, resolve,
+                 build the graph, every model parsed (what `dbt parse` does without partial parsing)
+  (p) cached     `sluice discover` with the parse cache of the unchanged project — every model file read and
+                 hashed, its header parsed, its body's analysis taken from .sluice/parse-cache
+  (e) edited     `sluice discover` after one model file changed — that model parsed, the cache written again
+                 (the edit loop of a large project)
+  (b) compile    `sluice compile` into an empty target/, without the parse cache — every model parsed and every
+                 artifact created ("cold")
+  (w) warm       `sluice compile` again on the unchanged project with its parse cache — publication finds
+                 nothing to write
   (c) floor      `compile_read_floor` — read every model file once
   (k) create     `compile_create_floor` — create the compiled target/'s files once more (open, write, close per
                  file), the file creation a cold compile cannot avoid; the time of that phase alone
-and the ratios a/c, b/c, w/c and b/(c+k) (targets: a ≤ 1.2, b ≤ 2.5), and Dataform's `dataform compile` time and
+and the ratios a/c, p/c, e/c, b/c, w/c and b/(c+k) (targets: a ≤ 1.2, b ≤ 2.5), and Dataform's `dataform compile` time and
 its ratio to (b) when --dataform-sizes includes the size.
 
 Every cold compile and every create-floor run writes into a fresh folder, removed only when the whole benchmark
@@ -105,19 +112,27 @@ def main():
             runs = args.runs if size < 100000 else max(3, args.runs // 2)
             measure([args.floor, project])  # warm the page cache once
             floor = median_of([args.floor, project], runs)
-            analysis = median_of([args.sluice, "--project-dir", project, "discover"], runs)
+            no_cache = dict(os.environ, SLUICE_PARSE_CACHE="off")
+            discover_argv = [args.sluice, "--project-dir", project, "discover"]
+            analysis = median_of(discover_argv, runs, env=no_cache)
+            subprocess.run(["rm", "-rf", os.path.join(project, ".sluice")], check=True)
+            measure(discover_argv)  # writes the parse cache
+            cached = median_of(discover_argv, runs)
+            edited = median_of(discover_argv, runs, before=lambda: toggle_edit(project))
             target = os.path.join(project, "target")
             compile_argv = [args.sluice, "--project-dir", project, "compile"]
-            # Cold: every artifact created in a new, empty target folder. Warm: the project's own target/
-            # compiled again, where publication compares and writes nothing.
-            cold_samples = [measure(compile_argv + ["--target-dir", fresh_folder()]) for _ in range(runs)]
+            # Cold: every artifact created in a new, empty target folder, every model parsed. Warm: the project's
+            # own target/ compiled again with its parse cache, where publication compares and writes nothing.
+            cold_samples = [measure(compile_argv + ["--target-dir", fresh_folder()], env=no_cache)
+                            for _ in range(runs)]
             cold = statistics.median(s[0] for s in cold_samples), max(s[1] for s in cold_samples)
             measure(compile_argv)  # the project's own target/, then the warm runs
             warm = median_of(compile_argv, runs)
             create = statistics.median(
                 float(subprocess.run([create_floor, target, fresh_folder()], check=True, stdout=subprocess.PIPE)
                       .stdout.decode().strip()) for _ in range(runs))
-            row = {"size": size, "macros": macros, "floor": floor, "analysis": analysis, "compile": cold,
+            row = {"size": size, "macros": macros, "floor": floor, "analysis": analysis, "cached": cached,
+                   "edited": edited, "compile": cold,
                    "warm": warm, "create": create}
             if df_project and dataform:
                 # @dataform/core into the generated project, once and untimed (see generate_project.py).
@@ -139,7 +154,20 @@ def main():
         print_row(row)
 
 
-HEADER = (f"{'models':>8} {'macros':>6} {'floor s':>8} {'analysis s':>10} {'a/floor':>8} {'cold s':>8} "
+def toggle_edit(project):
+    """Changes one model file of `project` (a trailing comment added or removed), so the next load parses it."""
+    pipelines = os.path.join(project, "pipelines")
+    folder = os.path.join(pipelines, sorted(os.listdir(pipelines))[0])
+    model = os.path.join(folder, sorted(f for f in os.listdir(folder) if f.endswith(".sql"))[0])
+    with open(model) as f:
+        text = f.read()
+    mark = "-- edited by the benchmark\n"
+    with open(model, "w") as f:
+        f.write(text[:-len(mark)] if text.endswith(mark) else text + mark)
+
+
+HEADER = (f"{'models':>8} {'macros':>6} {'floor s':>8} {'analysis s':>10} {'a/floor':>8} {'cached s':>8} "
+          f"{'p/floor':>8} {'edited s':>8} {'e/floor':>8} {'cold s':>8} "
           f"{'b/floor':>8} {'warm s':>8} {'w/floor':>8} {'create s':>8} {'b/(c+k)':>8} {'RSS a':>7} {'RSS b':>7} "
           f"{'dataform s':>10} {'df/b':>7}")
 
@@ -151,9 +179,12 @@ def print_row(row, flush=False):
     w_s, w_rss = row["warm"]
     df = row.get("dataform")
     df_text = f"{df[0]:10.3f} {df[0] / b_s:7.1f}" if df else f"{'-':>10} {'-':>7}"
-    print(f"{row['size']:>8} {str(row['macros']):>6} {floor_s:8.3f} {a_s:10.3f} {a_s / floor_s:8.2f} {b_s:8.3f} "
+    p_s, p_rss = row["cached"]
+    e_s, e_rss = row["edited"]
+    print(f"{row['size']:>8} {str(row['macros']):>6} {floor_s:8.3f} {a_s:10.3f} {a_s / floor_s:8.2f} {p_s:8.3f} "
+          f"{p_s / floor_s:8.2f} {e_s:8.3f} {e_s / floor_s:8.2f} {b_s:8.3f} "
           f"{b_s / floor_s:8.2f} {w_s:8.3f} {w_s / floor_s:8.2f} {row['create']:8.3f} "
-          f"{b_s / (floor_s + row['create']):8.2f} {a_rss:7.1f} {max(b_rss, w_rss):7.1f} {df_text}",
+          f"{b_s / (floor_s + row['create']):8.2f} {max(a_rss, p_rss, e_rss):7.1f} {max(b_rss, w_rss):7.1f} {df_text}",
           flush=flush)
 
 

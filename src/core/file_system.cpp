@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "core/diagnostic.hpp"
+#include "core/pause_point.hpp"
 
 namespace sluice {
 
@@ -83,7 +84,7 @@ std::string OpenDirectory::ReadFile(const std::string& relative) const {
   return ReadFileAt(fd_, relative.c_str(), path_);
 }
 
-void WriteFileAtomic(const std::filesystem::path& path, const std::string& contents) {
+void WriteFileAtomic(const std::filesystem::path& path, const std::string& contents, Durability durability) {
   auto fail = [&](const std::string& what) {
     throw Error(Diagnostic{"SLU-IO-002",
                            "cannot write " + path.string() + ": " + what,
@@ -108,11 +109,14 @@ void WriteFileAtomic(const std::filesystem::path& path, const std::string& conte
     }
     written += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    std::string reason = std::strerror(errno);
+  std::string reason;
+  if (durability == Durability::kSynced && ::fsync(fd) != 0) reason = std::strerror(errno);
+  if (::close(fd) != 0 && reason.empty()) reason = std::strerror(errno);  // closed even when fsync failed
+  if (!reason.empty()) {
     ::unlink(temp.c_str());
     fail(reason);
   }
+  PausePoint("before_atomic_rename");
   if (::rename(temp.c_str(), path.c_str()) != 0) {
     std::string reason = std::strerror(errno);
     ::unlink(temp.c_str());

@@ -29,9 +29,15 @@ class OpenDirectory {
   int fd_ = -1;
 };
 
-// Writes `contents` to a temporary sibling, fsyncs it and renames it over `path`, so a reader sees the
-// old or the new file, never a partial one. Throws Error(SLU-IO-002) on failure (the old file is kept).
-void WriteFileAtomic(const std::filesystem::path& path, const std::string& contents);
+// Whether WriteFileAtomic waits for the disk: kSynced survives a power loss; kUnsynced only a crash or kill of
+// the process (after a power loss the file may be empty or partial: for caches that check their contents).
+enum class Durability { kSynced, kUnsynced };
+
+// Writes `contents` to a temporary sibling (`<path>.tmp.<pid>`), fsyncs it (kSynced) and renames it over `path`,
+// so a reader sees the old or the new file, never a partial one. Throws Error(SLU-IO-002) on failure (the old
+// file is kept).
+void WriteFileAtomic(const std::filesystem::path& path, const std::string& contents,
+                     Durability durability = Durability::kSynced);
 
 // Calls visit(path, regular) for every entry under root/folder that is not a folder, at any depth, with `path`
 // relative to `root` ("folder/sub/name") and `regular` true for a regular file or a symlink to one. Symlinked

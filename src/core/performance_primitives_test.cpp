@@ -1,5 +1,5 @@
 // The building blocks of the fast compile path: ParallelFor, JsonWriter (byte-identical to nlohmann's
-// dump), ContentHash, ReadFile on sizes around its buffer logic, and heap hints.
+// dump), ContentHash, ExecutableBuildId, ReadFile on sizes around its buffer logic, and heap hints.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/build_id.hpp"
 #include "core/content_hash.hpp"
 #include "core/diagnostic.hpp"
 #include "core/file_system.hpp"
@@ -212,6 +213,20 @@ TEST(ReadFileTest, ReadsEmptySmallAndLargeFilesWhole) {
   EXPECT_THROW(ReadFile(dir / "missing"), Error);
   EXPECT_THROW(ReadFile(dir), Error);
   std::filesystem::remove_all(dir);
+}
+
+TEST(BuildIdTest, IsTheExecutablesOwnBuildIdNote) {
+  const std::string& hex = ExecutableBuildId();
+  ASSERT_GE(hex.size(), 16u) << "the test binary was linked without --build-id";
+  ASSERT_EQ(hex.size() % 2, 0u);
+  EXPECT_EQ(hex.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_EQ(&ExecutableBuildId(), &hex);  // computed once
+  // The raw bytes must be in the executable file itself.
+  std::string bytes;
+  for (size_t i = 0; i < hex.size(); i += 2)
+    bytes.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  std::string executable = ReadFile("/proc/self/exe");
+  EXPECT_NE(executable.find(bytes), std::string::npos);
 }
 
 }  // namespace

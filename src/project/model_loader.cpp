@@ -296,47 +296,68 @@ void ClassifyReferences(const ModelFile& model, ParsedModel& parsed) {
   }
 }
 
+// The name and the MODEL header of a model file, checked; body_offset set, the body not yet read.
+ParsedModel ParseNameAndHeader(const ModelFile& model) {
+  ParsedModel parsed;
+  parsed.name = std::filesystem::path(model.file).stem().string();
+  parsed.file = model.file;
+  if (!IsIdentifier(parsed.name)) {
+    model.Fail(0, "SLU-MODEL-004", "model name '" + parsed.name + "' (the file name) is not an identifier",
+               "rename the file to [A-Za-z_][A-Za-z0-9_]*.sql");
+  }
+  HeaderBlock header = ParseHeaderBlock(model.text, 0, "MODEL", model.file);
+  ApplyHeader(model, header.entries, parsed);
+  parsed.body_offset = header.end;
+  parsed.header = std::move(header.entries);
+  return parsed;
+}
+
 }  // namespace
 
 ParsedModel ParseModelFile(const std::string& relative_file, const std::string& text, sql::Dialect dialect,
                            const BodyExpander& expand) {
   ModelFile model{relative_file, text};
-  ParsedModel parsed;
-  parsed.name = std::filesystem::path(relative_file).stem().string();
-  parsed.file = relative_file;
-  if (!IsIdentifier(parsed.name)) {
-    model.Fail(0, "SLU-MODEL-004", "model name '" + parsed.name + "' (the file name) is not an identifier",
-               "rename the file to [A-Za-z_][A-Za-z0-9_]*.sql");
-  }
-  HeaderBlock header = ParseHeaderBlock(text, 0, "MODEL", relative_file);
-  ApplyHeader(model, header.entries, parsed);
-  parsed.body_offset = header.end;
-  parsed.header = std::move(header.entries);
-  std::string_view authored_body = std::string_view(text).substr(header.end);
+  ParsedModel parsed = ParseNameAndHeader(model);
+  const size_t body_offset = parsed.body_offset;
+  std::string_view authored_body = std::string_view(text).substr(body_offset);
   if (expand && authored_body.find('@') != std::string_view::npos) {  // a macro call starts with '@'
-    parsed.body = expand(header.end, text.size());
-    if (parsed.body != authored_body) parsed.expanded_text = text.substr(0, header.end) + parsed.body;
+    parsed.body = expand(body_offset, text.size());
+    if (parsed.body != authored_body) parsed.expanded_text = text.substr(0, body_offset) + parsed.body;
   } else {
     parsed.body = authored_body;
   }
   // One tokenization of the body, with offsets and locations absolute in the (expanded) file; it serves the
   // emptiness check, the reference scan and (through significant_tokens) the caller's body contract.
   const std::string& full_text = parsed.expanded_text.empty() ? text : parsed.expanded_text;
-  parsed.significant_tokens = sql::Tokenize(full_text, header.end, dialect, relative_file);
+  parsed.significant_tokens = sql::Tokenize(full_text, body_offset, dialect, relative_file);
   std::erase_if(parsed.significant_tokens,
                 [](const sql::Token& token) { return token.kind == sql::TokenKind::kComment; });
   if (parsed.significant_tokens.empty()) {
-    model.Fail(header.end, "SLU-MODEL-002", "model '" + parsed.name + "' has no SQL after its MODEL header",
+    model.Fail(body_offset, "SLU-MODEL-002", "model '" + parsed.name + "' has no SQL after its MODEL header",
                "write one SELECT after `MODEL (…);`");
   }
   // The calls come in text order, so their lines are counted in one pass over the text.
   LocationCounter locations(relative_file, full_text);
   for (sql::ReferenceCall call : sql::FindReferences(full_text, parsed.significant_tokens, dialect, relative_file)) {
     SourceLocation at = locations.At(call.begin);
-    call.begin -= header.end;
-    call.end -= header.end;
+    call.begin -= body_offset;
+    call.end -= body_offset;
     parsed.references.push_back(ModelReference{call, EdgeType::kReference, at});
   }
+  ClassifyReferences(model, parsed);
+  return parsed;
+}
+
+std::optional<ParsedModel> ParseModelFileWithReferences(const std::string& relative_file, const std::string& text,
+                                                        std::vector<ModelReference>&& references) {
+  ModelFile model{relative_file, text};
+  ParsedModel parsed = ParseNameAndHeader(model);
+  size_t body_size = text.size() - parsed.body_offset;
+  for (const ModelReference& ref : references) {
+    if (ref.call.begin >= ref.call.end || ref.call.end > body_size) return std::nullopt;
+  }
+  parsed.body = text.substr(parsed.body_offset);
+  parsed.references = std::move(references);
   ClassifyReferences(model, parsed);
   return parsed;
 }

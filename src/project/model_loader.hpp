@@ -59,6 +59,14 @@ using BodyExpander = std::function<std::string(size_t body_begin, size_t body_en
 ParsedModel ParseModelFile(const std::string& relative_file, const std::string& text, sql::Dialect dialect,
                            const BodyExpander& expand = {});
 
+// ParseModelFile for a file whose body was analysed before, unchanged by macro expansion (the parse cache,
+// parse_cache.hpp): the name and header are parsed and checked, the body is the authored text, and the
+// references are the given ones (offsets relative to the body), classified as ParseModelFile classifies them.
+// No tokens are kept (significant_tokens is empty). nullopt when a reference does not lie inside the body.
+// Throws what ParseModelFile throws for the name, the header and the references' classification.
+std::optional<ParsedModel> ParseModelFileWithReferences(const std::string& relative_file, const std::string& text,
+                                                        std::vector<ModelReference>&& references);
+
 // The body contract's input (model_contract.hpp) for a model ParseModelFile parsed from `text`: the file text
 // (the expanded one when macros changed the body), the parse's significant tokens (the check moves from them),
 // and the header's storage keys and replay anchor with their offsets. Storage keys are checked only when the

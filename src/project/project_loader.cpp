@@ -16,6 +16,7 @@
 #include "core/phase_timer.hpp"
 #include "project/header_grammar.hpp"
 #include "project/model_contract.hpp"
+#include "project/parse_cache.hpp"
 #include "sql/tokenizer.hpp"
 
 namespace sluice {
@@ -94,6 +95,10 @@ struct LoadedModel {
   unsigned lineage_modes = 0;
   std::string text;               // file text, for located diagnostics; kept only when the header declares audits
   ModelAuditDeclarations audits;  // the header's audits, read once by the parallel parse
+  // The model's parse-cache entry: the one this load encoded (the body was parsed and can be cached), or a view
+  // of the one it reused (a cache hit). Both empty when the model cannot be cached.
+  std::string new_cache_entry;
+  std::string_view reused_cache_entry;
 };
 
 // What the analysis keeps per model on the heap (~6 KiB for the benchmark's ~30-line models; a compile about
@@ -280,22 +285,46 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       }
     }
   }
+  // A model whose file the parse cache knows unchanged gets its body's analysis from there (parse_cache.hpp):
+  // only its name and header are parsed, and the checks that depend on the pipeline run as for any model.
+  const ParseCache cache = ParseCache::Read(root, project.dialect);
+  auto reuse_cached = [&](LoadedModel& model, const ModelFileKey& key) {
+    std::optional<CachedBodyAnalysis> cached = cache.Find(*model.file, key);
+    if (!cached) return false;
+    std::optional<ParsedModel> parsed =
+        ParseModelFileWithReferences(*model.file, model.text, std::move(cached->references));
+    if (!parsed) return false;
+    model.parsed = std::move(*parsed);
+    model.contract.aggregate = cached->aggregate;
+    model.contract.anchor_candidate = cached->anchor_candidate;
+    model.columns = std::move(cached->columns);
+    model.lineage_modes = cached->lineage_modes;
+    model.reused_cache_entry = cache.EntryBytes(*model.file);
+    return true;
+  };
   ParallelFor(models.size(), [&](size_t m) {
     LoadedModel& model = models[m];
     const PipelineLoad& load = loads[model.pipeline_index];
     const std::string& file = *model.file;
+    ModelFileKey key;
+    bool from_cache = false;
     try {
       if (prepared.empty() || model.text.empty()) model.text = root_folder.ReadFile(file);
-      model.parsed = ParseModelFile(file, model.text, project.dialect, [&](size_t begin, size_t end) {
-        if (!prepared.empty()) {
-          PreparedBody& body = prepared[m];
-          if (begin == body.begin && end == model.text.size()) {
-            if (body.error) std::rethrow_exception(body.error);
-            if (body.expanded) return std::move(*body.expanded);
+      if (ParseCache::Enabled()) {
+        key = ModelFileKey::Of(model.text);
+        from_cache = reuse_cached(model, key);
+      }
+      if (!from_cache)
+        model.parsed = ParseModelFile(file, model.text, project.dialect, [&](size_t begin, size_t end) {
+          if (!prepared.empty()) {
+            PreparedBody& body = prepared[m];
+            if (begin == body.begin && end == model.text.size()) {
+              if (body.error) std::rethrow_exception(body.error);
+              if (body.expanded) return std::move(*body.expanded);
+            }
           }
-        }
-        return project.macros->Expand(file, model.text, begin, end, load.macro_context);
-      });
+          return project.macros->Expand(file, model.text, begin, end, load.macro_context);
+        });
       if (load.config.mode != PipelineMode::kVirtual) {
         for (const char* key : {"replay_on_change", "bounded_replay_fallback"}) {
           if (const HeaderEntry* entry = FindEntry(model.parsed.header, key)) {
@@ -307,21 +336,28 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       model.error = std::current_exception();
       return;
     }
-    try {
-      model.contract = CheckContract(model, project.dialect);
-      // The output columns take the asset's form here, in parallel, in one allocation of the exact size; which
-      // lineage modes the columns satisfy is noted before the names move (the pipeline's mode is known later).
-      ModelContract& contract = model.contract;
-      for (LineageMode mode : kLineageModes) {
-        if (HasLineageColumns(contract, mode, project.dialect)) model.lineage_modes |= LineageModeBit(mode);
+    if (!from_cache) {  // else the contract's products came from the cache
+      try {
+        model.contract = CheckContract(model, project.dialect);
+        // The output columns take the asset's form here, in parallel, in one allocation of the exact size; which
+        // lineage modes the columns satisfy is noted before the names move (the pipeline's mode is known later).
+        ModelContract& contract = model.contract;
+        for (LineageMode mode : kLineageModes) {
+          if (HasLineageColumns(contract, mode, project.dialect)) model.lineage_modes |= LineageModeBit(mode);
+        }
+        size_t text_bytes = 0;
+        for (const OutputColumn& column : contract.columns) text_bytes += column.name.size() + column.type_text.size();
+        model.columns.reserve(contract.columns.size(), text_bytes);
+        for (const OutputColumn& column : contract.columns) model.columns.push_back(column.name, column.type_text);
+        std::vector<OutputColumn>().swap(contract.columns);
+        if (ParseCache::Enabled() && model.parsed.expanded_text.empty()) {
+          model.new_cache_entry =
+              EncodeParseCacheEntry(file, key, model.parsed.references, model.columns, contract.aggregate,
+                                    contract.anchor_candidate, model.lineage_modes);
+        }
+      } catch (const Error&) {
+        model.contract_error = std::current_exception();
       }
-      size_t text_bytes = 0;
-      for (const OutputColumn& column : contract.columns) text_bytes += column.name.size() + column.type_text.size();
-      model.columns.reserve(contract.columns.size(), text_bytes);
-      for (const OutputColumn& column : contract.columns) model.columns.push_back(column.name, column.type_text);
-      std::vector<OutputColumn>().swap(contract.columns);
-    } catch (const Error&) {
-      model.contract_error = std::current_exception();
     }
     // The scan buffers, the expanded text and the header served the contract and the checks above; keep only
     // what later passes read (what is freed here is reused by this thread's next model, not fresh memory).
@@ -631,6 +667,26 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       }
     }
     throw Error(std::move(diagnostics));
+  }
+  // The parse cache is rewritten when this load parsed a model it did not know, or it knows files that are
+  // gone or no longer cacheable; only after a successful load (a failing project keeps the previous cache).
+  if (ParseCache::Enabled()) {
+    std::vector<std::string_view> entries;
+    entries.reserve(models.size());
+    bool parsed_any = false;
+    for (const LoadedModel& model : models) {
+      if (!model.new_cache_entry.empty()) {
+        entries.push_back(model.new_cache_entry);
+        parsed_any = true;
+      } else if (!model.reused_cache_entry.empty()) {
+        entries.push_back(model.reused_cache_entry);
+        ++project.models_from_parse_cache;
+      }
+    }
+    if (parsed_any || entries.size() != cache.size()) {
+      WriteParseCache(root, project.dialect, entries);
+      MarkPhase("parse cache written");
+    }
   }
   project.load_scratch = Retain(std::move(models), std::move(checks), std::move(relations), std::move(driving_sources),
                                 std::move(asset_by_name), std::move(model_index));

@@ -35,6 +35,7 @@ struct Project {
   Definitions definitions;
   std::shared_ptr<const MacroEngine> macros;  // never null; starts Python only when macros/ has files
   CompiledChecks checks;                      // SQL tests and audits, compiled
+  size_t models_from_parse_cache = 0;         // models whose body analysis the parse cache gave (parse_cache.hpp)
   // What analysis built on the way and nothing reads afterwards (parsed models, texts, lookup tables), freed
   // with the project rather than as the loader returns: a command-line process that never frees its project
   // (cli/project_context.cpp) then never pays for freeing them either.

@@ -1,13 +1,18 @@
 // Project loading: config precedence, sources, model rules and graph resolution, on projects written into
 // temporary folders.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <functional>
 #include <random>
 
+#include "core/build_id.hpp"
+#include "core/content_hash.hpp"
+#include "core/file_system.hpp"
 #include "project/artifacts.hpp"
+#include "project/parse_cache.hpp"
 #include "project/project_loader.hpp"
 
 namespace sluice {
@@ -37,6 +42,12 @@ class TempProject {
     return LoadProject(root_, LoadOptions{target});
   }
   const std::filesystem::path& root() const { return root_; }
+  // Replaces the project with a copy of tests/projects/<fixture>.
+  void CopyFixture(const std::string& fixture) const {
+    std::filesystem::remove_all(root_);
+    std::filesystem::copy(std::filesystem::path(SLUICE_SOURCE_DIR) / "tests" / "projects" / fixture, root_,
+                          std::filesystem::copy_options::recursive);
+  }
 
  private:
   std::filesystem::path root_;
@@ -260,6 +271,179 @@ TEST(Artifacts, ManifestIsDeterministicAndAtomic) {
   EXPECT_TRUE(std::filesystem::exists(project.root() / "target" / "run" / "tests" / "keep.txt"));
   EXPECT_FALSE(std::filesystem::exists(project.root() / "target" / "compiled" / "models" / "main" / "stale.sql"));
   EXPECT_TRUE(std::filesystem::exists(project.root() / "target" / "compiled" / "models" / "main" / "a.sql"));
+}
+
+// ---- the parse cache (parse_cache.hpp) ---------------------------------------------------------------------
+
+// `contents` (a parse cache file) with its trailing checksum recomputed, as if the cache had been written so.
+std::string WithChecksum(std::string contents) {
+  contents.resize(contents.size() - 8);
+  uint64_t hash = ContentHash(contents);
+  for (int shift = 0; shift < 64; shift += 8) contents.push_back(static_cast<char>(hash >> shift));
+  return contents;
+}
+
+// Models covering what a cache entry holds: typed side refs, a mutable ref, a view, a partitioned model using
+// the built-in @partition_start(), header audits, an aggregate, lineage columns and storage keys.
+void WriteCacheCoverage(const TempProject& project) {
+  project.Write("audits/generic/not_null.sql", "AUDIT ();\nSELECT * FROM __ref(\"@model\") WHERE @column IS NULL\n");
+  project.Write("pipelines/main/b.sql", R"sql(MODEL (
+  order_by ["id"],
+  columns (id (audits [not_null])),
+);
+SELECT CAST(a.id AS INT) AS id, CAST(c.id AS BIGINT) AS wide
+FROM __ref("a") AS a
+JOIN __ref("c", ref_type='reference') AS c ON a.id = c.id
+LEFT JOIN __ref("d", ref_type='mutable') AS d ON a.id = d.id
+)sql");
+  project.Write("pipelines/main/c.sql", "MODEL ();\nSELECT CAST(count() AS BIGINT) AS id FROM __ref(\"a\")\n");
+  project.Write("pipelines/main/d.sql",
+                "MODEL ();\nSELECT CAST(id AS INT) AS id, CAST(id AS INT) AS _replay_partition, "
+                "CAST(id AS INT) AS _replay_offset FROM __ref(\"a\")\n");
+  project.Write("pipelines/main/v.sql", "MODEL (kind view);\nSELECT CAST(id AS INT) AS id FROM __ref(\"b\")\n");
+  project.Write("pipelines/main/p.sql", R"sql(MODEL (partitions (daily (column "d", start_date "2026-01-01")));
+SELECT CAST(@partition_start() AS DATE) AS d, CAST(id AS INT) AS id FROM __ref("a")
+)sql");
+}
+
+TEST(ParseCache, AWarmLoadBuildsWhatAColdLoadBuilds) {
+  TempProject project;
+  WriteCacheCoverage(project);
+  Project cold = project.Load();
+  EXPECT_EQ(cold.models_from_parse_cache, 0u);
+  ASSERT_TRUE(std::filesystem::is_regular_file(ParseCachePath(project.root())));
+  Project warm = project.Load();
+  EXPECT_EQ(warm.models_from_parse_cache, 6u);
+  EXPECT_EQ(BuildArtifacts(warm), BuildArtifacts(cold));
+  EXPECT_EQ(std::get<SqlCompute>(warm.definitions.FindByName("b")->compute).references.at(2).at.line, 8);
+
+  // A project whose models call project macros: those are parsed every time, the others come from the cache.
+  project.CopyFixture("streambuild_compat");
+  Project fixture_cold = project.Load();
+  Project fixture_warm = project.Load();
+  EXPECT_EQ(fixture_warm.models_from_parse_cache, 4u);  // orders and order_items call @replay_columns()
+  EXPECT_EQ(BuildArtifacts(fixture_warm), BuildArtifacts(fixture_cold));
+}
+
+TEST(ParseCache, AnEditedModelIsParsedAgainAndAnUnchangedOneIsReadFromTheCache) {
+  TempProject project;
+  WriteCacheCoverage(project);
+  project.Load();
+  project.Write("pipelines/main/c.sql", "MODEL ();\nSELECT CAST(count() AS BIGINT) AS renamed FROM __ref(\"a\")\n");
+  Project edited = project.Load();
+  EXPECT_EQ(edited.models_from_parse_cache, 5u);
+  EXPECT_EQ((*std::get<SqlCompute>(edited.definitions.FindByName("c")->compute).columns.begin()).first, "renamed");
+  EXPECT_EQ(project.Load().models_from_parse_cache, 6u);  // the edit was cached
+
+  // What a warm load reads is the cache: an entry altered in place (checksum recomputed) is believed.
+  std::string cache = ReadFile(ParseCachePath(project.root()));
+  size_t at = cache.find("renamed");
+  ASSERT_NE(at, std::string::npos);
+  cache.replace(at, 7, "RENAMED");
+  WriteFileAtomic(ParseCachePath(project.root()), WithChecksum(cache));
+  Project believed = project.Load();
+  EXPECT_EQ((*std::get<SqlCompute>(believed.definitions.FindByName("c")->compute).columns.begin()).first, "RENAMED");
+
+  // A removed model leaves the cache at the next load.
+  std::filesystem::remove(project.root() / "pipelines/main/v.sql");
+  EXPECT_EQ(project.Load().models_from_parse_cache, 5u);
+  EXPECT_EQ(ParseCache::Read(project.root(), sql::Dialect::kDuckDb).size(), 5u);
+}
+
+TEST(ParseCache, ACacheThatDoesNotApplyIsIgnoredWhole) {
+  TempProject project;
+  WriteCacheCoverage(project);
+  Project cold = project.Load();
+  const std::filesystem::path path = ParseCachePath(project.root());
+  const std::string good = ReadFile(path);
+  EXPECT_EQ(ParseCache::Read(project.root(), sql::Dialect::kDuckDb).size(), 6u);
+  EXPECT_EQ(ParseCache::Read(project.root(), sql::Dialect::kClickHouse).size(), 0u);  // another dialect
+
+  auto load_with = [&](const std::string& contents) {
+    WriteFileAtomic(path, contents);
+    Project loaded = project.Load();
+    EXPECT_EQ(BuildArtifacts(loaded), BuildArtifacts(cold));
+    return loaded.models_from_parse_cache;
+  };
+  EXPECT_EQ(load_with(good.substr(0, good.size() / 2)), 0u);  // truncated
+  std::string flipped = good;
+  flipped[flipped.size() / 2] ^= 0x20;
+  EXPECT_EQ(load_with(flipped), 0u);  // corrupt
+  std::string other_build = good;
+  size_t id = other_build.find(ExecutableBuildId());
+  ASSERT_NE(id, std::string::npos);
+  other_build[id] = other_build[id] == '0' ? '1' : '0';
+  EXPECT_EQ(load_with(WithChecksum(other_build)), 0u);  // another build wrote it
+  EXPECT_EQ(load_with(""), 0u);
+  EXPECT_EQ(ReadFile(path), good);  // each of those loads wrote the cache again
+  EXPECT_EQ(project.Load().models_from_parse_cache, 6u);
+}
+
+// A cache whose checksum matches but whose entries are malformed (every byte of every entry altered in turn)
+// must be decoded without reading out of bounds (this test runs under the sanitizers in sanitize_check) and
+// must never make a load fail with anything but a sluice::Error.
+TEST(ParseCache, MalformedEntriesAreRefusedOrDecodedWithinBounds) {
+  TempProject project;
+  project.Write("pipelines/main/b.sql",
+                "MODEL ();\nSELECT CAST(a.id AS INT) AS id FROM __ref(\"a\") AS a JOIN __ref(\"c\", "
+                "ref_type='reference') AS c ON true\n");
+  project.Write("pipelines/main/c.sql", "MODEL ();\nSELECT CAST(id AS INT) AS id FROM __ref(\"a\")\n");
+  project.Load();
+  const std::filesystem::path path = ParseCachePath(project.root());
+  const std::string good = ReadFile(path);
+  std::vector<std::string> files = {"pipelines/main/a.sql", "pipelines/main/b.sql", "pipelines/main/c.sql"};
+  std::vector<ModelFileKey> keys;
+  for (const std::string& file : files) keys.push_back(ModelFileKey::Of(ReadFile(project.root() / file)));
+  size_t decoded = 0;
+  for (size_t at = 0; at + 8 < good.size(); ++at) {
+    for (unsigned char change : {0x01, 0x80, 0xFF}) {
+      std::string altered = good;
+      altered[at] = static_cast<char>(altered[at] ^ change);
+      WriteFileAtomic(path, WithChecksum(altered), Durability::kUnsynced);
+      ParseCache cache = ParseCache::Read(project.root(), sql::Dialect::kDuckDb);
+      for (size_t f = 0; f < files.size(); ++f) decoded += cache.Find(files[f], keys[f]).has_value();
+    }
+    if (at % 16 == 0) {  // a whole load now and then: it succeeds, or fails with a located error
+      try {
+        project.Load();
+      } catch (const Error& error) {
+        EXPECT_FALSE(error.diagnostics().empty());
+      }
+    }
+  }
+  EXPECT_GT(decoded, 0u);  // the alterations that keep an entry readable (a column's name) are decoded
+}
+
+TEST(ParseCache, OnlyASuccessfulLoadWritesItAndAnUnwritableOneIsNoError) {
+  TempProject project;
+  WriteCacheCoverage(project);
+  project.Load();
+  const std::filesystem::path path = ParseCachePath(project.root());
+  const std::string before = ReadFile(path);
+  project.Write("pipelines/main/e.sql", "MODEL ();\nSELECT CAST(id AS INT) AS id FROM __ref(\"missing\")\n");
+  EXPECT_EQ(ErrorOf([&] { project.Load(); }).code, "SLU-GRAPH-002");
+  EXPECT_EQ(ReadFile(path), before);
+  std::filesystem::remove(project.root() / "pipelines/main/e.sql");
+
+  // Temporaries of writers that were killed before renaming are removed by the next write; a live writer's stay.
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ASSERT_GT(dead, 0);
+  ::waitpid(dead, nullptr, 0);
+  const std::string dead_temporary = path.string() + ".tmp." + std::to_string(dead);
+  const std::string live_temporary = path.string() + ".tmp.1";
+  project.Write(".sluice/" + std::filesystem::path(dead_temporary).filename().string(), "partial");
+  project.Write(".sluice/" + std::filesystem::path(live_temporary).filename().string(), "partial");
+  project.Write("pipelines/main/c.sql", "MODEL ();\nSELECT CAST(count() AS BIGINT) AS n FROM __ref(\"a\")\n");
+  project.Load();
+  EXPECT_FALSE(std::filesystem::exists(dead_temporary));
+  EXPECT_TRUE(std::filesystem::exists(live_temporary));
+
+  // .sluice is a file, not a folder: nothing can be written, the project loads all the same.
+  std::filesystem::remove_all(project.root() / ".sluice");
+  project.Write(".sluice", "not a folder");
+  EXPECT_EQ(project.Load().models_from_parse_cache, 0u);
+  EXPECT_EQ(project.Load().definitions.FindByName("c")->name(), "c");
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // End-to-end tests of what makes compile fast, checked for what it must not change: the artifacts and the
 // reported error are the same whatever the thread count and heap settings, macro failures are reported in file
-// order although the files are read in parallel, and SLUICE_TIMINGS reports the phases.
+// order although the files are read in parallel, SLUICE_TIMINGS reports the phases, and the parse cache changes
+// nothing but the time.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <filesystem>
 #include <map>
@@ -126,6 +128,50 @@ TEST(CompileSpeedE2E, TimingsReportEveryPhaseInOrderOnlyWhenAsked) {
   }
   EXPECT_EQ(timed.out.rfind("compiled ", 0), 0u) << timed.out;
   EXPECT_EQ(timed.out.find("timing:"), std::string::npos) << "timings go to stderr only";
+}
+
+// The parse cache (src/project/parse_cache.hpp): compiles that write it and read it produce what a compile
+// without it produces; a run killed between writing its new cache and renaming it over the old one leaves the
+// old cache, and the next run replaces it and removes the killed run's temporary.
+TEST(CompileSpeedE2E, TheParseCacheChangesNoArtifactAndAKilledWriterLeavesTheOldCache) {
+  ScratchProject project("streambuild_compat");
+  ProcessResult off = CompileInto(project, "off", {{"SLUICE_PARSE_CACHE", "off"}});
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_FALSE(fs::exists(project.root() / ".sluice"));
+  ProcessResult writing = CompileInto(project, "writing", {});
+  ASSERT_EQ(writing.exit_code, 0) << writing.err;
+  const std::string cache = project.Read(".sluice/parse-cache");
+  ProcessResult reading = CompileInto(project, "reading", {{"SLUICE_TIMINGS", "1"}});
+  ASSERT_EQ(reading.exit_code, 0) << reading.err;
+  std::map<std::string, std::string> expected = FilesUnder(project, "off");
+  EXPECT_EQ(FilesUnder(project, "writing"), expected);
+  EXPECT_EQ(FilesUnder(project, "reading"), expected);
+  EXPECT_EQ(reading.err.find("parse cache written"), std::string::npos) << "nothing new to cache";
+  EXPECT_EQ(project.Read(".sluice/parse-cache"), cache);
+
+  const std::string model = "pipelines/pl__legacy/legacy_sessions.sql";
+  project.Write(model, project.Read(model) + "-- edited\n");
+  const std::string marker = (project.root() / "paused_cache_write").string();
+  pid_t pid = project.Start({"discover"},
+                            {{"SLUICE_TEST_PAUSE_AT", "before_atomic_rename"}, {"SLUICE_TEST_PAUSE_MARKER", marker}},
+                            "paused_discover");
+  ASSERT_TRUE(WaitForFile(marker, 60));
+  ::kill(pid, SIGKILL);
+  EXPECT_EQ(WaitFor(pid), 128 + SIGKILL);
+  auto temporaries = [&] {
+    size_t count = 0;
+    for (const auto& entry : fs::directory_iterator(project.root() / ".sluice")) {
+      count += entry.path().filename().string().rfind("parse-cache.tmp.", 0) == 0;
+    }
+    return count;
+  };
+  EXPECT_EQ(project.Read(".sluice/parse-cache"), cache);
+  EXPECT_EQ(temporaries(), 1u);
+  ProcessResult after = project.Run({"discover"}, {{"SLUICE_TIMINGS", "1"}});
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_NE(after.err.find("parse cache written"), std::string::npos) << after.err;
+  EXPECT_NE(project.Read(".sluice/parse-cache"), cache);
+  EXPECT_EQ(temporaries(), 0u);
 }
 
 }  // namespace

@@ -1,0 +1,281 @@
+#include "project/parse_cache.hpp"
+
+#include <signal.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <system_error>
+
+#include "core/build_id.hpp"
+#include "core/content_hash.hpp"
+#include "core/diagnostic.hpp"
+#include "core/file_system.hpp"
+
+namespace sluice {
+
+namespace {
+
+// The file: kMagic, the build ID (length-prefixed), the dialect (one byte), the entry count, the entries (each
+// length-prefixed), then the ContentHash of everything before it as 8 little-endian bytes. An entry: the file
+// path, its size and hash, the references (kind, ref type, name, begin, end, line, column), the columns (name,
+// type), flags (aggregate, anchor candidate) and the lineage mode bits. Integers are LEB128 varints; strings a
+// varint length and the bytes. The magic carries the format version; the build ID changes with any code change.
+constexpr std::string_view kMagic = "SLUICE PARSE CACHE 1\n";
+constexpr std::string_view kTemporaryPrefix = "parse-cache.tmp.";  // WriteFileAtomic's `<path>.tmp.<pid>`
+constexpr uint8_t kAggregateFlag = 1;
+constexpr uint8_t kAnchorCandidateFlag = 2;
+constexpr unsigned kLineageModeBits = 0xF;
+
+void PutVarint(std::string& out, uint64_t value) {
+  while (value >= 0x80) {
+    out.push_back(static_cast<char>(value | 0x80));
+    value >>= 7;
+  }
+  out.push_back(static_cast<char>(value));
+}
+
+void PutString(std::string& out, std::string_view text) {
+  PutVarint(out, text.size());
+  out.append(text);
+}
+
+void PutFixed64(std::string& out, uint64_t value) {
+  for (int shift = 0; shift < 64; shift += 8) out.push_back(static_cast<char>(value >> shift));
+}
+
+// Reads what the Put functions wrote; any read past the end or malformed value clears ok() and yields zeros.
+class Decoder {
+ public:
+  explicit Decoder(std::string_view data) : data_(data) {}
+
+  bool ok() const { return ok_; }
+  bool done() const { return at_ == data_.size(); }
+  size_t at() const { return at_; }
+
+  uint64_t Varint() {
+    uint64_t value = 0;
+    for (int shift = 0; shift < 64 && at_ < data_.size(); shift += 7) {
+      auto byte = static_cast<unsigned char>(data_[at_++]);
+      value |= static_cast<uint64_t>(byte & 0x7F) << shift;
+      if ((byte & 0x80) == 0) return value;
+    }
+    return Fail();
+  }
+
+  std::string_view Bytes(uint64_t size) {
+    if (!ok_ || size > data_.size() - at_) {
+      Fail();
+      return {};
+    }
+    std::string_view bytes = data_.substr(at_, size);
+    at_ += size;
+    return bytes;
+  }
+
+  std::string_view String() { return Bytes(Varint()); }
+
+  uint8_t Byte() {
+    std::string_view byte = Bytes(1);
+    return byte.empty() ? 0 : static_cast<uint8_t>(byte[0]);
+  }
+
+  uint64_t Fixed64() {
+    std::string_view bytes = Bytes(8);
+    uint64_t value = 0;
+    for (size_t i = 0; i < bytes.size(); ++i)
+      value |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
+    return value;
+  }
+
+  // A varint that must fit an int (line and column numbers).
+  int Int() {
+    uint64_t value = Varint();
+    if (value > INT_MAX) return static_cast<int>(Fail());
+    return static_cast<int>(value);
+  }
+
+ private:
+  uint64_t Fail() {
+    ok_ = false;
+    at_ = data_.size();
+    return 0;
+  }
+
+  std::string_view data_;
+  size_t at_ = 0;
+  bool ok_ = true;
+};
+
+std::string FileHeader(sql::Dialect dialect) {
+  std::string header(kMagic);
+  PutString(header, ExecutableBuildId());
+  header.push_back(static_cast<char>(dialect));
+  return header;
+}
+
+// Removes the temporaries of writers that no longer run (killed between writing and renaming).
+void RemoveAbandonedTemporaries(const std::filesystem::path& folder) {
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind(kTemporaryPrefix, 0) != 0) continue;
+    char* parsed_end = nullptr;
+    long pid = std::strtol(name.c_str() + kTemporaryPrefix.size(), &parsed_end, 10);
+    if (pid <= 0 || *parsed_end != '\0') continue;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::error_code ignored;  // another process may have removed it first
+      std::filesystem::remove(it->path(), ignored);
+    }
+  }
+}
+
+}  // namespace
+
+ModelFileKey ModelFileKey::Of(std::string_view text) { return ModelFileKey{text.size(), ContentHash(text)}; }
+
+std::filesystem::path ParseCachePath(const std::filesystem::path& root) { return root / ".sluice" / "parse-cache"; }
+
+bool ParseCache::Enabled() {
+  static const bool enabled = [] {
+    if (const char* setting = std::getenv("SLUICE_PARSE_CACHE")) {
+      std::string_view value = setting;
+      if (value == "off" || value == "0" || value == "false") return false;
+    }
+    return !ExecutableBuildId().empty();
+  }();
+  return enabled;
+}
+
+ParseCache ParseCache::Read(const std::filesystem::path& root, sql::Dialect dialect) {
+  ParseCache cache;
+  if (!Enabled()) return cache;
+  try {
+    cache.contents_ = ReadFile(ParseCachePath(root));
+  } catch (const Error&) {
+    return cache;  // none yet, or unreadable: load without it
+  }
+  std::string_view contents = cache.contents_;
+  std::string header = FileHeader(dialect);
+  if (contents.size() < header.size() + 8 || contents.substr(0, header.size()) != header) return ParseCache{};
+  std::string_view body = contents.substr(0, contents.size() - 8);
+  if (Decoder(contents.substr(body.size())).Fixed64() != ContentHash(body)) return ParseCache{};
+
+  Decoder decoder(body.substr(header.size()));
+  uint64_t count = decoder.Varint();
+  if (count > body.size()) return ParseCache{};  // every entry takes at least a byte
+  cache.entries_.reserve(count);
+  for (uint64_t i = 0; i < count && decoder.ok(); ++i) {
+    std::string_view entry = decoder.String();
+    std::string_view file = Decoder(entry).String();
+    if (!file.empty()) cache.entries_.emplace(file, entry);
+  }
+  if (!decoder.ok() || !decoder.done()) return ParseCache{};
+  return cache;
+}
+
+std::string_view ParseCache::EntryBytes(std::string_view file) const {
+  auto it = entries_.find(file);
+  return it == entries_.end() ? std::string_view{} : it->second;
+}
+
+std::optional<CachedBodyAnalysis> ParseCache::Find(std::string_view file, const ModelFileKey& key) const {
+  auto it = entries_.find(file);
+  if (it == entries_.end()) return std::nullopt;
+  Decoder in(it->second);
+  in.String();  // the file, matched by the lookup
+  if (ModelFileKey{in.Varint(), in.Fixed64()} != key) return std::nullopt;
+
+  CachedBodyAnalysis analysis;
+  uint64_t reference_count = in.Varint();
+  if (reference_count > it->second.size()) return std::nullopt;
+  analysis.references.reserve(reference_count);
+  for (uint64_t r = 0; r < reference_count && in.ok(); ++r) {
+    uint8_t kind = in.Byte();
+    uint8_t ref_type = in.Byte();
+    if (kind > 1 || ref_type > 2) return std::nullopt;
+    sql::ReferenceCall call{kind == 0 ? sql::ReferenceKind::kSource : sql::ReferenceKind::kRef,
+                            std::string(in.String()), std::nullopt, 0, 0};
+    if (ref_type != 0) call.ref_type = ref_type == 1 ? sql::RefType::kReference : sql::RefType::kMutable;
+    call.begin = in.Varint();
+    call.end = in.Varint();
+    int line = in.Int();
+    int column = in.Int();
+    analysis.references.push_back(
+        ModelReference{std::move(call), EdgeType::kReference, SourceLocation{std::string(file), line, column}});
+  }
+  uint64_t column_count = in.Varint();
+  if (column_count > it->second.size()) return std::nullopt;
+  std::vector<std::pair<std::string_view, std::string_view>> columns;
+  columns.reserve(column_count);
+  size_t text_bytes = 0;
+  for (uint64_t c = 0; c < column_count && in.ok(); ++c) {
+    std::string_view name = in.String();
+    std::string_view type = in.String();
+    columns.emplace_back(name, type);
+    text_bytes += name.size() + type.size();
+  }
+  uint8_t flags = in.Byte();
+  unsigned lineage_modes = in.Byte();
+  if (!in.ok() || !in.done() || flags > (kAggregateFlag | kAnchorCandidateFlag) || lineage_modes > kLineageModeBits) {
+    return std::nullopt;
+  }
+  analysis.columns.reserve(columns.size(), text_bytes);
+  for (const auto& [name, type] : columns) analysis.columns.push_back(name, type);
+  analysis.aggregate = (flags & kAggregateFlag) != 0;
+  analysis.anchor_candidate = (flags & kAnchorCandidateFlag) != 0;
+  analysis.lineage_modes = lineage_modes;
+  return analysis;
+}
+
+std::string EncodeParseCacheEntry(std::string_view file, const ModelFileKey& key,
+                                  const std::vector<ModelReference>& references, const ColumnList& columns,
+                                  bool aggregate, bool anchor_candidate, unsigned lineage_modes) {
+  std::string out;
+  out.reserve(64 + file.size() + references.size() * 32 + columns.size() * 24);
+  PutString(out, file);
+  PutVarint(out, key.size);
+  PutFixed64(out, key.hash);
+  PutVarint(out, references.size());
+  for (const ModelReference& ref : references) {
+    const sql::ReferenceCall& call = ref.call;
+    out.push_back(call.kind == sql::ReferenceKind::kSource ? 0 : 1);
+    out.push_back(!call.ref_type ? 0 : *call.ref_type == sql::RefType::kReference ? 1 : 2);
+    PutString(out, call.name);
+    PutVarint(out, call.begin);
+    PutVarint(out, call.end);
+    PutVarint(out, static_cast<uint64_t>(ref.at.line));
+    PutVarint(out, static_cast<uint64_t>(ref.at.column));
+  }
+  PutVarint(out, columns.size());
+  for (const auto& [name, type] : columns) {
+    PutString(out, name);
+    PutString(out, type);
+  }
+  out.push_back(static_cast<char>((aggregate ? kAggregateFlag : 0) | (anchor_candidate ? kAnchorCandidateFlag : 0)));
+  out.push_back(static_cast<char>(lineage_modes & kLineageModeBits));
+  return out;
+}
+
+bool WriteParseCache(const std::filesystem::path& root, sql::Dialect dialect,
+                     const std::vector<std::string_view>& entries) {
+  if (!ParseCache::Enabled()) return false;
+  std::string contents = FileHeader(dialect);
+  size_t bytes = contents.size() + 16;
+  for (std::string_view entry : entries) bytes += entry.size() + 5;
+  contents.reserve(bytes);
+  PutVarint(contents, entries.size());
+  for (std::string_view entry : entries) PutString(contents, entry);
+  PutFixed64(contents, ContentHash(contents));
+  std::filesystem::path path = ParseCachePath(root);
+  try {
+    WriteFileAtomic(path, contents, Durability::kUnsynced);
+  } catch (const Error&) {
+    return false;  // read-only project, full disk: the next load parses every model again
+  }
+  RemoveAbandonedTemporaries(path.parent_path());
+  return true;
+}
+
+}  // namespace sluice

@@ -1,0 +1,92 @@
+// The parse cache: what the analysis of each model's SQL body produced the last time the project loaded — its
+// reference calls with their locations, output columns, aggregate semantics, anchor candidacy and lineage
+// columns — keyed by the model file's path, size and content hash. A model whose file is unchanged is read
+// and hashed but not tokenized or parsed again (dbt's partial parsing, per file); its MODEL header is still
+// parsed and checked (a few µs), so everything that depends on the pipeline or the project is computed as
+// without the cache.
+//
+// Only what is a function of the file's bytes, its path and the SQL dialect is cached, and only for a model
+// that loaded without error and whose body macro expansion left unchanged (a body that calls a project macro
+// is parsed every time: its expansion depends on the macros' code).
+//
+// Stored in <root>/.sluice/parse-cache. The file names the build that wrote it (its GNU build ID) and the
+// dialect, and ends with a checksum of its contents: a file of another build or dialect, a truncated or corrupt
+// one, or one that is absent or unreadable is ignored whole (the load parses every model, as without a cache).
+// Written whole, atomically (a temporary sibling renamed over it; not fsynced: a cache lost to a power cut
+// costs one slower load, and its checksum rejects a partial file). SLUICE_PARSE_CACHE=off disables reading
+// and writing.
+//
+// Thread-safety: a ParseCache is immutable after Read; Find may be called from many threads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "definitions/definitions.hpp"
+#include "project/model_loader.hpp"
+#include "sql/token.hpp"
+
+namespace sluice {
+
+// What the body analysis of one model produced (see above).
+struct CachedBodyAnalysis {
+  std::vector<ModelReference> references;  // text order; offsets relative to the body; edges not classified
+  ColumnList columns;
+  bool aggregate = false;
+  bool anchor_candidate = false;
+  unsigned lineage_modes = 0;  // bit 1 << LineageMode of every mode whose columns are among the outputs
+};
+
+// A model file's identity in the cache: its size and ContentHash.
+struct ModelFileKey {
+  uint64_t size = 0;
+  uint64_t hash = 0;
+  static ModelFileKey Of(std::string_view text);
+  bool operator==(const ModelFileKey&) const = default;
+};
+
+class ParseCache {
+ public:
+  // False when SLUICE_PARSE_CACHE is "off", "0" or "false", or when the executable has no build ID (nothing
+  // would tell its cache from another build's).
+  static bool Enabled();
+
+  // The cache of the project at `root` for `dialect`; empty when disabled, absent, unreadable, written by
+  // another build or for another dialect, or corrupt. Never throws.
+  static ParseCache Read(const std::filesystem::path& root, sql::Dialect dialect);
+
+  // The entry of `file` (relative to the root) when it was written for a file with this key, decoded; nullopt
+  // when there is none, the key differs, or the entry cannot be decoded.
+  std::optional<CachedBodyAnalysis> Find(std::string_view file, const ModelFileKey& key) const;
+
+  // The stored bytes of `file`'s entry (for writing the cache again without re-encoding it); empty when none.
+  std::string_view EntryBytes(std::string_view file) const;
+
+  size_t size() const { return entries_.size(); }
+
+ private:
+  std::string contents_;
+  std::unordered_map<std::string_view, std::string_view> entries_;  // file → its entry, views of contents_
+};
+
+// One model's entry, for WriteParseCache.
+std::string EncodeParseCacheEntry(std::string_view file, const ModelFileKey& key,
+                                  const std::vector<ModelReference>& references, const ColumnList& columns,
+                                  bool aggregate, bool anchor_candidate, unsigned lineage_modes);
+
+// Replaces the project's cache with these entries (each from EncodeParseCacheEntry or EntryBytes), for this
+// build and dialect. Returns false, leaving the previous cache, when the cache cannot be written (a read-only
+// project loads without one); never throws. Also removes temporaries that killed writers left behind.
+bool WriteParseCache(const std::filesystem::path& root, sql::Dialect dialect,
+                     const std::vector<std::string_view>& entries);
+
+// <root>/.sluice/parse-cache
+std::filesystem::path ParseCachePath(const std::filesystem::path& root);
+
+}  // namespace sluice
