@@ -1,6 +1,7 @@
 #include "core/content_hash.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 namespace sluice {
@@ -16,7 +17,11 @@ uint64_t RotateLeft(uint64_t value, int bits) { return (value << bits) | (value 
 // Reads 8 bytes as a little-endian word whatever the host order, so hashes agree across machines.
 uint64_t ReadWord(const unsigned char* p) {
   uint64_t word = 0;
-  for (int i = 7; i >= 0; --i) word = (word << 8) | p[i];
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(&word, p, sizeof word);  // one load
+  } else {
+    for (int i = 7; i >= 0; --i) word = (word << 8) | p[i];
+  }
   return word;
 }
 
@@ -39,9 +44,20 @@ void ContentHasher::Add(std::string_view piece) {
   const auto* p = reinterpret_cast<const unsigned char*>(piece.data());
   size_t size = piece.size();
   size_ += size;
-  // Four independent lanes keep the multiplier pipeline busy on long inputs.
+  // Four independent lanes keep the multiplier pipeline busy on long inputs. They are held in locals while the
+  // blocks are mixed: `p` may alias anything, so a member would be stored and reloaded for every word.
+  uint64_t lane0 = lanes_[0], lane1 = lanes_[1], lane2 = lanes_[2], lane3 = lanes_[3];
   auto block = [&](const unsigned char* data) {
-    for (int lane = 0; lane < 4; ++lane) lanes_[lane] = Mix(lanes_[lane], ReadWord(data + 8 * lane));
+    lane0 = Mix(lane0, ReadWord(data));
+    lane1 = Mix(lane1, ReadWord(data + 8));
+    lane2 = Mix(lane2, ReadWord(data + 16));
+    lane3 = Mix(lane3, ReadWord(data + 24));
+  };
+  auto store_lanes = [&] {
+    lanes_[0] = lane0;
+    lanes_[1] = lane1;
+    lanes_[2] = lane2;
+    lanes_[3] = lane3;
   };
   if (pending_size_ > 0) {
     size_t take = std::min(size, sizeof pending_ - pending_size_);
@@ -54,6 +70,7 @@ void ContentHasher::Add(std::string_view piece) {
     pending_size_ = 0;
   }
   for (; size >= 32; p += 32, size -= 32) block(p);
+  store_lanes();
   std::memcpy(pending_, p, size);
   pending_size_ = size;
 }

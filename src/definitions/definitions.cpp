@@ -28,6 +28,17 @@ void ColumnList::push_back(std::string_view name, std::string_view type) {
   ends_.push_back(static_cast<uint32_t>(text_.size()));
 }
 
+std::optional<ColumnList> ColumnList::FromPacked(std::string text, std::vector<uint32_t> ends) {
+  if (ends.size() % 2 != 0 || (ends.empty() ? !text.empty() : ends.back() != text.size())) return std::nullopt;
+  for (size_t i = 1; i < ends.size(); ++i) {
+    if (ends[i] < ends[i - 1]) return std::nullopt;
+  }
+  ColumnList list;
+  list.text_ = std::move(text);
+  list.ends_ = std::move(ends);
+  return list;
+}
+
 ColumnList::value_type ColumnList::operator[](size_t i) const {
   size_t name_begin = i == 0 ? 0 : ends_[2 * i - 1];
   size_t name_end = ends_[2 * i];

@@ -83,6 +83,14 @@ class ColumnList {
   Iterator end() const { return Iterator(this, size()); }
   bool operator==(const ColumnList&) const = default;
 
+  // The packed form — every name and type with no separator, and the offset where each ends — for storing the
+  // list as is (the parse cache).
+  std::string_view packed_text() const { return text_; }
+  const std::vector<uint32_t>& packed_ends() const { return ends_; }
+  // The list with this packed form; nullopt when `ends` is not one for `text` (an odd count, a decreasing
+  // offset, or a last offset other than text's size).
+  static std::optional<ColumnList> FromPacked(std::string text, std::vector<uint32_t> ends);
+
  private:
   std::string text_;            // name, type, name, type … with no separator
   std::vector<uint32_t> ends_;  // where each name and type ends in text_

@@ -296,10 +296,18 @@ void ClassifyReferences(const ModelFile& model, ParsedModel& parsed) {
   }
 }
 
+// std::filesystem::path(file).stem() of a relative file path, without building a path.
+std::string_view FileStem(std::string_view file) {
+  std::string_view name = file.substr(file.rfind('/') + 1);  // npos + 1 == 0
+  if (name == "." || name == "..") return name;
+  size_t dot = name.rfind('.');
+  return dot == std::string_view::npos || dot == 0 ? name : name.substr(0, dot);
+}
+
 // The name and the MODEL header of a model file, checked; body_offset set, the body not yet read.
 ParsedModel ParseNameAndHeader(const ModelFile& model) {
   ParsedModel parsed;
-  parsed.name = std::filesystem::path(model.file).stem().string();
+  parsed.name = FileStem(model.file);
   parsed.file = model.file;
   if (!IsIdentifier(parsed.name)) {
     model.Fail(0, "SLU-MODEL-004", "model name '" + parsed.name + "' (the file name) is not an identifier",

@@ -19,9 +19,10 @@ namespace {
 
 // The file: kMagic, the build ID (length-prefixed), the dialect (one byte), the entry count, the entries (each
 // length-prefixed), then the ContentHash of everything before it as 8 little-endian bytes. An entry: the file
-// path, its size and hash, the references (kind, ref type, name, begin, end, line, column), the columns (name,
-// type), flags (aggregate, anchor candidate) and the lineage mode bits. Integers are LEB128 varints; strings a
-// varint length and the bytes. The magic carries the format version; the build ID changes with any code change.
+// path, its size and hash, the references (kind, ref type, name, begin, end, line, column), the columns in
+// ColumnList's packed form (the text, then each name's and type's length), flags (aggregate, anchor candidate) and the
+// lineage mode bits. Integers are LEB128 varints; strings a varint length and the bytes. The magic carries the format
+// version; the build ID changes with any code change.
 constexpr std::string_view kMagic = "SLUICE PARSE CACHE 1\n";
 constexpr std::string_view kTemporaryPrefix = "parse-cache.tmp.";  // WriteFileAtomic's `<path>.tmp.<pid>`
 constexpr uint8_t kAggregateFlag = 1;
@@ -152,11 +153,11 @@ ParseCache ParseCache::Read(const std::filesystem::path& root, sql::Dialect dial
   ParseCache cache;
   if (!Enabled()) return cache;
   try {
-    cache.contents_ = ReadFile(ParseCachePath(root));
+    cache.contents_ = std::make_unique<const std::string>(ReadFile(ParseCachePath(root)));
   } catch (const Error&) {
     return cache;  // none yet, or unreadable: load without it
   }
-  std::string_view contents = cache.contents_;
+  std::string_view contents = *cache.contents_;
   std::string header = FileHeader(dialect);
   if (contents.size() < header.size() + 8 || contents.substr(0, header.size()) != header) return ParseCache{};
   std::string_view body = contents.substr(0, contents.size() - 8);
@@ -205,24 +206,25 @@ std::optional<CachedBodyAnalysis> ParseCache::Find(std::string_view file, const 
     analysis.references.push_back(
         ModelReference{std::move(call), EdgeType::kReference, SourceLocation{std::string(file), line, column}});
   }
-  uint64_t column_count = in.Varint();
-  if (column_count > it->second.size()) return std::nullopt;
-  std::vector<std::pair<std::string_view, std::string_view>> columns;
-  columns.reserve(column_count);
-  size_t text_bytes = 0;
-  for (uint64_t c = 0; c < column_count && in.ok(); ++c) {
-    std::string_view name = in.String();
-    std::string_view type = in.String();
-    columns.emplace_back(name, type);
-    text_bytes += name.size() + type.size();
+  std::string column_text(in.String());
+  uint64_t end_count = in.Varint();
+  if (end_count > it->second.size()) return std::nullopt;
+  std::vector<uint32_t> column_ends;
+  column_ends.reserve(end_count);
+  uint64_t end = 0;
+  for (uint64_t e = 0; e < end_count && in.ok(); ++e) {
+    end += in.Varint();  // stored as lengths
+    if (end > column_text.size()) return std::nullopt;
+    column_ends.push_back(static_cast<uint32_t>(end));
   }
   uint8_t flags = in.Byte();
   unsigned lineage_modes = in.Byte();
   if (!in.ok() || !in.done() || flags > (kAggregateFlag | kAnchorCandidateFlag) || lineage_modes > kLineageModeBits) {
     return std::nullopt;
   }
-  analysis.columns.reserve(columns.size(), text_bytes);
-  for (const auto& [name, type] : columns) analysis.columns.push_back(name, type);
+  std::optional<ColumnList> columns = ColumnList::FromPacked(std::move(column_text), std::move(column_ends));
+  if (!columns) return std::nullopt;
+  analysis.columns = std::move(*columns);
   analysis.aggregate = (flags & kAggregateFlag) != 0;
   analysis.anchor_candidate = (flags & kAnchorCandidateFlag) != 0;
   analysis.lineage_modes = lineage_modes;
@@ -248,10 +250,12 @@ std::string EncodeParseCacheEntry(std::string_view file, const ModelFileKey& key
     PutVarint(out, static_cast<uint64_t>(ref.at.line));
     PutVarint(out, static_cast<uint64_t>(ref.at.column));
   }
-  PutVarint(out, columns.size());
-  for (const auto& [name, type] : columns) {
-    PutString(out, name);
-    PutString(out, type);
+  PutString(out, columns.packed_text());
+  PutVarint(out, columns.packed_ends().size());
+  uint32_t previous = 0;
+  for (uint32_t end : columns.packed_ends()) {
+    PutVarint(out, end - previous);
+    previous = end;
   }
   out.push_back(static_cast<char>((aggregate ? kAggregateFlag : 0) | (anchor_candidate ? kAnchorCandidateFlag : 0)));
   out.push_back(static_cast<char>(lineage_modes & kLineageModeBits));

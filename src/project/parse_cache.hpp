@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -71,8 +72,8 @@ class ParseCache {
   size_t size() const { return entries_.size(); }
 
  private:
-  std::string contents_;
-  std::unordered_map<std::string_view, std::string_view> entries_;  // file → its entry, views of contents_
+  std::unique_ptr<const std::string> contents_;  // on the heap, so the views below survive moving the cache
+  std::unordered_map<std::string_view, std::string_view> entries_;  // file → its entry, views of *contents_
 };
 
 // One model's entry, for WriteParseCache.

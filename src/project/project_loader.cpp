@@ -434,9 +434,12 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   // checks input below views the body there) and its references are resolved against the keys. The first model
   // (in order) with an unknown reference is the one reported.
   const size_t first_model_asset = project.sources.size();
-  for (const LoadedModel& model : models) {
-    assets.push_back(
-        Asset{AssetKey::FromParts({model.name_space, model.parsed.name}), {}, {}, {}, std::nullopt, {}, {}, {}});
+  std::vector<std::optional<AssetKey>> model_keys(models.size());
+  ParallelFor(models.size(), [&](size_t m) {
+    model_keys[m] = AssetKey::FromParts({models[m].name_space, models[m].parsed.name});
+  });
+  for (std::optional<AssetKey>& key : model_keys) {
+    assets.push_back(Asset{std::move(*key), {}, {}, {}, std::nullopt, {}, {}, {}});
   }
   ParallelFor(models.size(), [&](size_t m) {
     LoadedModel& model = models[m];
