@@ -156,9 +156,9 @@ def main():
 
 def toggle_edit(project):
     """Changes one model file of `project` (a trailing comment added or removed), so the next load parses it."""
-    pipelines = os.path.join(project, "pipelines")
-    folder = os.path.join(pipelines, sorted(os.listdir(pipelines))[0])
-    model = os.path.join(folder, sorted(f for f in os.listdir(folder) if f.endswith(".sql"))[0])
+    model = min(os.path.join(folder, name)
+                for folder, _, names in os.walk(os.path.join(project, "pipelines")) for name in names
+                if name.endswith(".sql"))
     with open(model) as f:
         text = f.read()
     mark = "-- edited by the benchmark\n"

@@ -417,4 +417,22 @@ bool HasLineageColumns(const ModelContract& contract, LineageMode lineage, sql::
   return true;
 }
 
+unsigned LineageModesOf(const ModelContract& contract, sql::Dialect dialect) {
+  unsigned modes = 0;
+  for (LineageMode mode :
+       {LineageMode::kOffsets, LineageMode::kTimestamp, LineageMode::kLandedAt, LineageMode::kCursor}) {
+    if (HasLineageColumns(contract, mode, dialect)) modes |= LineageModeBit(mode);
+  }
+  return modes;
+}
+
+ColumnList ColumnListOf(const std::vector<OutputColumn>& columns) {
+  size_t text_bytes = 0;
+  for (const OutputColumn& column : columns) text_bytes += column.name.size() + column.type_text.size();
+  ColumnList list;
+  list.reserve(columns.size(), text_bytes);
+  for (const OutputColumn& column : columns) list.push_back(column.name, column.type_text);
+  return list;
+}
+
 }  // namespace sluice

@@ -74,8 +74,8 @@ struct ModelContractInput {
   // Optional: the tokens of file_text with its header blanked (Tokenize, kComment tokens removed), when the
   // caller already has them; they are moved from. Their text views must stay valid during the call.
   std::vector<sql::Token>* significant_tokens = nullptr;
-  size_t body_offset = 0;      // where the SQL body starts (just after the header's `;`)
-  std::string file;            // the file name used in diagnostics (relative path)
+  size_t body_offset = 0;  // where the SQL body starts (just after the header's `;`)
+  std::string file;        // the file name used in diagnostics (relative path)
   sql::Dialect dialect = sql::Dialect::kClickHouse;
   ModelKind kind = ModelKind::kTable;
   StorageKeyText engine{"MergeTree()", 0};
@@ -103,6 +103,15 @@ struct ModelContract {
 // True when the lineage mode's columns (LineageColumns) are among the contract's output columns, compared as
 // the dialect compares names. Lets a caller that learns the lineage mode later recompute anchor_eligible.
 bool HasLineageColumns(const ModelContract& contract, LineageMode lineage, sql::Dialect dialect);
+
+// A set of lineage modes as bits: 1 << mode.
+inline unsigned LineageModeBit(LineageMode mode) { return 1u << static_cast<unsigned>(mode); }
+
+// The lineage modes (LineageModeBit) whose columns are among the contract's output columns.
+unsigned LineageModesOf(const ModelContract& contract, sql::Dialect dialect);
+
+// The output columns as an asset holds them (name → cast type as authored), in one allocation of the exact size.
+ColumnList ColumnListOf(const std::vector<OutputColumn>& columns);
 
 // Checks the body of one model against the contract and returns what it declares; throws sluice::Error
 // (codes above, or the parser's SLU-SQL-*) on the first violation.

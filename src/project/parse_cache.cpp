@@ -150,13 +150,19 @@ bool ParseCache::Enabled() {
 }
 
 ParseCache ParseCache::Read(const std::filesystem::path& root, sql::Dialect dialect) {
-  ParseCache cache;
-  if (!Enabled()) return cache;
+  if (!Enabled()) return ParseCache{};
+  std::string contents;
   try {
-    cache.contents_ = std::make_unique<const std::string>(ReadFile(ParseCachePath(root)));
+    contents = ReadFile(ParseCachePath(root));
   } catch (const Error&) {
-    return cache;  // none yet, or unreadable: load without it
+    return ParseCache{};  // none yet, or unreadable: load without it
   }
+  return FromContents(std::move(contents), dialect);
+}
+
+ParseCache ParseCache::FromContents(std::string file_contents, sql::Dialect dialect) {
+  ParseCache cache;
+  cache.contents_ = std::make_unique<const std::string>(std::move(file_contents));
   std::string_view contents = *cache.contents_;
   std::string header = FileHeader(dialect);
   if (contents.size() < header.size() + 8 || contents.substr(0, header.size()) != header) return ParseCache{};
@@ -262,9 +268,7 @@ std::string EncodeParseCacheEntry(std::string_view file, const ModelFileKey& key
   return out;
 }
 
-bool WriteParseCache(const std::filesystem::path& root, sql::Dialect dialect,
-                     const std::vector<std::string_view>& entries) {
-  if (!ParseCache::Enabled()) return false;
+std::string ParseCacheContents(sql::Dialect dialect, const std::vector<std::string_view>& entries) {
   std::string contents = FileHeader(dialect);
   size_t bytes = contents.size() + 16;
   for (std::string_view entry : entries) bytes += entry.size() + 5;
@@ -272,9 +276,15 @@ bool WriteParseCache(const std::filesystem::path& root, sql::Dialect dialect,
   PutVarint(contents, entries.size());
   for (std::string_view entry : entries) PutString(contents, entry);
   PutFixed64(contents, ContentHash(contents));
+  return contents;
+}
+
+bool WriteParseCache(const std::filesystem::path& root, sql::Dialect dialect,
+                     const std::vector<std::string_view>& entries) {
+  if (!ParseCache::Enabled()) return false;
   std::filesystem::path path = ParseCachePath(root);
   try {
-    WriteFileAtomic(path, contents, Durability::kUnsynced);
+    WriteFileAtomic(path, ParseCacheContents(dialect, entries), Durability::kUnsynced);
   } catch (const Error&) {
     return false;  // read-only project, full disk: the next load parses every model again
   }

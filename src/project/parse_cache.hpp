@@ -62,6 +62,10 @@ class ParseCache {
   // another build or for another dialect, or corrupt. Never throws.
   static ParseCache Read(const std::filesystem::path& root, sql::Dialect dialect);
 
+  // The cache a file holding `contents` gives (what Read does once the file is read); empty when it does not
+  // apply to this build and dialect or is corrupt.
+  static ParseCache FromContents(std::string contents, sql::Dialect dialect);
+
   // The entry of `file` (relative to the root) when it was written for a file with this key, decoded; nullopt
   // when there is none, the key differs, or the entry cannot be decoded.
   std::optional<CachedBodyAnalysis> Find(std::string_view file, const ModelFileKey& key) const;
@@ -80,6 +84,10 @@ class ParseCache {
 std::string EncodeParseCacheEntry(std::string_view file, const ModelFileKey& key,
                                   const std::vector<ModelReference>& references, const ColumnList& columns,
                                   bool aggregate, bool anchor_candidate, unsigned lineage_modes);
+
+// The file contents that hold these entries (each from EncodeParseCacheEntry or EntryBytes) for this build and
+// dialect.
+std::string ParseCacheContents(sql::Dialect dialect, const std::vector<std::string_view>& entries);
 
 // Replaces the project's cache with these entries (each from EncodeParseCacheEntry or EntryBytes), for this
 // build and dialect. Returns false, leaving the previous cache, when the cache cannot be written (a read-only

@@ -105,10 +105,6 @@ struct LoadedModel {
 // twice that): the estimate the heap policy is given (core/heap_hint.hpp).
 constexpr size_t kHeapBytesPerModel = 6 << 10;
 
-constexpr LineageMode kLineageModes[] = {LineageMode::kOffsets, LineageMode::kTimestamp, LineageMode::kLandedAt,
-                                         LineageMode::kCursor};
-unsigned LineageModeBit(LineageMode mode) { return 1u << static_cast<unsigned>(mode); }
-
 MacroContextValues MacroContextFor(const Project& project, const PipelineConfig& pipeline, const std::string& schema) {
   MacroContextValues context;
   context.adapter_name = project.target.adapter;
@@ -339,16 +335,11 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     if (!from_cache) {  // else the contract's products came from the cache
       try {
         model.contract = CheckContract(model, project.dialect);
-        // The output columns take the asset's form here, in parallel, in one allocation of the exact size; which
-        // lineage modes the columns satisfy is noted before the names move (the pipeline's mode is known later).
+        // The output columns take the asset's form here, in parallel; which lineage modes the columns satisfy is
+        // noted before they are freed (the pipeline's mode is known later).
         ModelContract& contract = model.contract;
-        for (LineageMode mode : kLineageModes) {
-          if (HasLineageColumns(contract, mode, project.dialect)) model.lineage_modes |= LineageModeBit(mode);
-        }
-        size_t text_bytes = 0;
-        for (const OutputColumn& column : contract.columns) text_bytes += column.name.size() + column.type_text.size();
-        model.columns.reserve(contract.columns.size(), text_bytes);
-        for (const OutputColumn& column : contract.columns) model.columns.push_back(column.name, column.type_text);
+        model.lineage_modes = LineageModesOf(contract, project.dialect);
+        model.columns = ColumnListOf(contract.columns);
         std::vector<OutputColumn>().swap(contract.columns);
         if (ParseCache::Enabled() && model.parsed.expanded_text.empty()) {
           model.new_cache_entry =

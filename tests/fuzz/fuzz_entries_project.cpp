@@ -1,5 +1,6 @@
 // Fuzz entries of the project/ layer: the MODEL/TEST/AUDIT header grammar, the TOML configuration files,
 // the YAML source declarations and `${…}` templating.
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include "project/header_grammar.hpp"
 #include "project/model_contract.hpp"
 #include "project/model_loader.hpp"
+#include "project/parse_cache.hpp"
 #include "project/project_config.hpp"
 #include "project/source_loader.hpp"
 #include "project/templating.hpp"
@@ -174,6 +176,83 @@ int FuzzModel(const uint8_t* data, size_t size) {
             "CheckModelContract: anchor-eligible but not an anchor candidate");
   } catch (const Error& error) {
     CheckRejection(error);
+  }
+  return 0;
+}
+
+namespace {
+
+bool SameReference(const ModelReference& a, const ModelReference& b) {
+  return a.call.kind == b.call.kind && a.call.name == b.call.name && a.call.ref_type == b.call.ref_type &&
+         a.call.begin == b.call.begin && a.call.end == b.call.end && a.edge == b.edge && a.at.file == b.at.file &&
+         a.at.line == b.at.line && a.at.column == b.at.column;
+}
+
+bool SameStorage(const StorageSpec& a, const StorageSpec& b) {
+  return a.engine == b.engine && a.order_by == b.order_by && a.partition_by == b.partition_by && a.ttl == b.ttl &&
+         a.settings == b.settings;
+}
+
+}  // namespace
+
+int FuzzParseCache(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const sql::Dialect dialect = DialectOf(data[0]);
+  const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
+  const std::string file = "pipelines/p/fuzz_model.sql";
+  ParsedModel cold;
+  ModelContract contract;
+  try {
+    cold = ParseModelFile(file, text, dialect);
+    contract = CheckModelContract(ContractInputOf(cold, text, dialect));
+  } catch (const Error& error) {
+    CheckRejection(error);
+    return 0;  // a model that fails is never cached
+  }
+  const ColumnList columns = ColumnListOf(contract.columns);
+  const unsigned lineage_modes = LineageModesOf(contract, dialect);
+  const ModelFileKey key = ModelFileKey::Of(text);
+  const std::string entry = EncodeParseCacheEntry(file, key, cold.references, columns, contract.aggregate,
+                                                  contract.anchor_candidate, lineage_modes);
+  const std::string contents = ParseCacheContents(dialect, {entry});
+
+  // What a warm load reads back must be what the cold load found.
+  ParseCache cache = ParseCache::FromContents(contents, dialect);
+  Require(cache.size() == 1 && cache.EntryBytes(file) == entry, "ParseCache: the entry written is not the one read");
+  Require(!cache.Find(file, ModelFileKey{key.size + 1, key.hash}), "ParseCache: an entry found for another size");
+  std::optional<CachedBodyAnalysis> cached = cache.Find(file, key);
+  Require(cached.has_value(), "ParseCache: the entry written cannot be decoded");
+  Require(cached->columns == columns && cached->aggregate == contract.aggregate &&
+              cached->anchor_candidate == contract.anchor_candidate && cached->lineage_modes == lineage_modes,
+          "ParseCache: the contract read back differs");
+  std::optional<ParsedModel> warm;
+  try {
+    warm = ParseModelFileWithReferences(file, text, std::move(cached->references));
+  } catch (const Error& error) {
+    Require(false, "ParseModelFileWithReferences rejects what ParseModelFile accepted: " + error.diagnostics()[0].code);
+  }
+  Require(warm.has_value(), "ParseModelFileWithReferences: the references read back lie outside the body");
+  Require(warm->name == cold.name && warm->file == cold.file && warm->kind == cold.kind &&
+              warm->description == cold.description && warm->relation_name == cold.relation_name &&
+              warm->partitions == cold.partitions && SameStorage(warm->storage, cold.storage) &&
+              warm->body == cold.body && warm->body_offset == cold.body_offset &&
+              warm->header.size() == cold.header.size(),
+          "ParseModelFileWithReferences: the model differs from ParseModelFile's");
+  Require(warm->references.size() == cold.references.size() &&
+              std::equal(warm->references.begin(), warm->references.end(), cold.references.begin(), SameReference),
+          "ParseModelFileWithReferences: the references differ from ParseModelFile's");
+
+  // The same entry with one byte altered (the file's checksum recomputed, as a deliberate edit would): refused,
+  // or decoded within bounds, and then a load accepts it or rejects it with a sluice::Error.
+  std::string altered = entry;
+  altered[key.hash % altered.size()] ^= static_cast<char>(1u << (key.hash >> 61));
+  ParseCache damaged = ParseCache::FromContents(ParseCacheContents(dialect, {altered}), dialect);
+  if (std::optional<CachedBodyAnalysis> decoded = damaged.Find(file, key)) {
+    try {
+      ParseModelFileWithReferences(file, text, std::move(decoded->references));
+    } catch (const Error& error) {
+      CheckRejection(error);
+    }
   }
   return 0;
 }
