@@ -13,6 +13,7 @@
 #include "core/daily_partitions.hpp"
 #include "core/date.hpp"
 #include "core/diagnostic.hpp"
+#include "core/environment.hpp"
 #include "core/file_system.hpp"
 #include "core/sha256.hpp"
 
@@ -247,6 +248,23 @@ TEST(FileSystem, AtomicWriteReplacesContents) {
   WriteFileAtomic(dir / "sub" / "f.txt", "two");
   EXPECT_EQ(ReadFile(dir / "sub" / "f.txt"), "two");
   EXPECT_EQ(CodeOf([&] { ReadFile(dir / "missing"); }), "SLU-IO-001");
+}
+
+TEST(EnvironmentSwitchTest, UnsetEmptyOffAndOn) {
+  const char* name = "SLUICE_CORE_TEST_SWITCH";
+  ::unsetenv(name);
+  EXPECT_EQ(EnvironmentSwitch(name), std::nullopt);
+  ::setenv(name, "", 1);
+  EXPECT_EQ(EnvironmentSwitch(name), std::nullopt);
+  for (const char* off : {"0", "off", "OFF", "false", "False", "no"}) {
+    ::setenv(name, off, 1);
+    EXPECT_EQ(EnvironmentSwitch(name), false) << off;
+  }
+  for (const char* on : {"1", "on", "true", "yes", "2"}) {
+    ::setenv(name, on, 1);
+    EXPECT_EQ(EnvironmentSwitch(name), true) << on;
+  }
+  ::unsetenv(name);
 }
 
 }  // namespace

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "core/environment.hpp"
+
 namespace sluice {
 
 namespace {
@@ -24,8 +26,7 @@ struct PhaseClock {
 PhaseClock& Clock() {
   static PhaseClock clock;
   static const bool initialized = [] {
-    const char* flag = std::getenv("SLUICE_TIMINGS");
-    clock.enabled = flag != nullptr && *flag != '\0';
+    clock.enabled = EnvironmentSwitch("SLUICE_TIMINGS").value_or(false);
     clock.start = clock.previous = std::chrono::steady_clock::now();
     return true;
   }();

@@ -11,6 +11,7 @@
 #include "core/build_id.hpp"
 #include "core/content_hash.hpp"
 #include "core/diagnostic.hpp"
+#include "core/environment.hpp"
 #include "core/file_system.hpp"
 
 namespace sluice {
@@ -140,11 +141,7 @@ std::filesystem::path ParseCachePath(const std::filesystem::path& root) { return
 
 bool ParseCache::Enabled() {
   static const bool enabled = [] {
-    if (const char* setting = std::getenv("SLUICE_PARSE_CACHE")) {
-      std::string_view value = setting;
-      if (value == "off" || value == "0" || value == "false") return false;
-    }
-    return !ExecutableBuildId().empty();
+    return EnvironmentSwitch("SLUICE_PARSE_CACHE").value_or(true) && !ExecutableBuildId().empty();
   }();
   return enabled;
 }

@@ -54,8 +54,8 @@ struct ModelFileKey {
 
 class ParseCache {
  public:
-  // False when SLUICE_PARSE_CACHE is "off", "0" or "false", or when the executable has no build ID (nothing
-  // would tell its cache from another build's).
+  // False when SLUICE_PARSE_CACHE switches it off ("off", "0", "false", "no"; core/environment.hpp), or when the
+  // executable has no build ID (nothing would tell its cache from another build's).
   static bool Enabled();
 
   // The cache of the project at `root` for `dialect`; empty when disabled, absent, unreadable, written by

@@ -110,6 +110,9 @@ TEST(CompileSpeedE2E, TimingsReportEveryPhaseInOrderOnlyWhenAsked) {
   ProcessResult quiet = project.Run({"compile"});
   ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
   EXPECT_EQ(quiet.err.find("timing:"), std::string::npos) << quiet.err;
+  ProcessResult off = project.Run({"compile"}, {{"SLUICE_TIMINGS", "0"}});
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_EQ(off.err.find("timing:"), std::string::npos) << "SLUICE_TIMINGS=0 is off:\n" << off.err;
 
   ProcessResult timed = project.Run({"compile"}, {{"SLUICE_TIMINGS", "1"}});
   ASSERT_EQ(timed.exit_code, 0) << timed.err;

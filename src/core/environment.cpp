@@ -1,0 +1,16 @@
+#include "core/environment.hpp"
+
+#include <cstdlib>
+#include <string>
+
+namespace sluice {
+
+std::optional<bool> EnvironmentSwitch(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  std::string lower(value);
+  for (char& c : lower) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  return !(lower == "0" || lower == "off" || lower == "false" || lower == "no");
+}
+
+}  // namespace sluice
