@@ -302,15 +302,15 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     LoadedModel& model = models[m];
     const PipelineLoad& load = loads[model.pipeline_index];
     const std::string& file = *model.file;
-    ModelFileKey key;
+    ModelFileKey file_key;
     bool from_cache = false;
     try {
       if (prepared.empty() || model.text.empty()) model.text = root_folder.ReadFile(file);
       if (ParseCache::Enabled()) {
-        key = ModelFileKey::Of(model.text);
-        from_cache = reuse_cached(model, key);
+        file_key = ModelFileKey::Of(model.text);
+        from_cache = reuse_cached(model, file_key);
       }
-      if (!from_cache)
+      if (!from_cache) {
         model.parsed = ParseModelFile(file, model.text, project.dialect, [&](size_t begin, size_t end) {
           if (!prepared.empty()) {
             PreparedBody& body = prepared[m];
@@ -321,6 +321,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
           }
           return project.macros->Expand(file, model.text, begin, end, load.macro_context);
         });
+      }
       if (load.config.mode != PipelineMode::kVirtual) {
         for (const char* key : {"replay_on_change", "bounded_replay_fallback"}) {
           if (const HeaderEntry* entry = FindEntry(model.parsed.header, key)) {
@@ -343,7 +344,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
         std::vector<OutputColumn>().swap(contract.columns);
         if (ParseCache::Enabled() && model.parsed.expanded_text.empty()) {
           model.new_cache_entry =
-              EncodeParseCacheEntry(file, key, model.parsed.references, model.columns, contract.aggregate,
+              EncodeParseCacheEntry(file, file_key, model.parsed.references, model.columns, contract.aggregate,
                                     contract.anchor_candidate, model.lineage_modes);
         }
       } catch (const Error&) {
