@@ -3,12 +3,15 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <fstream>
 #include <iterator>
 #include <limits>
 #include <stdexcept>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include "core/diagnostic.hpp"
@@ -67,6 +70,38 @@ std::optional<std::string> StoredStatus(sqlite3* db, const std::string& run_id) 
   std::optional<std::string> status = StoredStatus(db, run_id);
   if (!status) throw StateError(db, "SLU-STATE-004", "there is no run " + run_id);
   throw StateError(db, "SLU-STATE-005", "run " + run_id + " is " + *status + " and cannot become " + wanted);
+}
+
+// Switches the connection's database to WAL and returns the journal mode SQLite then reports. When several
+// connections open a new file at once, SQLite may refuse this switch with SQLITE_BUSY without consulting the
+// busy handler (it does not wait where two connections changing the mode could deadlock), so a busy refusal
+// is retried, with short pauses, for up to the busy timeout; then, or on any other error, it throws.
+std::string SwitchToWal(sqlite3* db, const std::filesystem::path& file) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kSqliteBusyTimeoutMs);
+  auto pause = std::chrono::milliseconds(1);
+  while (true) {
+    sqlite3_stmt* statement = nullptr;
+    int rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode = WAL", -1, &statement, nullptr);
+    std::string mode;
+    if (rc == SQLITE_OK) {
+      rc = sqlite3_step(statement);
+      if (rc == SQLITE_ROW) {
+        const unsigned char* text = sqlite3_column_text(statement, 0);
+        if (text != nullptr) mode = reinterpret_cast<const char*>(text);
+        rc = SQLITE_OK;
+      }
+    }
+    sqlite3_finalize(statement);
+    bool busy = (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
+    if (!busy || std::chrono::steady_clock::now() >= deadline) {
+      if (rc != SQLITE_OK && rc != SQLITE_DONE) {
+        ThrowSqliteError(db, rc, SqliteStage::kOpening, "switch the state database to WAL mode", file);
+      }
+      return mode;
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
 }
 
 }  // namespace
@@ -136,12 +171,7 @@ std::unique_ptr<SqliteStateStore> SqliteStateStore::Open(const std::filesystem::
 
   // WAL lets `sluice status` read while a run writes. The mode is stored in the file, so this is a no-op
   // after the first open.
-  std::string mode;
-  {
-    SqliteStatement journal(db.get(), SqliteStage::kOpening, "switch the state database to WAL mode",
-                            "PRAGMA journal_mode = WAL");
-    if (journal.Step()) mode = journal.Text(0);
-  }
+  std::string mode = SwitchToWal(db.get(), file);
   if (mode != "wal") {
     throw StateError(db.get(), "SLU-STATE-001",
                      "could not switch the state database to WAL mode (SQLite reports \"" + mode + "\")",
