@@ -19,6 +19,7 @@ struct SourceLocation {
   int column = 0;
 
   bool known() const { return !file.empty(); }
+  bool operator==(const SourceLocation&) const = default;
 };
 
 struct Diagnostic {

@@ -2,13 +2,16 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string_view>
+#include <system_error>
 
 #include "core/diagnostic.hpp"
 #include "core/pause_point.hpp"
@@ -84,6 +87,13 @@ std::string OpenDirectory::ReadFile(const std::string& relative) const {
   return ReadFileAt(fd_, relative.c_str(), path_);
 }
 
+namespace {
+
+// WriteFileAtomic writes `<path>.tmp.<pid>` and renames it over `<path>`.
+constexpr char kTemporaryInfix[] = ".tmp.";
+
+}  // namespace
+
 void WriteFileAtomic(const std::filesystem::path& path, const std::string& contents, Durability durability) {
   auto fail = [&](const std::string& what) {
     throw Error(Diagnostic{"SLU-IO-002",
@@ -94,7 +104,7 @@ void WriteFileAtomic(const std::filesystem::path& path, const std::string& conte
   };
   std::error_code ec;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-  std::string temp = path.string() + ".tmp." + std::to_string(::getpid());
+  std::string temp = path.string() + kTemporaryInfix + std::to_string(::getpid());
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail(std::strerror(errno));
   size_t written = 0;
@@ -121,6 +131,22 @@ void WriteFileAtomic(const std::filesystem::path& path, const std::string& conte
     std::string reason = std::strerror(errno);
     ::unlink(temp.c_str());
     fail(reason);
+  }
+}
+
+void RemoveAbandonedTemporaries(const std::filesystem::path& path) {
+  const std::string prefix = path.filename().string() + kTemporaryInfix;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(path.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    char* parsed_end = nullptr;
+    const long pid = std::strtol(name.c_str() + prefix.size(), &parsed_end, 10);
+    if (pid <= 0 || *parsed_end != '\0') continue;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::error_code ignored;  // another process may have removed it first
+      std::filesystem::remove(it->path(), ignored);
+    }
   }
 }
 

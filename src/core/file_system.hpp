@@ -39,6 +39,10 @@ enum class Durability { kSynced, kUnsynced };
 void WriteFileAtomic(const std::filesystem::path& path, const std::string& contents,
                      Durability durability = Durability::kSynced);
 
+// Removes the temporaries of WriteFileAtomic(path, …) calls whose process was killed between writing and renaming
+// (`<path>.tmp.<pid>` of a pid that no longer runs); a running writer's temporary is kept. Never throws.
+void RemoveAbandonedTemporaries(const std::filesystem::path& path);
+
 // Calls visit(path, regular) for every entry under root/folder that is not a folder, at any depth, with `path`
 // relative to `root` ("folder/sub/name") and `regular` true for a regular file or a symlink to one. Symlinked
 // folders are neither entered nor visited. Folders are read with readdir and its d_type, without a stat per

@@ -111,6 +111,7 @@ struct StorageSpec {
   std::optional<std::string> partition_by;
   std::optional<std::string> ttl;
   std::vector<std::pair<std::string, std::string>> settings;
+  bool operator==(const StorageSpec&) const = default;
 };
 
 // A SQL model: its body is the author's SELECT (bytes kept as written), rendered at run time by replacing

@@ -26,6 +26,7 @@ struct ModelReference {
   sql::ReferenceCall call;  // offsets relative to the body
   EdgeType edge;
   SourceLocation at;
+  bool operator==(const ModelReference&) const = default;
 };
 
 struct ParsedModel {

@@ -1,12 +1,6 @@
 #include "project/parse_cache.hpp"
 
-#include <signal.h>
-
-#include <cerrno>
 #include <climits>
-#include <cstdlib>
-#include <cstring>
-#include <system_error>
 
 #include "core/build_id.hpp"
 #include "core/content_hash.hpp"
@@ -25,7 +19,6 @@ namespace {
 // lineage mode bits. Integers are LEB128 varints; strings a varint length and the bytes. The magic carries the format
 // version; the build ID changes with any code change.
 constexpr std::string_view kMagic = "SLUICE PARSE CACHE 1\n";
-constexpr std::string_view kTemporaryPrefix = "parse-cache.tmp.";  // WriteFileAtomic's `<path>.tmp.<pid>`
 constexpr uint8_t kAggregateFlag = 1;
 constexpr uint8_t kAnchorCandidateFlag = 2;
 constexpr unsigned kLineageModeBits = 0xF;
@@ -54,7 +47,6 @@ class Decoder {
 
   bool ok() const { return ok_; }
   bool done() const { return at_ == data_.size(); }
-  size_t at() const { return at_; }
 
   uint64_t Varint() {
     uint64_t value = 0;
@@ -86,8 +78,9 @@ class Decoder {
   uint64_t Fixed64() {
     std::string_view bytes = Bytes(8);
     uint64_t value = 0;
-    for (size_t i = 0; i < bytes.size(); ++i)
+    for (size_t i = 0; i < bytes.size(); ++i) {
       value |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
+    }
     return value;
   }
 
@@ -115,22 +108,6 @@ std::string FileHeader(sql::Dialect dialect) {
   PutString(header, ExecutableBuildId());
   header.push_back(static_cast<char>(dialect));
   return header;
-}
-
-// Removes the temporaries of writers that no longer run (killed between writing and renaming).
-void RemoveAbandonedTemporaries(const std::filesystem::path& folder) {
-  std::error_code ec;
-  for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
-    std::string name = it->path().filename().string();
-    if (name.rfind(kTemporaryPrefix, 0) != 0) continue;
-    char* parsed_end = nullptr;
-    long pid = std::strtol(name.c_str() + kTemporaryPrefix.size(), &parsed_end, 10);
-    if (pid <= 0 || *parsed_end != '\0') continue;
-    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
-      std::error_code ignored;  // another process may have removed it first
-      std::filesystem::remove(it->path(), ignored);
-    }
-  }
 }
 
 }  // namespace
@@ -177,11 +154,6 @@ ParseCache ParseCache::FromContents(std::string file_contents, sql::Dialect dial
   }
   if (!decoder.ok() || !decoder.done()) return ParseCache{};
   return cache;
-}
-
-std::string_view ParseCache::EntryBytes(std::string_view file) const {
-  auto it = entries_.find(file);
-  return it == entries_.end() ? std::string_view{} : it->second;
 }
 
 std::optional<CachedBodyAnalysis> ParseCache::Find(std::string_view file, const ModelFileKey& key) const {
@@ -231,6 +203,7 @@ std::optional<CachedBodyAnalysis> ParseCache::Find(std::string_view file, const 
   analysis.aggregate = (flags & kAggregateFlag) != 0;
   analysis.anchor_candidate = (flags & kAnchorCandidateFlag) != 0;
   analysis.lineage_modes = lineage_modes;
+  analysis.entry = it->second;
   return analysis;
 }
 
@@ -285,7 +258,7 @@ bool WriteParseCache(const std::filesystem::path& root, sql::Dialect dialect,
   } catch (const Error&) {
     return false;  // read-only project, full disk: the next load parses every model again
   }
-  RemoveAbandonedTemporaries(path.parent_path());
+  RemoveAbandonedTemporaries(path);
   return true;
 }
 

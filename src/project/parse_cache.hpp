@@ -42,6 +42,7 @@ struct CachedBodyAnalysis {
   bool aggregate = false;
   bool anchor_candidate = false;
   unsigned lineage_modes = 0;  // bit 1 << LineageMode of every mode whose columns are among the outputs
+  std::string_view entry;      // the entry's stored bytes (a view into the cache), to write it again as it is
 };
 
 // A model file's identity in the cache: its size and ContentHash.
@@ -70,9 +71,6 @@ class ParseCache {
   // when there is none, the key differs, or the entry cannot be decoded.
   std::optional<CachedBodyAnalysis> Find(std::string_view file, const ModelFileKey& key) const;
 
-  // The stored bytes of `file`'s entry (for writing the cache again without re-encoding it); empty when none.
-  std::string_view EntryBytes(std::string_view file) const;
-
   size_t size() const { return entries_.size(); }
 
  private:
@@ -85,12 +83,12 @@ std::string EncodeParseCacheEntry(std::string_view file, const ModelFileKey& key
                                   const std::vector<ModelReference>& references, const ColumnList& columns,
                                   bool aggregate, bool anchor_candidate, unsigned lineage_modes);
 
-// The file contents that hold these entries (each from EncodeParseCacheEntry or EntryBytes) for this build and
-// dialect.
+// The file contents that hold these entries (each from EncodeParseCacheEntry, or a found entry's `entry`) for this
+// build and dialect.
 std::string ParseCacheContents(sql::Dialect dialect, const std::vector<std::string_view>& entries);
 
-// Replaces the project's cache with these entries (each from EncodeParseCacheEntry or EntryBytes), for this
-// build and dialect. Returns false, leaving the previous cache, when the cache cannot be written (a read-only
+// Replaces the project's cache with these entries (each from EncodeParseCacheEntry, or a found entry's `entry`), for
+// this build and dialect. Returns false, leaving the previous cache, when the cache cannot be written (a read-only
 // project loads without one); never throws. Also removes temporaries that killed writers left behind.
 bool WriteParseCache(const std::filesystem::path& root, sql::Dialect dialect,
                      const std::vector<std::string_view>& entries);

@@ -295,7 +295,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     model.contract.anchor_candidate = cached->anchor_candidate;
     model.columns = std::move(cached->columns);
     model.lineage_modes = cached->lineage_modes;
-    model.reused_cache_entry = cache.EntryBytes(*model.file);
+    model.reused_cache_entry = cached->entry;
     return true;
   };
   ParallelFor(models.size(), [&](size_t m) {

@@ -29,6 +29,7 @@ struct ReferenceCall {
   std::optional<RefType> ref_type;  // only for __ref with a second argument
   size_t begin;                     // offset of `__source` / `__ref`
   size_t end;                       // one past the closing `)`
+  bool operator==(const ReferenceCall&) const = default;
 };
 
 // All reference calls in text order.

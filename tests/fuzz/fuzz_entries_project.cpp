@@ -1,6 +1,5 @@
 // Fuzz entries of the project/ layer: the MODEL/TEST/AUDIT header grammar, the TOML configuration files,
 // the YAML source declarations and `${…}` templating.
-#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -180,21 +179,6 @@ int FuzzModel(const uint8_t* data, size_t size) {
   return 0;
 }
 
-namespace {
-
-bool SameReference(const ModelReference& a, const ModelReference& b) {
-  return a.call.kind == b.call.kind && a.call.name == b.call.name && a.call.ref_type == b.call.ref_type &&
-         a.call.begin == b.call.begin && a.call.end == b.call.end && a.edge == b.edge && a.at.file == b.at.file &&
-         a.at.line == b.at.line && a.at.column == b.at.column;
-}
-
-bool SameStorage(const StorageSpec& a, const StorageSpec& b) {
-  return a.engine == b.engine && a.order_by == b.order_by && a.partition_by == b.partition_by && a.ttl == b.ttl &&
-         a.settings == b.settings;
-}
-
-}  // namespace
-
 int FuzzParseCache(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const sql::Dialect dialect = DialectOf(data[0]);
@@ -218,10 +202,11 @@ int FuzzParseCache(const uint8_t* data, size_t size) {
 
   // What a warm load reads back must be what the cold load found.
   ParseCache cache = ParseCache::FromContents(contents, dialect);
-  Require(cache.size() == 1 && cache.EntryBytes(file) == entry, "ParseCache: the entry written is not the one read");
+  Require(cache.size() == 1, "ParseCache: the entry written is not the one read");
   Require(!cache.Find(file, ModelFileKey{key.size + 1, key.hash}), "ParseCache: an entry found for another size");
   std::optional<CachedBodyAnalysis> cached = cache.Find(file, key);
   Require(cached.has_value(), "ParseCache: the entry written cannot be decoded");
+  Require(cached->entry == entry, "ParseCache: the entry written is not the one read");
   Require(cached->columns == columns && cached->aggregate == contract.aggregate &&
               cached->anchor_candidate == contract.anchor_candidate && cached->lineage_modes == lineage_modes,
           "ParseCache: the contract read back differs");
@@ -234,12 +219,10 @@ int FuzzParseCache(const uint8_t* data, size_t size) {
   Require(warm.has_value(), "ParseModelFileWithReferences: the references read back lie outside the body");
   Require(warm->name == cold.name && warm->file == cold.file && warm->kind == cold.kind &&
               warm->description == cold.description && warm->relation_name == cold.relation_name &&
-              warm->partitions == cold.partitions && SameStorage(warm->storage, cold.storage) &&
-              warm->body == cold.body && warm->body_offset == cold.body_offset &&
-              warm->header.size() == cold.header.size(),
+              warm->partitions == cold.partitions && warm->storage == cold.storage && warm->body == cold.body &&
+              warm->body_offset == cold.body_offset && warm->header.size() == cold.header.size(),
           "ParseModelFileWithReferences: the model differs from ParseModelFile's");
-  Require(warm->references.size() == cold.references.size() &&
-              std::equal(warm->references.begin(), warm->references.end(), cold.references.begin(), SameReference),
+  Require(warm->references == cold.references,
           "ParseModelFileWithReferences: the references differ from ParseModelFile's");
 
   // The same entry with one byte altered (the file's checksum recomputed, as a deliberate edit would): refused,
