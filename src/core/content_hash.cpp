@@ -53,12 +53,6 @@ void ContentHasher::Add(std::string_view piece) {
     lane2 = Mix(lane2, ReadWord(data + 16));
     lane3 = Mix(lane3, ReadWord(data + 24));
   };
-  auto store_lanes = [&] {
-    lanes_[0] = lane0;
-    lanes_[1] = lane1;
-    lanes_[2] = lane2;
-    lanes_[3] = lane3;
-  };
   if (pending_size_ > 0) {
     size_t take = std::min(size, sizeof pending_ - pending_size_);
     std::memcpy(pending_ + pending_size_, p, take);
@@ -70,7 +64,10 @@ void ContentHasher::Add(std::string_view piece) {
     pending_size_ = 0;
   }
   for (; size >= 32; p += 32, size -= 32) block(p);
-  store_lanes();
+  lanes_[0] = lane0;
+  lanes_[1] = lane1;
+  lanes_[2] = lane2;
+  lanes_[3] = lane3;
   std::memcpy(pending_, p, size);
   pending_size_ = size;
 }

@@ -59,8 +59,8 @@ constexpr std::string_view kAggregateNames[] = {
     "json_agg", "json_object_agg", "jsonb_agg", "jsonb_object_agg", "kahan_sum", "kurtosis", "last", "list", "listagg",
     "logical_and", "logical_or", "mad", "max_by", "min_by", "mode", "percentile_cont", "percentile_disc", "product",
     "quantile_cont", "quantile_disc", "regr_avgx", "regr_avgy", "regr_count", "regr_intercept", "regr_r2", "regr_slope",
-    "regr_sxx", "regr_sxy", "regr_syy", "reservoir_quantile", "skewness", "stddev", "string_agg", "sumkahan", "var",
-    "variance", "xmlagg"};
+    "regr_sxx", "regr_sxy", "regr_syy", "reservoir_quantile", "skewness", "stddev", "string_agg", "var", "variance",
+    "xmlagg"};
 
 // Longest first where one ends another (MergeState before State and Merge); lower case, as names are compared.
 constexpr std::string_view kCombinators[] = {"mergestate", "simplestate", "ordefault", "ornull", "resample", "distinct",
