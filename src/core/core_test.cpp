@@ -250,6 +250,30 @@ TEST(FileSystem, AtomicWriteReplacesContents) {
   EXPECT_EQ(CodeOf([&] { ReadFile(dir / "missing"); }), "SLU-IO-001");
 }
 
+TEST(FileSystem, AMappedFileShowsTheFileAsOpenedUntilItIsReplacedByARename) {
+  ScratchFolder scratch("sluice_core_test");
+  const std::filesystem::path& dir = scratch.path;
+  EXPECT_FALSE(MappedFile::Open(dir / "missing").has_value());
+  EXPECT_FALSE(MappedFile::Open(dir).has_value());  // a folder
+  WriteFileAtomic(dir / "empty", "");
+  std::optional<MappedFile> empty = MappedFile::Open(dir / "empty");
+  ASSERT_TRUE(empty.has_value());
+  EXPECT_EQ(empty->contents(), "");
+
+  std::string large(3 * 4096 + 17, 'x');
+  large.back() = 'y';
+  WriteFileAtomic(dir / "f", large);
+  std::optional<MappedFile> mapped = MappedFile::Open(dir / "f");
+  ASSERT_TRUE(mapped.has_value());
+  WriteFileAtomic(dir / "f", "replaced");  // a new file renamed over the mapped one
+  EXPECT_EQ(mapped->contents(), large);
+  MappedFile moved = std::move(*mapped);
+  EXPECT_EQ(moved.contents(), large);
+  EXPECT_EQ(mapped->contents(), "");
+  moved = *MappedFile::Open(dir / "f");
+  EXPECT_EQ(moved.contents(), "replaced");
+}
+
 TEST(EnvironmentSwitchTest, UnsetEmptyOffAndOn) {
   const char* name = "SLUICE_CORE_TEST_SWITCH";
   ::unsetenv(name);

@@ -3,12 +3,36 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace sluice {
 
 // Reads a whole file. Throws Error(SLU-IO-001) naming the path when it cannot be read.
 std::string ReadFile(const std::filesystem::path& path);
+
+// A file's contents mapped read-only: the page cache's pages, not a copy on the heap (reading a 50 MB cache
+// into fresh heap costs more page faults than parsing it). The mapping shows the file as it was opened for as
+// long as the file is only ever replaced by renaming another over it (WriteFileAtomic); a file truncated in
+// place while mapped would fault its reader (SIGBUS), so map only files written that way.
+class MappedFile {
+ public:
+  // The mapped file, or nullopt when it cannot be opened, is not a regular file, or cannot be mapped.
+  static std::optional<MappedFile> Open(const std::filesystem::path& path);
+  ~MappedFile();
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  std::string_view contents() const { return {data_, size_}; }
+
+ private:
+  MappedFile(const char* data, size_t size) : data_(data), size_(size) {}
+  const char* data_ = nullptr;  // null for an empty file
+  size_t size_ = 0;
+};
 
 // A folder held open so the files under it are opened by their path relative to it: the kernel then resolves
 // only the relative part (a model file of a project nine folders deep: three path components, not twelve).

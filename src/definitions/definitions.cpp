@@ -123,8 +123,12 @@ Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipeli
     }
     by_name_.emplace(assets_[i].name(), i);
   }
+  // Each asset's upstreams by index (deps order, runs starting at upstream_begin[i]), for the cycle search.
+  std::vector<size_t> upstream_begin(assets_.size() + 1, 0);
+  std::vector<size_t> upstreams;
   downstream_.assign(assets_.size(), {});
   for (size_t i = 0; i < assets_.size(); ++i) {
+    upstream_begin[i] = upstreams.size();
     for (const AssetDependency& dep : assets_[i].deps) {
       auto it = index_.find(dep.upstream);
       if (it == index_.end()) {
@@ -135,8 +139,10 @@ Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipeli
                                {}});
       }
       downstream_[it->second].push_back(i);
+      upstreams.push_back(it->second);
     }
   }
+  upstream_begin[assets_.size()] = upstreams.size();
   // Cycle detection: iterative DFS with colors; report the first cycle found in key order.
   enum class Color { kWhite, kGray, kBlack };
   std::vector<Color> color(assets_.size(), Color::kWhite);
@@ -147,9 +153,8 @@ Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipeli
     color[root] = Color::kGray;
     while (!stack.empty()) {
       auto& [node, next] = stack.back();
-      const auto& deps = assets_[node].deps;
-      if (next < deps.size()) {
-        size_t up = index_.at(deps[next++].upstream);
+      if (upstream_begin[node] + next < upstream_begin[node + 1]) {
+        size_t up = upstreams[upstream_begin[node] + next++];
         if (color[up] == Color::kGray) {
           std::vector<std::string> path{assets_[up].key.ToString()};
           for (size_t at = node; at != up && at != SIZE_MAX; at = parent[at]) {

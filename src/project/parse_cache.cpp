@@ -125,19 +125,23 @@ bool ParseCache::Enabled() {
 
 ParseCache ParseCache::Read(const std::filesystem::path& root, sql::Dialect dialect) {
   if (!Enabled()) return ParseCache{};
-  std::string contents;
-  try {
-    contents = ReadFile(ParseCachePath(root));
-  } catch (const Error&) {
-    return ParseCache{};  // none yet, or unreadable: load without it
-  }
-  return FromContents(std::move(contents), dialect);
+  // Mapped, not read: the cache is only ever replaced by a rename (WriteFileAtomic), never rewritten in place.
+  std::optional<MappedFile> file = MappedFile::Open(ParseCachePath(root));
+  if (!file) return ParseCache{};  // none yet, or unreadable: load without it
+  std::string_view contents = file->contents();
+  return FromStorage(std::make_shared<const MappedFile>(std::move(*file)), contents, dialect);
 }
 
 ParseCache ParseCache::FromContents(std::string file_contents, sql::Dialect dialect) {
+  auto storage = std::make_shared<const std::string>(std::move(file_contents));
+  std::string_view contents = *storage;
+  return FromStorage(std::move(storage), contents, dialect);
+}
+
+ParseCache ParseCache::FromStorage(std::shared_ptr<const void> storage, std::string_view contents,
+                                   sql::Dialect dialect) {
   ParseCache cache;
-  cache.contents_ = std::make_unique<const std::string>(std::move(file_contents));
-  std::string_view contents = *cache.contents_;
+  cache.storage_ = std::move(storage);
   std::string header = FileHeader(dialect);
   if (contents.size() < header.size() + 8 || contents.substr(0, header.size()) != header) return ParseCache{};
   std::string_view body = contents.substr(0, contents.size() - 8);

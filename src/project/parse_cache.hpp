@@ -74,8 +74,11 @@ class ParseCache {
   size_t size() const { return entries_.size(); }
 
  private:
-  std::unique_ptr<const std::string> contents_;  // on the heap, so the views below survive moving the cache
-  std::unordered_map<std::string_view, std::string_view> entries_;  // file → its entry, views of *contents_
+  // The cache of the file whose bytes `contents` are, held by `storage` (a MappedFile or a std::string).
+  static ParseCache FromStorage(std::shared_ptr<const void> storage, std::string_view contents, sql::Dialect dialect);
+
+  std::shared_ptr<const void> storage_;  // the file's bytes; the views below survive moving the cache
+  std::unordered_map<std::string_view, std::string_view> entries_;  // file → its entry, views of the bytes
 };
 
 // One model's entry, for WriteParseCache.

@@ -101,6 +101,46 @@ struct LoadedModel {
   std::string_view reused_cache_entry;
 };
 
+// An asset index that is none: an unknown reference's upstream, a model without a driving input.
+constexpr size_t kNoAsset = SIZE_MAX;
+
+// A physical relation: its namespace and its name, written as a generated-object prefix ("", "mv__" or
+// "kafka__") and the rest, both viewed in the asset that claims it. Two keys are equal when their namespaces and
+// whole names are: the table model `orders`' mv__orders and a model whose relation_name is mv__orders collide.
+struct RelationKey {
+  std::string_view name_space;
+  std::string_view prefix;
+  std::string_view name;
+
+  bool operator==(const RelationKey& other) const {
+    if (name_space != other.name_space || prefix.size() + name.size() != other.prefix.size() + other.name.size()) {
+      return false;
+    }
+    auto at = [](const RelationKey& key, size_t i) {
+      return i < key.prefix.size() ? key.prefix[i] : key.name[i - key.prefix.size()];
+    };
+    for (size_t i = 0; i < prefix.size() + name.size(); ++i) {
+      if (at(*this, i) != at(other, i)) return false;
+    }
+    return true;
+  }
+};
+
+// FNV-1a over the namespace, a separator and the whole name.
+struct RelationKeyHash {
+  size_t operator()(const RelationKey& key) const {
+    uint64_t hash = 14695981039346656037ull;
+    auto add = [&](std::string_view part) {
+      for (char c : part) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    };
+    add(key.name_space);
+    add(std::string_view("\0", 1));
+    add(key.prefix);
+    add(key.name);
+    return static_cast<size_t>(hash);
+  }
+};
+
 // What the analysis keeps per model on the heap (~6 KiB for the benchmark's ~30-line models; a compile about
 // twice that): the estimate the heap policy is given (core/heap_hint.hpp).
 constexpr size_t kHeapBytesPerModel = 6 << 10;
@@ -422,9 +462,12 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     assets.push_back(std::move(asset));
   }
   // Every model's asset with its key first (a model's asset is assets[first_model_asset + its index in `models`,
-  // which model_index gives by name); then, in parallel, the body, storage and description move into it (the
-  // checks input below views the body there) and its references are resolved against the keys. The first model
-  // (in order) with an unknown reference is the one reported.
+  // which model_index gives by name; a source's is assets[its index in project.sources]); then, in parallel, the
+  // body, storage and description move into it (the checks input below views the body there) and its references
+  // are resolved against the keys. The graph checks below read the upstream asset each reference resolved to
+  // (reference_upstream, a model's run starting at reference_begin) and each model's driving input
+  // (driving_upstream) by index, not by name. The first model (in order) with an unknown reference is the one
+  // reported.
   const size_t first_model_asset = project.sources.size();
   std::vector<std::optional<AssetKey>> model_keys(models.size());
   ParallelFor(models.size(), [&](size_t m) {
@@ -433,6 +476,16 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   for (std::optional<AssetKey>& key : model_keys) {
     assets.push_back(Asset{std::move(*key), {}, {}, {}, std::nullopt, {}, {}, {}});
   }
+  auto source_asset = [&](const std::string& name) {
+    auto it = sources.find(name);
+    return it == sources.end() ? kNoAsset : static_cast<size_t>(it->second - project.sources.data());
+  };
+  std::vector<size_t> reference_begin(models.size() + 1, 0);
+  for (size_t m = 0; m < models.size(); ++m) {
+    reference_begin[m + 1] = reference_begin[m] + models[m].parsed.references.size();
+  }
+  std::vector<size_t> reference_upstream(reference_begin.back(), kNoAsset);
+  std::vector<size_t> driving_upstream(models.size(), kNoAsset);
   ParallelFor(models.size(), [&](size_t m) {
     LoadedModel& model = models[m];
     ParsedModel& parsed = model.parsed;
@@ -445,45 +498,50 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     asset.defined_at = SourceLocation{parsed.file, 1, 1};
     compute.references.reserve(parsed.references.size());
     asset.deps.reserve(parsed.references.size());
-    for (const ModelReference& ref : parsed.references) {
+    for (size_t r = 0; r < parsed.references.size(); ++r) {
+      ModelReference& ref = parsed.references[r];
       const std::string& name = ref.call.name;
-      std::optional<AssetKey> upstream;
+      size_t upstream = kNoAsset;
       if (ref.call.kind == sql::ReferenceKind::kSource) {
-        if (sources.count(name)) upstream = source_key(name);
+        upstream = source_asset(name);
       } else if (auto it = model_index.find(name); it != model_index.end()) {
-        upstream = assets[first_model_asset + it->second].key;  // set above, never written by this loop
-      } else if (sources.count(name)) {
-        upstream = source_key(name);
+        upstream = first_model_asset + it->second;
+      } else {
+        upstream = source_asset(name);
       }
-      if (!upstream) {
+      if (upstream == kNoAsset) {
         std::string what = ref.call.kind == sql::ReferenceKind::kSource ? "source" : "model or source";
         FailAt(root, model, ref.at, "SLU-GRAPH-002", "unknown " + what + " '" + name + "'",
                ref.call.kind == sql::ReferenceKind::kSource
                    ? "declare it in sources/*.yml"
                    : "add pipelines/<pipeline>/" + name + ".sql or declare a source");
       }
-      compute.references.push_back(ResolvedReference{ref.call, *upstream, ref.edge, ref.at});
+      reference_upstream[reference_begin[m] + r] = upstream;
+      const AssetKey& key = assets[upstream].key;  // set above, never written by this loop
       auto existing = std::find_if(asset.deps.begin(), asset.deps.end(),
-                                   [&](const AssetDependency& dep) { return dep.upstream == *upstream; });
-      if (existing == asset.deps.end()) asset.deps.push_back(AssetDependency{*upstream, ref.edge});
+                                   [&](const AssetDependency& dep) { return dep.upstream == key; });
+      if (existing == asset.deps.end()) {
+        asset.deps.push_back(AssetDependency{key, ref.edge});
+        if (ref.edge == EdgeType::kDrivingInput) driving_upstream[m] = upstream;
+      }
+      // The parse's reference is not read again (the checks input views the asset's).
+      compute.references.push_back(ResolvedReference{std::move(ref.call), key, ref.edge, std::move(ref.at)});
     }
+    std::vector<ModelReference>().swap(parsed.references);
     asset.compute = std::move(compute);
   });
 
   // Physical relation names — the assets' own and the generated kafka__/raw__/mv__ objects — are unique per
   // namespace. Several sources may adopt one table (with identical boundaries, checked by the sources loader).
-  // Keyed by namespace '\0' relation (neither holds a NUL).
-  std::unordered_map<std::string, const Asset*> relations;
+  std::unordered_map<RelationKey, const Asset*, RelationKeyHash> relations;
   relations.reserve(assets.size() * 2);
-  std::string relation_key;
-  auto claim = [&](const Asset& asset, std::string_view prefix, const std::string& name) {
-    relation_key.assign(asset.key.name_space()).append(1, '\0').append(prefix).append(name);
-    auto [it, inserted] = relations.try_emplace(relation_key, &asset);
+  auto claim = [&](const Asset& asset, std::string_view prefix, std::string_view name) {
+    auto [it, inserted] = relations.try_emplace(RelationKey{asset.key.name_space(), prefix, name}, &asset);
     bool both_adopted = std::holds_alternative<ExternalTable>(asset.compute) &&
                         std::holds_alternative<ExternalTable>(it->second->compute);
     if (!inserted && !both_adopted) {
       throw Error(Diagnostic{"SLU-PROJECT-005",
-                             "relation " + asset.key.name_space() + "." + std::string(prefix) + name +
+                             "relation " + asset.key.name_space() + "." + std::string(prefix) + std::string(name) +
                                  " is used by both " + it->second->key.ToString() + " and " + asset.key.ToString(),
                              asset.defined_at,
                              "set relation_name on one of them",
@@ -501,27 +559,22 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     }
   }
 
-  // Every asset by name (names are unique across models and sources: SLU-PROJECT-003/004). A model's own
-  // asset is assets[first_model_asset + its index in `models`].
-  std::unordered_map<std::string_view, Asset*> asset_by_name;
-  asset_by_name.reserve(assets.size());
-  for (Asset& asset : assets) asset_by_name.emplace(asset.name(), &asset);
-
   // Views are terminal, and direct and virtual pipelines do not read each other's models.
   for (size_t m = 0; m < models.size(); ++m) {
     const LoadedModel& model = models[m];
-    const Asset& asset = assets[first_model_asset + m];
-    for (const ResolvedReference& ref : std::get<SqlCompute>(asset.compute).references) {
-      const Asset& upstream = *asset_by_name.at(ref.upstream.name());
-      const auto* upstream_sql = std::get_if<SqlCompute>(&upstream.compute);
-      if (upstream_sql == nullptr) continue;
-      if (upstream_sql->kind == ModelKind::kView) {
+    const auto& references = std::get<SqlCompute>(assets[first_model_asset + m].compute).references;
+    for (size_t r = 0; r < references.size(); ++r) {
+      size_t upstream_index = reference_upstream[reference_begin[m] + r];
+      if (upstream_index < first_model_asset) continue;  // a source
+      const Asset& upstream = assets[upstream_index];
+      const ResolvedReference& ref = references[r];
+      if (std::get<SqlCompute>(upstream.compute).kind == ModelKind::kView) {
         FailAt(root, model, ref.at, "SLU-GRAPH-005",
                "'" + model.parsed.name + "' reads the view '" + upstream.name() + "'; views are terminal",
                "make " + upstream.name() + " a table (kind table), or read what the view reads");
       }
       PipelineMode mode = model.pipeline_config->mode;
-      PipelineMode upstream_mode = models[&upstream - &assets[first_model_asset]].pipeline_config->mode;
+      PipelineMode upstream_mode = models[upstream_index - first_model_asset].pipeline_config->mode;
       if (mode != upstream_mode) {
         FailAt(root, model, ref.at, "SLU-GRAPH-006",
                "'" + model.parsed.name + "' (" + PipelineModeName(mode) + " pipeline " + model.pipeline + ") reads '" +
@@ -532,54 +585,52 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   }
 
   // Pipeline source inference: follow each table model's driving input until a source. Every asset walked
-  // remembers the answer, so all walks together stay linear in the assets (a 100,000-model chain is walked
-  // once, not once per model). A walk is bounded by the number of assets, so a driving cycle stops it (the
-  // Definitions constructor reports the cycle).
-  std::unordered_map<const Asset*, std::optional<std::string>> driving_sources;
-  driving_sources.reserve(assets.size());
-  auto driving_source = [&](const Asset& start) -> std::optional<std::string> {
-    std::vector<const Asset*> walked;
-    std::optional<std::string> source;
-    const Asset* at = &start;
+  // remembers the answer (the source's asset index, or kNoAsset), so all walks together stay linear in the
+  // assets (a 100,000-model chain is walked once, not once per model). A walk is bounded by the number of
+  // assets, so a driving cycle stops it (the Definitions constructor reports the cycle).
+  constexpr size_t kNotWalked = kNoAsset - 1;
+  std::vector<size_t> driving_sources(assets.size(), kNotWalked);
+  std::vector<size_t> walked;
+  auto driving_source = [&](size_t start) {
+    walked.clear();
+    size_t source = kNoAsset;
+    size_t at = start;
     for (size_t steps = 0; steps <= assets.size(); ++steps) {
-      if (auto known = driving_sources.find(at); known != driving_sources.end()) {
-        source = known->second;
+      if (driving_sources[at] != kNotWalked) {
+        source = driving_sources[at];
         break;
       }
       walked.push_back(at);
-      if (at->is_source()) {
-        source = at->name();
+      if (assets[at].is_source()) {
+        source = at;
         break;
       }
-      const AssetDependency* driving = nullptr;
-      for (const AssetDependency& dep : at->deps) {
-        if (dep.edge == EdgeType::kDrivingInput) driving = &dep;
-      }
-      if (driving == nullptr) break;
-      at = asset_by_name.at(driving->upstream.name());
+      at = driving_upstream[at - first_model_asset];
+      if (at == kNoAsset) break;
     }
-    for (const Asset* asset : walked) driving_sources.emplace(asset, source);
+    for (size_t asset : walked) driving_sources[asset] = source;
     return source;
   };
   for (Pipeline& pipeline : pipelines) {
     const Asset* first_model = nullptr;
     for (const std::string& name : pipeline.models) {
-      const Asset& asset = *asset_by_name.at(name);
+      size_t m = model_index.at(name);
+      const Asset& asset = assets[first_model_asset + m];
       if (std::get<SqlCompute>(asset.compute).kind == ModelKind::kView) continue;
-      std::optional<std::string> source = driving_source(asset);
-      if (!source) continue;
+      size_t source_index = driving_source(first_model_asset + m);
+      if (source_index == kNoAsset) continue;
+      const std::string& source = assets[source_index].name();
       if (!pipeline.source) {
         pipeline.source = source;
         first_model = &asset;
-      } else if (*pipeline.source != *source) {
-        const LoadedModel& model = models[model_index.at(name)];
+      } else if (*pipeline.source != source) {
         SourceLocation at = asset.defined_at;
         for (const auto& ref : std::get<SqlCompute>(asset.compute).references) {
           if (ref.edge == EdgeType::kDrivingInput) at = ref.at;
         }
-        FailAt(root, model, at, "SLU-GRAPH-003",
+        FailAt(root, models[m], at, "SLU-GRAPH-003",
                "pipeline '" + pipeline.name + "' reads two sources: " + *pipeline.source + " (through " +
-                   first_model->name() + ") and " + *source + " (through " + name + ")",
+                   first_model->name() + ") and " + source + " (through " + name + ")",
                "every pipeline resolves to exactly one source; move " + name + " to a pipeline of its own");
       }
     }
@@ -605,13 +656,14 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
               mode = LineageModeNamed(compute.replay_mode).value_or(LineageMode::kOffsets);
             }
           },
-          asset_by_name.at(*pipeline.source)->compute);
+          sources.at(*pipeline.source)->compute);
     }
     lineage.emplace(pipeline.name, mode);
   }
-  for (LoadedModel& model : models) {
+  for (size_t m = 0; m < models.size(); ++m) {
+    LoadedModel& model = models[m];
     if (model.contract_error) std::rethrow_exception(model.contract_error);
-    auto& compute = std::get<SqlCompute>(asset_by_name.at(model.parsed.name)->compute);
+    auto& compute = std::get<SqlCompute>(assets[first_model_asset + m].compute);
     compute.aggregate = model.contract.aggregate;
     compute.anchor_eligible =
         model.contract.anchor_candidate && (model.lineage_modes & LineageModeBit(lineage.at(model.pipeline))) != 0;
@@ -626,12 +678,13 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   // graph's error path below finds the texts there); bodies and columns are viewed in the assets, which stay
   // put until Definitions takes them, after the checks are compiled.
   checks.models.reserve(models.size());
-  for (LoadedModel& model : models) {
+  for (size_t m = 0; m < models.size(); ++m) {
+    LoadedModel& model = models[m];
     ParsedModel& parsed = model.parsed;
-    const auto& compute = std::get<SqlCompute>(asset_by_name.at(parsed.name)->compute);
+    const auto& compute = std::get<SqlCompute>(assets[first_model_asset + m].compute);
     checks.models.push_back(ModelCheckInput{parsed.name, model.pipeline, parsed.file, parsed.kind, model.relation_name,
-                                            model.name_space, std::move(model.text), compute.body,
-                                            std::move(parsed.references), &compute.columns, std::move(model.audits)});
+                                            model.name_space, std::move(model.text), compute.body, &compute.references,
+                                            &compute.columns, std::move(model.audits)});
   }
   for (size_t p = 0; p < pipeline_files.size(); ++p) {
     checks.pipeline_audit_defaults.try_emplace(pipeline_files[p].name, loads[p].config.audit_defaults);
@@ -643,6 +696,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   project.checks = CompileTestsAndAudits(checks);
   for (ModelCheckInput& model : checks.models) {  // the views end here
     model.body = {};
+    model.references = nullptr;
     model.columns = nullptr;
   }
 
@@ -683,8 +737,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       MarkPhase("parse cache written");
     }
   }
-  project.load_scratch = Retain(std::move(models), std::move(checks), std::move(relations), std::move(driving_sources),
-                                std::move(asset_by_name), std::move(model_index));
+  project.load_scratch = Retain(std::move(models), std::move(checks), std::move(relations), std::move(model_index));
   return project;
 }
 

@@ -486,7 +486,9 @@ class TestCompiler {
     const ModelCheckInput& input = *model->second;
     Node node{cte_name, cte_name, {}, {}};
     std::vector<sql::ReferenceCall> calls;
-    for (const ModelReference& reference : input.references) calls.push_back(reference.call);
+    if (input.references != nullptr) {
+      for (const ResolvedReference& reference : *input.references) calls.push_back(reference.call);
+    }
     std::string text = ReplaceReferences(input.body, calls, [&](const sql::ReferenceCall& call) {
       std::string relation = Resolve(call.name, blame, chain);
       node.reads.push_back(mocks_.count(call.name) ? mocks_.at(call.name).cte->name : relation);

@@ -178,8 +178,8 @@ struct ModelCheckInput {
   // known (may be empty). Views of what the caller owns (the project loader: the model's asset), read only
   // by CompileTestsAndAudits; one copy of each per model is what keeps a 100,000-model project small.
   std::string_view body;
-  std::vector<ModelReference> references;  // text order; offsets relative to `body`
-  const ColumnList* columns = nullptr;     // null: not known
+  const std::vector<ResolvedReference>* references = nullptr;  // text order; offsets relative to `body`; null: none
+  const ColumnList* columns = nullptr;                         // null: not known
   ModelAuditDeclarations audits;
 };
 

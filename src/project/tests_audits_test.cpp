@@ -50,7 +50,12 @@ class ChecksProject {
     model.name_space = "analytics";
     model.text = text;
     model.body = bodies_.emplace_back(parsed.body);
-    model.references = parsed.references;
+    std::vector<ResolvedReference>& references = references_.emplace_back();
+    for (const ModelReference& ref : parsed.references) {
+      references.push_back(
+          ResolvedReference{ref.call, AssetKey::FromParts({"analytics", ref.call.name}), ref.edge, ref.at});
+    }
+    model.references = &references;
     model.columns = &columns_.emplace_back(std::move(columns));
     model.audits = AuditDeclarationsFromHeader(ParseHeaderBlock(text, 0, "MODEL", file).entries);
     input.models.push_back(std::move(model));
@@ -73,9 +78,10 @@ class ChecksProject {
 
  private:
   std::filesystem::path root_;
-  // What the models' body and columns view (a deque keeps its elements in place).
+  // What the models' body, references and columns view (a deque keeps its elements in place).
   std::deque<std::string> bodies_;
   std::deque<std::string> strings_;  // what the inputs' name views show
+  std::deque<std::vector<ResolvedReference>> references_;
   std::deque<ColumnList> columns_;
 };
 
