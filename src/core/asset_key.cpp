@@ -25,17 +25,27 @@ AssetKey AssetKey::FromParts(const std::vector<std::string>& parts, std::string_
                            "write the key as `name` or `namespace.name`",
                            {}});
   }
-  for (const std::string& part : parts) {
-    if (!IsIdentifier(part)) {
-      throw Error(Diagnostic{"SLU-CORE-001",
-                             "asset key part '" + part + "' is not an identifier",
-                             {},
-                             "each part must match [A-Za-z_][A-Za-z0-9_]*",
-                             {}});
-    }
+  if (parts.size() == 1) {
+    CheckPart(parts[0]);
+    return AssetKey(std::string(default_namespace), parts[0]);
   }
-  if (parts.size() == 1) return AssetKey(std::string(default_namespace), parts[0]);
-  return AssetKey(parts[0], parts[1]);
+  return Of(parts[0], parts[1]);
+}
+
+AssetKey AssetKey::Of(std::string_view name_space, std::string_view name) {
+  CheckPart(name_space);
+  CheckPart(name);
+  return AssetKey(std::string(name_space), std::string(name));
+}
+
+void AssetKey::CheckPart(std::string_view part) {
+  if (!IsIdentifier(part)) {
+    throw Error(Diagnostic{"SLU-CORE-001",
+                           "asset key part '" + std::string(part) + "' is not an identifier",
+                           {},
+                           "each part must match [A-Za-z_][A-Za-z0-9_]*",
+                           {}});
+  }
 }
 
 AssetKey AssetKey::Parse(std::string_view text, std::string_view default_namespace) {

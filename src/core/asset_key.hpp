@@ -21,6 +21,8 @@ class AssetKey {
   // Throws Error(SLU-CORE-001) unless parts has 1 or 2 valid identifier parts.
   static AssetKey FromParts(const std::vector<std::string>& parts,
                             std::string_view default_namespace = kDefaultNamespace);
+  // FromParts({name_space, name}) without building the parts.
+  static AssetKey Of(std::string_view name_space, std::string_view name);
   // Parses "name" or "namespace.name" with the same rules.
   static AssetKey Parse(std::string_view text, std::string_view default_namespace = kDefaultNamespace);
 
@@ -31,6 +33,8 @@ class AssetKey {
   auto operator<=>(const AssetKey&) const = default;
 
  private:
+  // Throws Error(SLU-CORE-001) unless `part` is an identifier.
+  static void CheckPart(std::string_view part);
   AssetKey(std::string name_space, std::string name) : namespace_(std::move(name_space)), name_(std::move(name)) {}
   std::string namespace_;
   std::string name_;

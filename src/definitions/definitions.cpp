@@ -114,7 +114,7 @@ Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipeli
   index_.reserve(assets_.size());
   by_name_.reserve(assets_.size());
   for (size_t i = 0; i < assets_.size(); ++i) {
-    if (!index_.emplace(assets_[i].key, i).second) {
+    if (!index_.emplace(ViewOf(assets_[i].key), i).second) {
       throw Error(Diagnostic{"SLU-GRAPH-004",
                              "two assets share the key " + assets_[i].key.ToString(),
                              assets_[i].defined_at,
@@ -126,11 +126,11 @@ Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipeli
   // Each asset's upstreams by index (deps order, runs starting at upstream_begin[i]), for the cycle search.
   std::vector<size_t> upstream_begin(assets_.size() + 1, 0);
   std::vector<size_t> upstreams;
-  downstream_.assign(assets_.size(), {});
+  downstream_begin_.assign(assets_.size() + 1, 0);
   for (size_t i = 0; i < assets_.size(); ++i) {
     upstream_begin[i] = upstreams.size();
     for (const AssetDependency& dep : assets_[i].deps) {
-      auto it = index_.find(dep.upstream);
+      auto it = index_.find(ViewOf(dep.upstream));
       if (it == index_.end()) {
         throw Error(Diagnostic{"SLU-GRAPH-002",
                                assets_[i].key.ToString() + " depends on unknown asset " + dep.upstream.ToString(),
@@ -138,11 +138,18 @@ Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipeli
                                "define the upstream asset",
                                {}});
       }
-      downstream_[it->second].push_back(i);
+      ++downstream_begin_[it->second + 1];
       upstreams.push_back(it->second);
     }
   }
   upstream_begin[assets_.size()] = upstreams.size();
+  // The downstreams, the same edges the other way (each run in ascending index order).
+  for (size_t i = 0; i < assets_.size(); ++i) downstream_begin_[i + 1] += downstream_begin_[i];
+  downstream_.resize(upstreams.size());
+  std::vector<size_t> filled(downstream_begin_.begin(), downstream_begin_.end() - 1);
+  for (size_t i = 0; i < assets_.size(); ++i) {
+    for (size_t e = upstream_begin[i]; e < upstream_begin[i + 1]; ++e) downstream_[filled[upstreams[e]]++] = i;
+  }
   // Cycle detection: iterative DFS with colors; report the first cycle found in key order.
   enum class Color { kWhite, kGray, kBlack };
   std::vector<Color> color(assets_.size(), Color::kWhite);
@@ -180,15 +187,15 @@ Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipeli
   }
 }
 
-size_t Definitions::IndexOf(const AssetKey& key) const { return index_.at(key); }
+size_t Definitions::IndexOf(const AssetKey& key) const { return index_.at(ViewOf(key)); }
 
 const Asset* Definitions::Find(const AssetKey& key) const {
-  auto it = index_.find(key);
+  auto it = index_.find(ViewOf(key));
   return it == index_.end() ? nullptr : &assets_[it->second];
 }
 
 const Asset* Definitions::FindByName(const std::string& name) const {
-  auto it = by_name_.find(name);
+  auto it = by_name_.find(std::string_view(name));
   return it == by_name_.end() ? nullptr : &assets_[it->second];
 }
 
@@ -213,7 +220,7 @@ std::vector<AssetKey> Definitions::TopologicalOrder() const {
     size_t next = ready.top();
     ready.pop();
     order.push_back(assets_[next].key);
-    for (size_t down : downstream_[next]) {
+    for (size_t down : DownstreamOf(next)) {
       if (--pending[down] == 0) ready.push(down);
     }
   }
@@ -232,7 +239,8 @@ std::vector<AssetKey> Definitions::Closure(const std::vector<AssetKey>& keys, bo
     if (upstream) {
       for (const AssetDependency& dep : assets_[at].deps) stack.push_back(IndexOf(dep.upstream));
     } else {
-      stack.insert(stack.end(), downstream_[at].begin(), downstream_[at].end());
+      std::span<const size_t> downstream = DownstreamOf(at);
+      stack.insert(stack.end(), downstream.begin(), downstream.end());
     }
   }
   std::vector<AssetKey> result;
@@ -252,7 +260,7 @@ std::vector<AssetKey> Definitions::DownstreamClosure(const std::vector<AssetKey>
 
 std::vector<AssetKey> Definitions::Downstream(const AssetKey& key) const {
   std::vector<AssetKey> result;
-  for (size_t down : downstream_[IndexOf(key)]) result.push_back(assets_[down].key);
+  for (size_t down : DownstreamOf(IndexOf(key))) result.push_back(assets_[down].key);
   std::sort(result.begin(), result.end());
   return result;
 }

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -205,6 +206,10 @@ class Definitions {
  public:
   Definitions() = default;
   Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipelines);
+  Definitions(const Definitions&) = delete;
+  Definitions& operator=(const Definitions&) = delete;
+  Definitions(Definitions&&) = default;
+  Definitions& operator=(Definitions&&) = default;
 
   // Sorted by key.
   const std::vector<Asset>& assets() const { return assets_; }
@@ -229,14 +234,27 @@ class Definitions {
   std::vector<AssetKey> Closure(const std::vector<AssetKey>& keys, bool upstream) const;
   std::vector<Asset> assets_;
   std::vector<Pipeline> pipelines_;
+  // The maps view the keys and names in assets_, which stay in place once constructed (moving a Definitions
+  // moves the vector's buffer, not the assets; copying is deleted).
+  struct KeyView {
+    std::string_view name_space;
+    std::string_view name;
+    bool operator==(const KeyView&) const = default;
+  };
   struct KeyHash {
-    size_t operator()(const AssetKey& key) const {
-      return std::hash<std::string>()(key.name_space()) * 31 + std::hash<std::string>()(key.name());
+    size_t operator()(const KeyView& key) const {
+      return std::hash<std::string_view>()(key.name_space) * 31 + std::hash<std::string_view>()(key.name);
     }
   };
-  std::unordered_map<AssetKey, size_t, KeyHash> index_;
-  std::unordered_map<std::string, size_t> by_name_;  // the first asset (in key order) of each name
-  std::vector<std::vector<size_t>> downstream_;
+  static KeyView ViewOf(const AssetKey& key) { return {key.name_space(), key.name()}; }
+  std::unordered_map<KeyView, size_t, KeyHash> index_;
+  std::unordered_map<std::string_view, size_t> by_name_;  // the first asset (in key order) of each name
+  // The assets reading each asset, by index: asset i's are downstream_[downstream_begin_[i], downstream_begin_[i + 1]).
+  std::span<const size_t> DownstreamOf(size_t i) const {
+    return {downstream_.data() + downstream_begin_[i], downstream_begin_[i + 1] - downstream_begin_[i]};
+  }
+  std::vector<size_t> downstream_begin_;
+  std::vector<size_t> downstream_;
 };
 
 }  // namespace sluice

@@ -147,7 +147,7 @@ TEST(ModelSql, ReplacesReferencesAndKeepsTheAuthorsBytes) {
 TEST(ModelSql, PartitionedInputsAreFilteredToTheWindow) {
   // A partitioned model reading a partitioned upstream reads only the window's dates; @partition_start()
   // and @partition_end() render the window's bounds.
-  Project project = Shop();
+  const Project& project = Shop();
   std::vector<Asset> assets = project.definitions.assets();
   std::vector<Pipeline> pipelines = project.definitions.pipelines();
   Asset downstream = *project.definitions.FindByName("daily_totals");

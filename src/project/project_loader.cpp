@@ -453,7 +453,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   // Resolve references into assets.
   std::vector<Asset> assets;
   assets.reserve(project.sources.size() + models.size());
-  auto source_key = [&](const std::string& name) { return AssetKey::FromParts({project.target.database, name}); };
+  auto source_key = [&](const std::string& name) { return AssetKey::Of(project.target.database, name); };
   for (const SourceDeclaration& source : project.sources) {
     Asset asset{source_key(source.name), source.name, "", "", std::nullopt, {}, {}, source.at};
     std::visit([&](const auto& compute) { asset.compute = compute; }, source.compute);
@@ -471,7 +471,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   const size_t first_model_asset = project.sources.size();
   std::vector<std::optional<AssetKey>> model_keys(models.size());
   ParallelFor(models.size(), [&](size_t m) {
-    model_keys[m] = AssetKey::FromParts({models[m].name_space, models[m].parsed.name});
+    model_keys[m] = AssetKey::Of(models[m].name_space, models[m].parsed.name);
   });
   for (std::optional<AssetKey>& key : model_keys) {
     assets.push_back(Asset{std::move(*key), {}, {}, {}, std::nullopt, {}, {}, {}});
