@@ -59,4 +59,18 @@ void ParallelFor(size_t count, const std::function<void(size_t)>& body, size_t m
   if (failure) std::rethrow_exception(failure);
 }
 
+void PrefaultInParallel(void* data, size_t bytes) {
+  constexpr size_t kPage = 4096;
+  constexpr size_t kPagesPerItem = 256;  // 1 MiB
+  auto* bytes_at = static_cast<volatile unsigned char*>(data);
+  size_t pages = (bytes + kPage - 1) / kPage;
+  ParallelFor((pages + kPagesPerItem - 1) / kPagesPerItem,
+              [&](size_t item) {
+                size_t end = std::min(pages, (item + 1) * kPagesPerItem);
+                for (size_t page = item * kPagesPerItem; page < end; ++page)
+                  bytes_at[std::min(page * kPage, bytes - 1)] = 0;
+              },
+              /*min_items_per_thread=*/4);
+}
+
 }  // namespace sluice

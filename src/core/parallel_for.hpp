@@ -24,4 +24,10 @@ size_t ParallelThreadsFor(size_t count, size_t min_items_per_thread = kMinItemsP
 void ParallelFor(size_t count, const std::function<void(size_t)>& body,
                  size_t min_items_per_thread = kMinItemsPerThread);
 
+// Writes a zero byte into every page of the raw storage [data, data + bytes) on ParallelFor's threads, so the
+// kernel's first-touch page faults of a large, freshly allocated array (tens of MiB: a vector's reserved
+// capacity, before its elements are constructed one by one) are taken on every core rather than by the one
+// thread that constructs the elements. Only for storage holding no objects yet.
+void PrefaultInParallel(void* data, size_t bytes);
+
 }  // namespace sluice

@@ -65,6 +65,22 @@ TEST(ParallelForTest, ZeroItemsDoNothing) {
 
 TEST(ParallelForTest, SmallCountsStayOnOneThread) { EXPECT_EQ(ParallelThreadsFor(5), 1u); }
 
+TEST(ParallelForTest, PrefaultWritesAZeroIntoEveryPageOfTheRangeAndNothingElse) {
+  constexpr size_t kPage = 4096;
+  for (size_t bytes : {size_t{0}, size_t{1}, kPage, kPage + 1, size_t{300} * kPage + 7}) {
+    std::vector<unsigned char> storage(bytes + 64, 0xff);
+    PrefaultInParallel(storage.data(), bytes);
+    size_t zeros = 0;
+    for (size_t i = 0; i < storage.size(); ++i) {
+      if (storage[i] != 0) continue;
+      ++zeros;
+      EXPECT_LT(i, bytes) << "a write past the range, size " << bytes;
+      EXPECT_TRUE(i % kPage == 0 || i == bytes - 1) << "byte " << i << " of " << bytes;
+    }
+    EXPECT_EQ(zeros, (bytes + kPage - 1) / kPage) << bytes;
+  }
+}
+
 // The writer's output for a document, next to nlohmann's dump of the same document.
 nlohmann::json SampleDocument() {
   return nlohmann::json{{"a", nlohmann::json::array()},

@@ -279,6 +279,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   for (const PipelineFiles& files : pipeline_files) model_count += files.model_files.size();
   ExpectHeapBytes(model_count * kHeapBytesPerModel);
   models.reserve(model_count);
+  PrefaultInParallel(models.data(), model_count * sizeof(LoadedModel));  // ~900 bytes a model
   for (size_t p = 0; p < pipeline_files.size(); ++p) {
     if (loads[p].error) break;  // the serial pass stops at this pipeline
     for (const std::string& file : pipeline_files[p].model_files) {
@@ -453,6 +454,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   // Resolve references into assets.
   std::vector<Asset> assets;
   assets.reserve(project.sources.size() + models.size());
+  PrefaultInParallel(assets.data(), assets.capacity() * sizeof(Asset));
   auto source_key = [&](const std::string& name) { return AssetKey::Of(project.target.database, name); };
   for (const SourceDeclaration& source : project.sources) {
     Asset asset{source_key(source.name), source.name, "", "", std::nullopt, {}, {}, source.at};
@@ -470,9 +472,8 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   // reported.
   const size_t first_model_asset = project.sources.size();
   std::vector<std::optional<AssetKey>> model_keys(models.size());
-  ParallelFor(models.size(), [&](size_t m) {
-    model_keys[m] = AssetKey::Of(models[m].name_space, models[m].parsed.name);
-  });
+  ParallelFor(models.size(),
+              [&](size_t m) { model_keys[m] = AssetKey::Of(models[m].name_space, models[m].parsed.name); });
   for (std::optional<AssetKey>& key : model_keys) {
     assets.push_back(Asset{std::move(*key), {}, {}, {}, std::nullopt, {}, {}, {}});
   }
@@ -678,6 +679,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   // graph's error path below finds the texts there); bodies and columns are viewed in the assets, which stay
   // put until Definitions takes them, after the checks are compiled.
   checks.models.reserve(models.size());
+  PrefaultInParallel(checks.models.data(), models.size() * sizeof(ModelCheckInput));
   for (size_t m = 0; m < models.size(); ++m) {
     LoadedModel& model = models[m];
     ParsedModel& parsed = model.parsed;
