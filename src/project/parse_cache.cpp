@@ -154,22 +154,34 @@ ParseCache ParseCache::FromStorage(std::shared_ptr<const void> storage, std::str
   for (uint64_t i = 0; i < count && decoder.ok(); ++i) {
     std::string_view entry = decoder.String();
     std::string_view file = Decoder(entry).String();
-    if (!file.empty()) cache.entries_.emplace(file, entry);
+    if (!file.empty()) cache.entries_.push_back(Entry{file, entry});
   }
   if (!decoder.ok() || !decoder.done()) return ParseCache{};
   return cache;
 }
 
-std::optional<CachedBodyAnalysis> ParseCache::Find(std::string_view file, const ModelFileKey& key) const {
-  auto it = entries_.find(file);
-  if (it == entries_.end()) return std::nullopt;
-  Decoder in(it->second);
+const ParseCache::Entry* ParseCache::Locate(std::string_view file, size_t position) const {
+  if (position < entries_.size() && entries_[position].file == file) return &entries_[position];
+  std::call_once(by_file_->built, [&] {
+    by_file_->index.reserve(entries_.size());
+    for (size_t i = 0; i < entries_.size(); ++i) by_file_->index.emplace(entries_[i].file, i);
+  });
+  auto it = by_file_->index.find(file);
+  return it == by_file_->index.end() ? nullptr : &entries_[it->second];
+}
+
+std::optional<CachedBodyAnalysis> ParseCache::Find(std::string_view file, const ModelFileKey& key,
+                                                   size_t position) const {
+  const Entry* found = Locate(file, position);
+  if (found == nullptr) return std::nullopt;
+  std::string_view bytes = found->bytes;
+  Decoder in(bytes);
   in.String();  // the file, matched by the lookup
   if (ModelFileKey{in.Varint(), in.Fixed64()} != key) return std::nullopt;
 
   CachedBodyAnalysis analysis;
   uint64_t reference_count = in.Varint();
-  if (reference_count > it->second.size()) return std::nullopt;
+  if (reference_count > bytes.size()) return std::nullopt;
   analysis.references.reserve(reference_count);
   for (uint64_t r = 0; r < reference_count && in.ok(); ++r) {
     uint8_t kind = in.Byte();
@@ -187,7 +199,7 @@ std::optional<CachedBodyAnalysis> ParseCache::Find(std::string_view file, const 
   }
   std::string column_text(in.String());
   uint64_t end_count = in.Varint();
-  if (end_count > it->second.size()) return std::nullopt;
+  if (end_count > bytes.size()) return std::nullopt;
   std::vector<uint32_t> column_ends;
   column_ends.reserve(end_count);
   uint64_t end = 0;
@@ -207,7 +219,7 @@ std::optional<CachedBodyAnalysis> ParseCache::Find(std::string_view file, const 
   analysis.aggregate = (flags & kAggregateFlag) != 0;
   analysis.anchor_candidate = (flags & kAnchorCandidateFlag) != 0;
   analysis.lineage_modes = lineage_modes;
-  analysis.entry = it->second;
+  analysis.entry = bytes;
   return analysis;
 }
 

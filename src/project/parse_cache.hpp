@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,8 +69,11 @@ class ParseCache {
   static ParseCache FromContents(std::string contents, sql::Dialect dialect);
 
   // The entry of `file` (relative to the root) when it was written for a file with this key, decoded; nullopt
-  // when there is none, the key differs, or the entry cannot be decoded.
-  std::optional<CachedBodyAnalysis> Find(std::string_view file, const ModelFileKey& key) const;
+  // when there is none, the key differs, or the entry cannot be decoded. `position` is where the entry probably
+  // is: the model's index in load order, the order entries are written in (an unchanged project then finds
+  // every entry without a lookup; any other position is looked up by file name).
+  std::optional<CachedBodyAnalysis> Find(std::string_view file, const ModelFileKey& key,
+                                         size_t position = SIZE_MAX) const;
 
   size_t size() const { return entries_.size(); }
 
@@ -77,8 +81,22 @@ class ParseCache {
   // The cache of the file whose bytes `contents` are, held by `storage` (a MappedFile or a std::string).
   static ParseCache FromStorage(std::shared_ptr<const void> storage, std::string_view contents, sql::Dialect dialect);
 
+  struct Entry {
+    std::string_view file;
+    std::string_view bytes;
+  };
+  // The entries by file name, built by the first Find whose position is not its file's.
+  struct ByFile {
+    std::once_flag built;
+    std::unordered_map<std::string_view, size_t> index;  // file → its first entry
+  };
+
+  // The entry of `file`, found at `position` or by name; null when there is none.
+  const Entry* Locate(std::string_view file, size_t position) const;
+
   std::shared_ptr<const void> storage_;  // the file's bytes; the views below survive moving the cache
-  std::unordered_map<std::string_view, std::string_view> entries_;  // file → its entry, views of the bytes
+  std::vector<Entry> entries_;           // in the order written; views of the bytes
+  std::unique_ptr<ByFile> by_file_ = std::make_unique<ByFile>();
 };
 
 // One model's entry, for WriteParseCache.

@@ -325,8 +325,9 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   // A model whose file the parse cache knows unchanged gets its body's analysis from there (parse_cache.hpp):
   // only its name and header are parsed, and the checks that depend on the pipeline run as for any model.
   const ParseCache cache = ParseCache::Read(root, project.dialect);
-  auto reuse_cached = [&](LoadedModel& model, const ModelFileKey& key) {
-    std::optional<CachedBodyAnalysis> cached = cache.Find(*model.file, key);
+  auto reuse_cached = [&](size_t m, const ModelFileKey& key) {
+    LoadedModel& model = models[m];
+    std::optional<CachedBodyAnalysis> cached = cache.Find(*model.file, key, m);  // written in model order
     if (!cached) return false;
     std::optional<ParsedModel> parsed =
         ParseModelFileWithReferences(*model.file, model.text, std::move(cached->references));
@@ -349,7 +350,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       if (prepared.empty() || model.text.empty()) model.text = root_folder.ReadFile(file);
       if (ParseCache::Enabled()) {
         file_key = ModelFileKey::Of(model.text);
-        from_cache = reuse_cached(model, file_key);
+        from_cache = reuse_cached(m, file_key);
       }
       if (!from_cache) {
         model.parsed = ParseModelFile(file, model.text, project.dialect, [&](size_t begin, size_t end) {

@@ -348,6 +348,32 @@ TEST(ParseCache, AnEditedModelIsParsedAgainAndAnUnchangedOneIsReadFromTheCache) 
   std::filesystem::remove(project.root() / "pipelines/main/v.sql");
   EXPECT_EQ(project.Load().models_from_parse_cache, 5u);
   EXPECT_EQ(ParseCache::Read(project.root(), sql::Dialect::kDuckDb).size(), 5u);
+
+  // A model added before others moves their entries from the positions they were written at: found by name.
+  project.Write("pipelines/main/b0.sql", "MODEL ();\nSELECT CAST(id AS INT) AS id FROM __ref(\"a\")\n");
+  EXPECT_EQ(project.Load().models_from_parse_cache, 5u);
+  EXPECT_EQ(project.Load().models_from_parse_cache, 6u);
+}
+
+TEST(ParseCache, AnEntryIsFoundAtItsPositionOrByNameAndOnlyForItsFile) {
+  TempProject project;
+  WriteCacheCoverage(project);
+  project.Load();
+  ParseCache cache = ParseCache::Read(project.root(), sql::Dialect::kDuckDb);
+  const std::vector<std::string> files = {"pipelines/main/a.sql", "pipelines/main/b.sql", "pipelines/main/c.sql",
+                                          "pipelines/main/d.sql", "pipelines/main/p.sql", "pipelines/main/v.sql"};
+  ASSERT_EQ(cache.size(), files.size());
+  for (size_t f = 0; f < files.size(); ++f) {
+    ModelFileKey key = ModelFileKey::Of(ReadFile(project.root() / files[f]));
+    std::optional<CachedBodyAnalysis> at_position = cache.Find(files[f], key, f);
+    ASSERT_TRUE(at_position.has_value()) << files[f];
+    for (size_t position : {(f + 1) % files.size(), files.size(), SIZE_MAX}) {
+      std::optional<CachedBodyAnalysis> by_name = cache.Find(files[f], key, position);
+      ASSERT_TRUE(by_name.has_value()) << files[f] << " at " << position;
+      EXPECT_EQ(by_name->entry, at_position->entry);
+    }
+    EXPECT_FALSE(cache.Find("pipelines/main/other.sql", key, f).has_value());
+  }
 }
 
 TEST(ParseCache, ACacheThatDoesNotApplyIsIgnoredWhole) {
