@@ -18,6 +18,7 @@
 #include "core/file_system.hpp"
 #include "core/heap_hint.hpp"
 #include "core/json_writer.hpp"
+#include "core/name_index.hpp"
 #include "core/parallel_for.hpp"
 
 namespace sluice {
@@ -64,6 +65,27 @@ TEST(ParallelForTest, ZeroItemsDoNothing) {
 }
 
 TEST(ParallelForTest, SmallCountsStayOnOneThread) { EXPECT_EQ(ParallelThreadsFor(5), 1u); }
+
+TEST(NameIndexTest, FindsEveryInsertedNameAndNothingElseAcrossGrowth) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < 5000; ++i) names.push_back("m_" + std::to_string(i));
+  names.push_back("");
+  NameIndex index;  // starts small: grows many times
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(index.Insert(names[i], i * 3), std::make_pair(i * 3, true));
+  }
+  EXPECT_EQ(index.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) EXPECT_EQ(index.Find(names[i]), i * 3) << names[i];
+  // A name present keeps its first index; a prefix, an extension or an absent name is not found.
+  EXPECT_EQ(index.Insert(std::string("m_7"), 1), std::make_pair(size_t{21}, false));
+  EXPECT_EQ(index.size(), names.size());
+  for (std::string_view absent : {"m", "m_", "m_50000", "m_7 ", "M_7", "x"}) {
+    EXPECT_EQ(index.Find(absent), NameIndex::kNone) << absent;
+  }
+  NameIndex empty;
+  EXPECT_EQ(empty.Find(""), NameIndex::kNone);
+  EXPECT_EQ(empty.Find("m_1"), NameIndex::kNone);
+}
 
 TEST(ParallelForTest, PrefaultWritesAZeroIntoEveryPageOfTheRangeAndNothingElse) {
   constexpr size_t kPage = 4096;

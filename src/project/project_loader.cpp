@@ -12,6 +12,7 @@
 
 #include "core/file_system.hpp"
 #include "core/heap_hint.hpp"
+#include "core/name_index.hpp"
 #include "core/parallel_for.hpp"
 #include "core/phase_timer.hpp"
 #include "project/header_grammar.hpp"
@@ -400,12 +401,17 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     model.audits = AuditDeclarationsFromHeader(model.parsed.header);
     HeaderMap().swap(model.parsed.header);
     if (!model.audits.audits && model.audits.columns.empty()) std::string().swap(model.text);
+    // What the pipeline gives the model.
+    model.pipeline_config = &load.config;
+    model.pipeline = pipeline_files[model.pipeline_index].name;
+    model.name_space = load.name_space;
+    const std::string& prefix = model.parsed.kind == ModelKind::kView ? load.view_prefix : load.table_prefix;
+    model.relation_name = model.parsed.relation_name.value_or(prefix + model.parsed.name);
   });
 
   MarkPhase("models parsed");
   // The serial pass: pipelines and their models in order, names checked across the project.
-  std::unordered_map<std::string_view, size_t> model_index;  // model name → index in `models`
-  model_index.reserve(models.size());
+  NameIndex model_index(models.size());  // model name → index in `models`
   std::vector<Pipeline> pipelines;
   bool any_virtual_pipeline = false;
   std::map<std::string, PipelineMode> pipeline_modes;
@@ -422,19 +428,13 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       LoadedModel& model = models[next_model];
       const std::string& file = *model.file;
       if (model.error) std::rethrow_exception(model.error);
-      model.pipeline_config = &load.config;
-      model.pipeline = files.name;
-      model.name_space = load.name_space;
-      const std::string& prefix = model.parsed.kind == ModelKind::kView ? load.view_prefix : load.table_prefix;
-      model.relation_name = model.parsed.relation_name.value_or(prefix + model.parsed.name);
       const std::string& name = model.parsed.name;
-      if (auto it = model_index.find(name); it != model_index.end()) {
-        throw Error(
-            Diagnostic{"SLU-PROJECT-003",
-                       "model '" + name + "' is defined twice: " + models[it->second].parsed.file + " and " + file,
-                       {file, 1, 1},
-                       "model names (file stems) are unique across the project",
-                       {}});
+      if (auto [first, added] = model_index.Insert(name, next_model); !added) {
+        throw Error(Diagnostic{"SLU-PROJECT-003",
+                               "model '" + name + "' is defined twice: " + models[first].parsed.file + " and " + file,
+                               {file, 1, 1},
+                               "model names (file stems) are unique across the project",
+                               {}});
       }
       if (sources.count(name)) {
         throw Error(Diagnostic{"SLU-PROJECT-004",
@@ -444,7 +444,6 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
                                {}});
       }
       pipeline.models.push_back(name);
-      model_index.emplace(name, next_model);
     }
     std::sort(pipeline.models.begin(), pipeline.models.end());
     pipelines.push_back(std::move(pipeline));
@@ -506,8 +505,8 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       size_t upstream = kNoAsset;
       if (ref.call.kind == sql::ReferenceKind::kSource) {
         upstream = source_asset(name);
-      } else if (auto it = model_index.find(name); it != model_index.end()) {
-        upstream = first_model_asset + it->second;
+      } else if (size_t m_upstream = model_index.Find(name); m_upstream != NameIndex::kNone) {
+        upstream = first_model_asset + m_upstream;
       } else {
         upstream = source_asset(name);
       }
@@ -616,7 +615,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   for (Pipeline& pipeline : pipelines) {
     const Asset* first_model = nullptr;
     for (const std::string& name : pipeline.models) {
-      size_t m = model_index.at(name);
+      size_t m = model_index.Find(name);
       const Asset& asset = assets[first_model_asset + m];
       if (std::get<SqlCompute>(asset.compute).kind == ModelKind::kView) continue;
       size_t source_index = driving_source(first_model_asset + m);
@@ -712,10 +711,10 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     std::vector<Diagnostic> diagnostics = error.diagnostics();
     for (Diagnostic& diagnostic : diagnostics) {
       const std::string& file = diagnostic.location.file;
-      if (auto it = model_index.find(std::filesystem::path(file).stem().string());
-          it != model_index.end() && models[it->second].parsed.file == file) {
+      if (size_t m = model_index.Find(std::filesystem::path(file).stem().string());
+          m != NameIndex::kNone && models[m].parsed.file == file) {
         diagnostic = MakeDiagnostic(diagnostic.code, diagnostic.message, diagnostic.location, diagnostic.hint,
-                                    TextForDiagnostic(root, file, checks.models[it->second].text));
+                                    TextForDiagnostic(root, file, checks.models[m].text));
       }
     }
     throw Error(std::move(diagnostics));
