@@ -176,8 +176,8 @@ class AuditCompiler {
     }
     // The models that declare audits, in name order (no copy of an audit-free model).
     std::vector<const ModelCheckInput*> models;
-    for (const auto& [name, model] : models_) {
-      if (model->audits.audits || !model->audits.columns.empty()) models.push_back(model);
+    for (const ModelCheckInput& model : input_.models) {
+      if (model.audits.audits || !model.audits.columns.empty()) models.push_back(&model);
     }
     std::sort(models.begin(), models.end(),
               [](const ModelCheckInput* a, const ModelCheckInput* b) { return a->name < b->name; });
@@ -488,7 +488,7 @@ class AuditCompiler {
         file.Fail(locate(reference.begin), "SLU-AUDIT-005", "audits read models, not __source(...)",
                   "audit the model that reads this source with __ref(\"model\")");
       }
-      if (!models_.count(reference.name)) {
+      if (models_.Find(reference.name) == nullptr) {
         bool source = sources_.count(reference.name) > 0;
         file.Fail(locate(reference.begin), "SLU-AUDIT-005",
                   source ? "'" + reference.name + "' is a source; audits read models"
@@ -499,7 +499,7 @@ class AuditCompiler {
       if (std::find(models.begin(), models.end(), reference.name) == models.end()) models.push_back(reference.name);
     }
     std::string resolved = TrimStatement(ReplaceReferences(query, references, [&](const sql::ReferenceCall& call) {
-      return RelationText(input_.dialect, *models_.at(call.name));
+      return RelationText(input_.dialect, models_.At(call.name));
     }));
     draft.spec.sql = resolved + "\n";
     bool clickhouse = input_.dialect == sql::Dialect::kClickHouse;
@@ -515,7 +515,7 @@ class AuditCompiler {
     AuditSpec& spec = draft.spec;
     std::vector<EffectiveAuditDefaults> inherited;
     for (const std::string& model : spec.referenced_models)
-      inherited.push_back(EffectiveDefaults(input_, *models_.at(model)));
+      inherited.push_back(EffectiveDefaults(input_, models_.At(model)));
     bool any_error = std::any_of(inherited.begin(), inherited.end(),
                                  [](const EffectiveAuditDefaults& d) { return d.severity == AuditSeverity::kError; });
     spec.severity = settings.severity.value_or(any_error ? AuditSeverity::kError : AuditSeverity::kWarning);

@@ -331,7 +331,7 @@ class TestCompiler {
     }
     for (TestCte* cte : expected) {
       std::string model = cte->name.substr(kExpectedPrefix.size());
-      if (!models_.count(model)) {
+      if (models_.Find(model) == nullptr) {
         file_.Fail(cte->name_offset, "SLU-TEST-010", cte->name_text + " names no model",
                    "expected rows are written __expected__<model>, with the name of a model of the project");
       }
@@ -364,7 +364,7 @@ class TestCompiler {
       std::string model_name = cte.name.substr(kExpectedPrefix.size());
       std::vector<std::string> chain;
       ComparisonCase c{cte.name_text, Resolve(model_name, cte.name_offset, chain), ExpectedColumns(cte), {}};
-      const ModelCheckInput& model = *models_.at(model_name);
+      const ModelCheckInput& model = models_.At(model_name);
       if (model.columns != nullptr && !model.columns->empty()) {
         const ColumnList& columns = *model.columns;
         for (const std::string& column : c.columns) {
@@ -462,8 +462,8 @@ class TestCompiler {
     }
     std::string cte_name = std::string(kModelPrefix) + name;
     if (assembled_.count(name)) return cte_name;
-    auto model = models_.find(name);
-    if (model == models_.end()) {
+    const ModelCheckInput* model = models_.Find(name);
+    if (model == nullptr) {
       bool source = sources_.count(name) > 0;
       std::string read_by = chain.empty() ? "" : ", read by model '" + chain.back() + "',";
       file_.Fail(blame, "SLU-TEST-011",
@@ -483,7 +483,7 @@ class TestCompiler {
                  "mock a model part-way along the chain: " + std::string(kRefPrefix) + name + " AS (SELECT …)");
     }
     chain.push_back(name);
-    const ModelCheckInput& input = *model->second;
+    const ModelCheckInput& input = *model;
     Node node{cte_name, cte_name, {}, {}};
     std::vector<sql::ReferenceCall> calls;
     if (input.references != nullptr) {
@@ -510,10 +510,9 @@ class TestCompiler {
         }
       }
       if (StartsWith(name, kModelPrefix)) {
-        auto model = models_.find(name.substr(kModelPrefix.size()));
-        if (model == models_.end() || model->second->columns == nullptr || model->second->columns->empty())
-          return false;
-        for (const auto& [column, type] : *model->second->columns) columns.emplace_back(column);
+        const ModelCheckInput* model = models_.Find(name.substr(kModelPrefix.size()));
+        if (model == nullptr || model->columns == nullptr || model->columns->empty()) return false;
+        for (const auto& [column, type] : *model->columns) columns.emplace_back(column);
         return true;
       }
       return false;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <tuple>
 
 #include "project/tests_audits_internal.hpp"
@@ -45,8 +47,8 @@ char Upper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + '
 }  // namespace
 
 void CheckFile::Fail(size_t offset, std::string code, std::string message, std::string hint) const {
-  throw Error(MakeDiagnostic(std::move(code), std::move(message), LocationAt(file, text, offset), std::move(hint),
-                             text));
+  throw Error(
+      MakeDiagnostic(std::move(code), std::move(message), LocationAt(file, text, offset), std::move(hint), text));
 }
 
 Diagnostic CheckFile::Warning(size_t offset, std::string code, std::string message, std::string hint) const {
@@ -212,11 +214,11 @@ EffectiveAuditDefaults EffectiveDefaults(const ChecksInput& input, const ModelCh
     pipeline = &it->second;
   }
   EffectiveAuditDefaults effective;
-  effective.severity = (pipeline && pipeline->severity) ? *pipeline->severity
-                                                        : project.severity.value_or(AuditSeverity::kError);
+  effective.severity =
+      (pipeline && pipeline->severity) ? *pipeline->severity : project.severity.value_or(AuditSeverity::kError);
   effective.every_seconds = (pipeline && pipeline->every_seconds) ? pipeline->every_seconds : project.every_seconds;
-  effective.warmup_seconds = (pipeline && pipeline->warmup_seconds) ? *pipeline->warmup_seconds
-                                                                    : project.warmup_seconds.value_or(0);
+  effective.warmup_seconds =
+      (pipeline && pipeline->warmup_seconds) ? *pipeline->warmup_seconds : project.warmup_seconds.value_or(0);
   return effective;
 }
 
@@ -317,10 +319,27 @@ ModelAuditDeclarations AuditDeclarationsFromHeader(const HeaderMap& header) {
   return declarations;
 }
 
+namespace checks {
+
+const ModelCheckInput* ModelIndex::Find(std::string_view name) const {
+  if (!index_) {
+    index_.emplace(models_.size());
+    for (size_t m = 0; m < models_.size(); ++m) index_->Insert(models_[m].name, m);
+  }
+  size_t m = index_->Find(name);
+  return m == NameIndex::kNone ? nullptr : &models_[m];
+}
+
+const ModelCheckInput& ModelIndex::At(std::string_view name) const {
+  const ModelCheckInput* model = Find(name);
+  if (model == nullptr) throw std::out_of_range("no model named " + std::string(name));
+  return *model;
+}
+
+}  // namespace checks
+
 CompiledChecks CompileTestsAndAudits(const ChecksInput& input) {
-  checks::ModelIndex models;
-  models.reserve(input.models.size());
-  for (const ModelCheckInput& model : input.models) models.emplace(model.name, &model);
+  checks::ModelIndex models(input.models);
 
   CompiledChecks compiled;
   checks::CompiledTests tests = checks::CompileTests(input, models);

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/name_index.hpp"
 #include "project/header_grammar.hpp"
 #include "project/tests_audits.hpp"
 #include "sql/reference_scanner.hpp"
@@ -48,8 +49,8 @@ std::vector<SqlBlock> SplitBlocks(const CheckFile& file, std::string_view keywor
 // The SQL of text[begin, end) after macro expansion, with its references.
 struct ExpandedSql {
   std::string text;
-  size_t origin = 0;      // file offset of the range
-  bool expanded = false;  // macros changed the text, so its offsets no longer map into the file
+  size_t origin = 0;                           // file offset of the range
+  bool expanded = false;                       // macros changed the text, so its offsets no longer map into the file
   std::vector<sql::ReferenceCall> references;  // offsets relative to `text`
 
   // The file offset to blame for text[offset] (the range start when the text came from macros).
@@ -60,8 +61,7 @@ struct ExpandedSql {
 // `not_configured_code`. With `scan_references`, references are scanned in the result (errors relocated to
 // the range start when the text came from macros).
 ExpandedSql ExpandRange(const CheckFile& file, size_t begin, size_t end, sql::Dialect dialect,
-                        const MacroExpander& expander, const char* not_configured_code,
-                        bool scan_references = true);
+                        const MacroExpander& expander, const char* not_configured_code, bool scan_references = true);
 
 // The significant tokens of `sql.text` (offsets relative to it); lexical errors are located in the file.
 std::vector<sql::Token> TokenizeExpanded(const CheckFile& file, const ExpandedSql& sql, sql::Dialect dialect);
@@ -88,9 +88,22 @@ struct EffectiveAuditDefaults {
 };
 EffectiveAuditDefaults EffectiveDefaults(const ChecksInput& input, const ModelCheckInput& model);
 
-// The input's models by name (views of the inputs' names). Unordered: at 100,000 models an ordered map's
-// inserts and lookups missed the cache at every level; whoever needs name order sorts what it picks.
-using ModelIndex = std::unordered_map<std::string_view, const ModelCheckInput*>;
+// The input's models by name (views of the inputs' names), indexed on the first lookup: a project without
+// tests or model-reading audits never builds the index (100,000 inserts at 100,000 models).
+// Not thread-safe: the checks compile on one thread.
+class ModelIndex {
+ public:
+  explicit ModelIndex(const std::vector<ModelCheckInput>& models) : models_(models) {}
+
+  // The model named `name`; null when there is none.
+  const ModelCheckInput* Find(std::string_view name) const;
+  // The model named `name`, which the caller knows exists (std::out_of_range when it does not).
+  const ModelCheckInput& At(std::string_view name) const;
+
+ private:
+  const std::vector<ModelCheckInput>& models_;
+  mutable std::optional<NameIndex> index_;
+};
 
 struct CompiledTests {
   std::vector<TestSpec> tests;
