@@ -7,6 +7,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "core/parallel_for.hpp"
+
 namespace sluice {
 
 ColumnList::ColumnList(std::initializer_list<value_type> columns) {
@@ -96,7 +98,17 @@ Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipeli
   assets_ = std::move(assets);
   std::vector<size_t> order(assets_.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return assets_[a].key < assets_[b].key; });
+  // Two halves sorted in parallel, then merged (stable: a tie keeps the first half's first).
+  auto by_key = [&](size_t a, size_t b) { return assets_[a].key < assets_[b].key; };
+  const size_t half = order.size() / 2;
+  ParallelFor(
+      2,
+      [&](size_t part) {
+        std::stable_sort(order.begin() + (part == 0 ? 0 : half), part == 0 ? order.begin() + half : order.end(),
+                         by_key);
+      },
+      /*min_items_per_thread=*/order.size() < 4096 ? 2 : 1);
+  std::inplace_merge(order.begin(), order.begin() + half, order.end(), by_key);
   std::vector<bool> placed(order.size(), false);
   for (size_t start = 0; start < order.size(); ++start) {
     if (placed[start] || order[start] == start) continue;
@@ -123,12 +135,13 @@ Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipeli
     }
     by_name_.emplace(assets_[i].name(), i);
   }
-  // Each asset's upstreams by index (deps order, runs starting at upstream_begin[i]), for the cycle search.
+  // Each asset's upstreams by index (deps order, asset i's at upstreams[upstream_begin[i], upstream_begin[i + 1])),
+  // looked up in parallel; the first asset in key order with an unknown upstream is the one reported.
   std::vector<size_t> upstream_begin(assets_.size() + 1, 0);
-  std::vector<size_t> upstreams;
-  downstream_begin_.assign(assets_.size() + 1, 0);
-  for (size_t i = 0; i < assets_.size(); ++i) {
-    upstream_begin[i] = upstreams.size();
+  for (size_t i = 0; i < assets_.size(); ++i) upstream_begin[i + 1] = upstream_begin[i] + assets_[i].deps.size();
+  std::vector<size_t> upstreams(upstream_begin.back());
+  ParallelFor(assets_.size(), [&](size_t i) {
+    size_t at = upstream_begin[i];
     for (const AssetDependency& dep : assets_[i].deps) {
       auto it = index_.find(ViewOf(dep.upstream));
       if (it == index_.end()) {
@@ -138,12 +151,12 @@ Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipeli
                                "define the upstream asset",
                                {}});
       }
-      ++downstream_begin_[it->second + 1];
-      upstreams.push_back(it->second);
+      upstreams[at++] = it->second;
     }
-  }
-  upstream_begin[assets_.size()] = upstreams.size();
-  // The downstreams, the same edges the other way (each run in ascending index order).
+  });
+  // The downstreams: the same edges the other way (each asset's in ascending index order).
+  downstream_begin_.assign(assets_.size() + 1, 0);
+  for (size_t up : upstreams) ++downstream_begin_[up + 1];
   for (size_t i = 0; i < assets_.size(); ++i) downstream_begin_[i + 1] += downstream_begin_[i];
   downstream_.resize(upstreams.size());
   std::vector<size_t> filled(downstream_begin_.begin(), downstream_begin_.end() - 1);

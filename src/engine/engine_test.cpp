@@ -198,15 +198,15 @@ TEST(Definitions, AHundredThousandModelChainIsOrderedAndWalkedWithoutRecursion) 
   EXPECT_EQ(definitions.UpstreamClosure({order.back()}).size(), 100000u);
 }
 
-// Assets given in any order end up in key order, each with its own dependencies (the permutation is applied
-// in place, along its cycles), and are found by key and by name.
+// Assets given in any order end up in key order (sorted in two halves in parallel, then merged), each with its
+// own dependencies (the permutation is applied in place, along its cycles), and are found by key and by name.
 TEST(Definitions, AssetsInAnyOrderAreKeptInKeyOrder) {
-  std::vector<Asset> assets = Chain(1000, false);
+  std::vector<Asset> assets = Chain(5000, false);
   std::mt19937 random(7);
   std::shuffle(assets.begin(), assets.end(), random);
   Definitions definitions(std::move(assets), {});
-  ASSERT_EQ(definitions.assets().size(), 1000u);
-  for (size_t i = 0; i < 1000; ++i) {
+  ASSERT_EQ(definitions.assets().size(), 5000u);
+  for (size_t i = 0; i < 5000; ++i) {
     const Asset& asset = definitions.assets()[i];
     std::string digits = std::to_string(i);
     EXPECT_EQ(asset.name(), "m" + std::string(5 - digits.size(), '0') + digits);
@@ -217,6 +217,32 @@ TEST(Definitions, AssetsInAnyOrderAreKeptInKeyOrder) {
     EXPECT_EQ(definitions.Find(asset.key), &asset);
     EXPECT_EQ(definitions.FindByName(asset.name()), &asset);
   }
+}
+
+// Upstreams are looked up in parallel; the error names the first asset in key order that reads an unknown one,
+// and the downstream edges of a valid graph are each asset's readers.
+TEST(Definitions, TheFirstAssetInKeyOrderWithAnUnknownUpstreamIsReported) {
+  std::vector<Asset> assets = Chain(2000, false);
+  for (size_t i : {1700u, 300u, 900u}) {
+    assets[i].deps.push_back(
+        AssetDependency{AssetKey::FromParts({"core", "ghost" + std::to_string(i)}), EdgeType::kReference});
+  }
+  std::mt19937 random(11);
+  std::shuffle(assets.begin(), assets.end(), random);
+  try {
+    Definitions definitions(std::move(assets), {});
+    FAIL() << "the unknown upstreams were accepted";
+  } catch (const Error& e) {
+    ASSERT_EQ(e.diagnostics().size(), 1u);
+    EXPECT_EQ(e.diagnostics()[0].code, "SLU-GRAPH-002");
+    EXPECT_EQ(e.diagnostics()[0].message, "core.m00300 depends on unknown asset core.ghost300");
+  }
+  Definitions chain(Chain(2000, false), {});
+  for (size_t i = 0; i + 1 < 2000; ++i) {
+    const AssetKey& key = chain.assets()[i].key;
+    EXPECT_EQ(chain.Downstream(key), std::vector<AssetKey>{chain.assets()[i + 1].key}) << key.ToString();
+  }
+  EXPECT_TRUE(chain.Downstream(chain.assets().back().key).empty());
 }
 
 TEST(Definitions, ALongCycleIsNamedWithItsMiddleElided) {
