@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <unordered_map>
@@ -125,8 +126,8 @@ class HeaderParser {
 
   // Checks `<keyword> (` at pos_; returns the offset of the `(`.
   size_t ExpectKeywordAndParen() {
-    std::string keyword(keyword_);
-    std::string example = "start with `" + keyword + " (`, e.g. `" + keyword + " ( kind table );`";
+    std::string keyword(keyword_);  // short: no allocation
+    auto example = [&] { return "start with `" + keyword + " (`, e.g. `" + keyword + " ( kind table );`"; };
     std::string_view rest = text_.substr(pos_);
     bool keyword_matches = !keyword_.empty() && rest.starts_with(keyword_) &&
                            (rest.size() == keyword_.size() || IsWhitespace(rest[keyword_.size()]) ||
@@ -135,12 +136,12 @@ class HeaderParser {
       bool comment = rest.starts_with("--") || rest.starts_with("/*");
       Fail("SLU-HEADER-001", pos_, "expected the header `" + keyword + " ( ... );` here",
            comment ? "comments are not allowed before `" + keyword + " (`; move them after `);`"
-                   : "the file must " + example + " (only whitespace may precede it)");
+                   : "the file must " + example() + " (only whitespace may precede it)");
     }
     size_t at = pos_ + keyword_.size();
     while (at < text_.size() && IsWhitespace(text_[at])) ++at;
     if (at >= text_.size() || text_[at] != '(') {
-      Fail("SLU-HEADER-001", at, "expected `(` after `" + keyword + "`", "the header must " + example);
+      Fail("SLU-HEADER-001", at, "expected `(` after `" + keyword + "`", "the header must " + example());
     }
     return at;
   }
@@ -172,7 +173,24 @@ class HeaderParser {
     Nesting nesting(*this, open_at);
     pos_ = open_at + 1;
     HeaderMap map;
+    map.reserve(4);  // most maps are small: one allocation instead of growing 1, 2, 4
+    // Duplicate keys: a small map (every model header) is scanned; past kScannedKeys keys they are indexed.
+    constexpr size_t kScannedKeys = 16;
     std::unordered_map<std::string_view, size_t> key_offsets;
+    auto first_offset_of = [&](std::string_view key, size_t key_at) -> std::optional<size_t> {
+      if (map.size() < kScannedKeys) {
+        for (const HeaderEntry& entry : map) {
+          if (entry.key == key) return entry.key_offset;
+        }
+        return std::nullopt;
+      }
+      if (key_offsets.empty()) {
+        for (const HeaderEntry& entry : map)
+          key_offsets.emplace(text_.substr(entry.key_offset, entry.key.size()), entry.key_offset);
+      }
+      auto [previous, inserted] = key_offsets.emplace(key, key_at);
+      return inserted ? std::nullopt : std::optional<size_t>(previous->second);
+    };
     while (true) {
       SkipTrivia();
       if (pos_ >= text_.size()) FailUnclosed();
@@ -193,10 +211,8 @@ class HeaderParser {
       }
       size_t key_at = pos_;
       std::string_view key = ReadBareWord();
-      auto [previous, inserted] = key_offsets.emplace(key, key_at);
-      if (!inserted) {
-        Fail("SLU-HEADER-009", key_at,
-             "duplicate key " + Shown(key) + " (first set at " + Where(previous->second) + ")",
+      if (std::optional<size_t> previous = first_offset_of(key, key_at)) {
+        Fail("SLU-HEADER-009", key_at, "duplicate key " + Shown(key) + " (first set at " + Where(*previous) + ")",
              "each key may appear once per map; remove or merge one of them");
       }
       SkipTrivia();
@@ -220,6 +236,7 @@ class HeaderParser {
     Nesting nesting(*this, open_at);
     pos_ = open_at + 1;
     HeaderList list;
+    list.reserve(4);
     while (true) {
       SkipTrivia();
       if (pos_ >= text_.size()) FailUnclosed();
@@ -328,19 +345,18 @@ class HeaderParser {
     char quote = text_[pos_++];
     std::string result;
     while (pos_ < text_.size()) {
-      char c = text_[pos_];
-      if (c == quote) {
+      size_t run_end = pos_;
+      while (run_end < text_.size() && text_[run_end] != quote && text_[run_end] != '\\') ++run_end;
+      result.append(text_.substr(pos_, run_end - pos_));
+      pos_ = run_end;
+      if (pos_ >= text_.size()) break;
+      if (text_[pos_] == quote) {
         ++pos_;
         return result;
       }
-      if (c == '\\') {
-        if (pos_ + 1 >= text_.size()) break;
-        result += text_[pos_ + 1];
-        pos_ += 2;
-        continue;
-      }
-      result += c;
-      ++pos_;
+      if (pos_ + 1 >= text_.size()) break;  // a backslash keeps the next character
+      result += text_[pos_ + 1];
+      pos_ += 2;
     }
     Fail("SLU-HEADER-006", start, "unterminated string",
          std::string("close the string with `") + quote + "`; write `\\" + quote +

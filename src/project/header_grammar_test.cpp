@@ -390,6 +390,14 @@ TEST(HeaderGrammar, RejectsDuplicateKeysInEveryMap) {
   EXPECT_NE(failure.message.find("1:9"), std::string::npos);
   EXPECT_EQ(Located("MODEL ( s (a 1, a 2) );"), "SLU-HEADER-009@1:17");
   EXPECT_EQ(Located("MODEL ( x (a 1), y (a 2) );"), "no error");
+  // Past 16 keys duplicates are found by an index instead of a scan: same answers, first use named.
+  std::string many = "MODEL (";
+  for (int k = 0; k < 40; ++k) many += " k" + std::to_string(k) + " 1,";
+  EXPECT_EQ(Located(many + " );"), "no error");
+  EXPECT_EQ(Located(many + " k3 2 );"), "SLU-HEADER-009@1:" + std::to_string(many.size() + 2));
+  Failure late = FailureOf(many + " k39 2 );");
+  EXPECT_NE(late.message.find("1:" + std::to_string(many.find(" k39 ") + 2)), std::string::npos) << late.message;
+  EXPECT_EQ(Located(many + " k20x 2, k17 3 );"), "SLU-HEADER-009@1:" + std::to_string(many.size() + 10));
 }
 
 TEST(HeaderGrammar, RejectsMismatchedClosingSymbols) {

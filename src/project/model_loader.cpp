@@ -184,6 +184,7 @@ void ApplyHeader(const ModelFile& model, const HeaderMap& entries, ParsedModel& 
                    R"(e.g. order_by ["id"])");
       }
       parsed.storage.order_by.clear();
+      parsed.storage.order_by.reserve(list->size());
       for (const HeaderValue& item : *list) {
         const std::string* s = StringOf(item);
         if (s == nullptr || s->empty())
