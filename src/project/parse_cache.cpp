@@ -1,5 +1,10 @@
 #include "project/parse_cache.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <climits>
 
 #include "core/build_id.hpp"
@@ -13,12 +18,13 @@ namespace sluice {
 namespace {
 
 // The file: kMagic, the build ID (length-prefixed), the dialect (one byte), the entry count, the entries (each
-// length-prefixed), then the ContentHash of everything before it as 8 little-endian bytes. An entry: the file
-// path, its size and hash, the references (kind, ref type, name, begin, end, line, column), the columns in
-// ColumnList's packed form (the text, then each name's and type's length), flags (aggregate, anchor candidate) and the
-// lineage mode bits. Integers are LEB128 varints; strings a varint length and the bytes. The magic carries the format
-// version; the build ID changes with any code change.
-constexpr std::string_view kMagic = "SLUICE PARSE CACHE 1\n";
+// length-prefixed), then the ContentHash of everything before it as 8 little-endian bytes; then any number of
+// appended records, each an entry (length-prefixed) followed by the ContentHash of the entry's bytes. An entry:
+// the file path, its size and hash, the references (kind, ref type, name, begin, end, line, column), the columns
+// in ColumnList's packed form (the text, then each name's and type's length), flags (aggregate, anchor candidate)
+// and the lineage mode bits. Integers are LEB128 varints; strings a varint length and the bytes. The magic
+// carries the format version; the build ID changes with any code change.
+constexpr std::string_view kMagic = "SLUICE PARSE CACHE 2\n";
 constexpr uint8_t kAggregateFlag = 1;
 constexpr uint8_t kAnchorCandidateFlag = 2;
 constexpr unsigned kLineageModeBits = 0xF;
@@ -47,6 +53,7 @@ class Decoder {
 
   bool ok() const { return ok_; }
   bool done() const { return at_ == data_.size(); }
+  size_t position() const { return at_; }
 
   uint64_t Varint() {
     uint64_t value = 0;
@@ -144,19 +151,37 @@ ParseCache ParseCache::FromStorage(std::shared_ptr<const void> storage, std::str
   cache.storage_ = std::move(storage);
   std::string header = FileHeader(dialect);
   if (contents.size() < header.size() + 8 || contents.substr(0, header.size()) != header) return ParseCache{};
-  std::string_view body = contents.substr(0, contents.size() - 8);
-  if (Decoder(contents.substr(body.size())).Fixed64() != ContentHash(body)) return ParseCache{};
 
-  Decoder decoder(body.substr(header.size()));
+  Decoder decoder(contents.substr(header.size()));
   uint64_t count = decoder.Varint();
-  if (count > body.size()) return ParseCache{};  // every entry takes at least a byte
+  if (count > contents.size()) return ParseCache{};  // every entry takes at least a byte
   cache.entries_.reserve(count);
   for (uint64_t i = 0; i < count && decoder.ok(); ++i) {
     std::string_view entry = decoder.String();
     std::string_view file = Decoder(entry).String();
     if (!file.empty()) cache.entries_.push_back(Entry{file, entry});
   }
-  if (!decoder.ok() || !decoder.done()) return ParseCache{};
+  if (!decoder.ok()) return ParseCache{};
+  const size_t base_end = header.size() + decoder.position();
+  if (Decoder(contents.substr(base_end)).Fixed64() != ContentHash(contents.substr(0, base_end))) {
+    return ParseCache{};
+  }
+  cache.base_bytes_ = base_end + 8;
+  cache.base_entries_ = cache.entries_.size();
+  // The appended records, up to the first that is torn or corrupt (a writer killed mid-append).
+  Decoder records(contents.substr(cache.base_bytes_));
+  while (!records.done()) {
+    std::string_view entry = records.String();
+    uint64_t checksum = records.Fixed64();
+    std::string_view file = Decoder(entry).String();
+    if (!records.ok() || checksum != ContentHash(entry) || file.empty()) {
+      cache.tail_clean_ = false;
+      break;
+    }
+    cache.entries_.push_back(Entry{file, entry});
+    cache.appended_bytes_ = records.position();
+  }
+  cache.valid_ = true;
   return cache;
 }
 
@@ -164,7 +189,7 @@ const ParseCache::Entry* ParseCache::Locate(std::string_view file, size_t positi
   if (position < entries_.size() && entries_[position].file == file) return &entries_[position];
   std::call_once(by_file_->built, [&] {
     by_file_->index.reserve(entries_.size());
-    for (size_t i = 0; i < entries_.size(); ++i) by_file_->index.emplace(entries_[i].file, i);
+    for (size_t i = 0; i < entries_.size(); ++i) by_file_->index.insert_or_assign(entries_[i].file, i);
   });
   auto it = by_file_->index.find(file);
   return it == by_file_->index.end() ? nullptr : &entries_[it->second];
@@ -174,7 +199,20 @@ std::optional<CachedBodyAnalysis> ParseCache::Find(std::string_view file, const 
                                                    size_t position) const {
   const Entry* found = Locate(file, position);
   if (found == nullptr) return std::nullopt;
-  std::string_view bytes = found->bytes;
+  if (std::optional<CachedBodyAnalysis> analysis = Decode(*found, key)) return analysis;
+  // The entry found was written for another version of the file; an appended one may be this version's. A few
+  // appended records are scanned, newest first; many are looked up by name (the newest entry of the file).
+  if (position == SIZE_MAX || entries_.size() == base_entries_) return std::nullopt;
+  constexpr size_t kScannedRecords = 64;
+  if (entries_.size() - base_entries_ > kScannedRecords) return Find(file, key, SIZE_MAX);
+  for (size_t i = entries_.size(); i-- > base_entries_;) {
+    if (entries_[i].file == file && &entries_[i] != found) return Decode(entries_[i], key);
+  }
+  return std::nullopt;
+}
+
+std::optional<CachedBodyAnalysis> ParseCache::Decode(const Entry& found, const ModelFileKey& key) const {
+  std::string_view bytes = found.bytes;
   Decoder in(bytes);
   in.String();  // the file, matched by the lookup
   if (ModelFileKey{in.Varint(), in.Fixed64()} != key) return std::nullopt;
@@ -195,7 +233,7 @@ std::optional<CachedBodyAnalysis> ParseCache::Find(std::string_view file, const 
     int line = in.Int();
     int column = in.Int();
     analysis.references.push_back(
-        ModelReference{std::move(call), EdgeType::kReference, SourceLocation{std::string(file), line, column}});
+        ModelReference{std::move(call), EdgeType::kReference, SourceLocation{std::string(found.file), line, column}});
   }
   std::string column_text(in.String());
   uint64_t end_count = in.Varint();
@@ -263,6 +301,48 @@ std::string ParseCacheContents(sql::Dialect dialect, const std::vector<std::stri
   for (std::string_view entry : entries) PutString(contents, entry);
   PutFixed64(contents, ContentHash(contents));
   return contents;
+}
+
+ParseCacheUpdate ParseCache::UpdateFor(size_t reused, size_t new_entries, size_t new_bytes) const {
+  // Entries no load will use again (superseded by an appended one, or of a removed model) are tolerated up to
+  // an eighth of the file (at least 64), appended records up to an eighth of its bytes (at least 64 KiB).
+  const size_t unused = entries_.size() > reused ? entries_.size() - reused : 0;
+  const size_t unused_limit = std::max<size_t>(64, base_entries_ / 8);
+  if (new_entries == 0) return unused > unused_limit ? ParseCacheUpdate::kRewrite : ParseCacheUpdate::kNone;
+  const size_t appended_limit = std::max<size_t>(64 << 10, base_bytes_ / 8);
+  if (valid_ && tail_clean_ && unused <= unused_limit && appended_bytes_ + new_bytes <= appended_limit) {
+    return ParseCacheUpdate::kAppend;
+  }
+  return ParseCacheUpdate::kRewrite;
+}
+
+std::string ParseCacheRecord(std::string_view entry) {
+  std::string record;
+  PutString(record, entry);
+  PutFixed64(record, ContentHash(entry));
+  return record;
+}
+
+bool AppendParseCache(const std::filesystem::path& root, sql::Dialect dialect,
+                      const std::vector<std::string_view>& entries) {
+  if (!ParseCache::Enabled()) return false;
+  std::string records;
+  for (std::string_view entry : entries) records += ParseCacheRecord(entry);
+  std::filesystem::path path = ParseCachePath(root);
+  int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return false;  // gone (another load rewrote it away, or it was deleted): rewrite
+  // Only onto a file of this build and dialect (another process may have replaced the one this load read).
+  const std::string header = FileHeader(dialect);
+  std::string head(header.size(), '\0');
+  bool appended = ::pread(fd, head.data(), head.size(), 0) == static_cast<ssize_t>(head.size()) && head == header;
+  for (size_t written = 0; appended && written < records.size();) {
+    ssize_t n = ::write(fd, records.data() + written, records.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) appended = false;  // a torn record is ignored by readers, and the next load rewrites the file
+    if (n > 0) written += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return appended;
 }
 
 bool WriteParseCache(const std::filesystem::path& root, sql::Dialect dialect,

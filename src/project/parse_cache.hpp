@@ -10,11 +10,14 @@
 // is parsed every time: its expansion depends on the macros' code).
 //
 // Stored in <root>/.sluice/parse-cache. The file names the build that wrote it (its GNU build ID) and the
-// dialect, and ends with a checksum of its contents: a file of another build or dialect, a truncated or corrupt
-// one, or one that is absent or unreadable is ignored whole (the load parses every model, as without a cache).
+// dialect, and its entries end with a checksum: a file of another build or dialect, a truncated or corrupt one,
+// or one that is absent or unreadable is ignored whole (the load parses every model, as without a cache).
 // Written whole, atomically (a temporary sibling renamed over it; not fsynced: a cache lost to a power cut
-// costs one slower load, and its checksum rejects a partial file). SLUICE_PARSE_CACHE=off disables reading
-// and writing.
+// costs one slower load, and its checksum rejects a partial file). A load that parsed a few models appends
+// their entries instead, as records with a checksum each (an edit at 100,000 models appends a few hundred bytes
+// rather than rewriting 49 MB); a later entry for a file wins over an earlier one when both match it, and the
+// file is rewritten whole once the appended records or the entries no load uses grow past an eighth of it.
+// SLUICE_PARSE_CACHE=off disables reading and writing.
 //
 // Thread-safety: a ParseCache is immutable after Read; Find may be called from many threads.
 #pragma once
@@ -54,6 +57,13 @@ struct ModelFileKey {
   bool operator==(const ModelFileKey&) const = default;
 };
 
+// How a load brings the cache file up to date (ParseCache::UpdateFor).
+enum class ParseCacheUpdate {
+  kNone,     // nothing new, and little the next load will not use
+  kAppend,   // append the entries this load encoded as records (AppendParseCache)
+  kRewrite,  // write every entry of this load to a new file (WriteParseCache)
+};
+
 class ParseCache {
  public:
   // False when SLUICE_PARSE_CACHE switches it off ("off", "0", "false", "no"; core/environment.hpp), or when the
@@ -75,7 +85,14 @@ class ParseCache {
   std::optional<CachedBodyAnalysis> Find(std::string_view file, const ModelFileKey& key,
                                          size_t position = SIZE_MAX) const;
 
+  // The entries in the file: those written whole, then the appended records (an edited model's older entry stays
+  // until the file is rewritten).
   size_t size() const { return entries_.size(); }
+
+  // What a load that reused `reused` of these entries and encoded `new_entries` (`new_bytes` in all) should do:
+  // append while the appended records and the entries no load will use again stay small, else rewrite; with
+  // nothing new, rewrite only to drop many unused entries. An absent, invalid or torn file is rewritten.
+  ParseCacheUpdate UpdateFor(size_t reused, size_t new_entries, size_t new_bytes) const;
 
  private:
   // The cache of the file whose bytes `contents` are, held by `storage` (a MappedFile or a std::string).
@@ -93,9 +110,16 @@ class ParseCache {
 
   // The entry of `file`, found at `position` or by name; null when there is none.
   const Entry* Locate(std::string_view file, size_t position) const;
+  // The entry's analysis when it was written for a file with this key and decodes.
+  std::optional<CachedBodyAnalysis> Decode(const Entry& entry, const ModelFileKey& key) const;
 
   std::shared_ptr<const void> storage_;  // the file's bytes; the views below survive moving the cache
   std::vector<Entry> entries_;           // in the order written; views of the bytes
+  size_t base_entries_ = 0;              // entries_[0, base_entries_) were written whole, the rest appended
+  size_t base_bytes_ = 0;                // the bytes written whole (up to and with their checksum)
+  size_t appended_bytes_ = 0;            // the bytes of the readable appended records
+  bool valid_ = false;                   // a file of this build and dialect whose whole-written part is intact
+  bool tail_clean_ = true;               // no torn or corrupt record after it
   std::unique_ptr<ByFile> by_file_ = std::make_unique<ByFile>();
 };
 
@@ -107,6 +131,16 @@ std::string EncodeParseCacheEntry(std::string_view file, const ModelFileKey& key
 // The file contents that hold these entries (each from EncodeParseCacheEntry, or a found entry's `entry`) for this
 // build and dialect.
 std::string ParseCacheContents(sql::Dialect dialect, const std::vector<std::string_view>& entries);
+
+// The bytes AppendParseCache appends for one entry: the entry, length-prefixed, then its ContentHash.
+std::string ParseCacheRecord(std::string_view entry);
+
+// Appends these entries (each from EncodeParseCacheEntry) to the project's cache file as records, in one write,
+// when the file is still one of this build and dialect. Returns false when it cannot (the caller then rewrites
+// the file); never throws. A writer killed mid-append leaves a torn record, which readers ignore (with anything
+// after it) and which makes the next load rewrite the file.
+bool AppendParseCache(const std::filesystem::path& root, sql::Dialect dialect,
+                      const std::vector<std::string_view>& entries);
 
 // Replaces the project's cache with these entries (each from EncodeParseCacheEntry, or a found entry's `entry`), for
 // this build and dialect. Returns false, leaving the previous cache, when the cache cannot be written (a read-only

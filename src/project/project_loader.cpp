@@ -719,24 +719,37 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     }
     throw Error(std::move(diagnostics));
   }
-  // The parse cache is rewritten when this load parsed a model it did not know, or it knows files that are
-  // gone or no longer cacheable; only after a successful load (a failing project keeps the previous cache).
+  // The parse cache is brought up to date only after a successful load (a failing project keeps the previous
+  // cache): the entries of the models this load parsed are appended, or every entry is written anew
+  // (ParseCache::UpdateFor decides).
   if (ParseCache::Enabled()) {
-    std::vector<std::string_view> entries;
+    std::vector<std::string_view> entries;  // every model's, for a rewrite
+    std::vector<std::string_view> fresh;    // the ones this load encoded, for an append
     entries.reserve(models.size());
-    bool parsed_any = false;
+    size_t fresh_bytes = 0;
     for (const LoadedModel& model : models) {
       if (!model.new_cache_entry.empty()) {
         entries.push_back(model.new_cache_entry);
-        parsed_any = true;
+        fresh.push_back(model.new_cache_entry);
+        fresh_bytes += model.new_cache_entry.size();
       } else if (!model.reused_cache_entry.empty()) {
         entries.push_back(model.reused_cache_entry);
         ++project.models_from_parse_cache;
       }
     }
-    if (parsed_any || entries.size() != cache.size()) {
-      WriteParseCache(root, project.dialect, entries);
-      MarkPhase("parse cache written");
+    switch (cache.UpdateFor(project.models_from_parse_cache, fresh.size(), fresh_bytes)) {
+      case ParseCacheUpdate::kNone:
+        break;
+      case ParseCacheUpdate::kAppend:
+        if (AppendParseCache(root, project.dialect, fresh)) {
+          MarkPhase("parse cache appended");
+          break;
+        }
+        [[fallthrough]];
+      case ParseCacheUpdate::kRewrite:
+        WriteParseCache(root, project.dialect, entries);
+        MarkPhase("parse cache written");
+        break;
     }
   }
   project.load_scratch = Retain(std::move(models), std::move(checks), std::move(relations), std::move(model_index));

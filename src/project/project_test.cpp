@@ -329,30 +329,83 @@ TEST(ParseCache, AnEditedModelIsParsedAgainAndAnUnchangedOneIsReadFromTheCache) 
   TempProject project;
   WriteCacheCoverage(project);
   project.Load();
+  const std::filesystem::path path = ParseCachePath(project.root());
+  const std::string whole = ReadFile(path);
   project.Write("pipelines/main/c.sql", "MODEL ();\nSELECT CAST(count() AS BIGINT) AS renamed FROM __ref(\"a\")\n");
   Project edited = project.Load();
   EXPECT_EQ(edited.models_from_parse_cache, 5u);
   EXPECT_EQ((*std::get<SqlCompute>(edited.definitions.FindByName("c")->compute).columns.begin()).first, "renamed");
   EXPECT_EQ(project.Load().models_from_parse_cache, 6u);  // the edit was cached
+  // ... appended to the file, after the entries written whole (c's older entry stays until a rewrite).
+  const std::string appended = ReadFile(path);
+  EXPECT_EQ(appended.substr(0, whole.size()), whole);
+  EXPECT_GT(appended.size(), whole.size());
+  EXPECT_EQ(ParseCache::Read(project.root(), sql::Dialect::kDuckDb).size(), 7u);
 
   // What a warm load reads is the cache: an entry altered in place (checksum recomputed) is believed.
-  std::string cache = ReadFile(ParseCachePath(project.root()));
+  std::filesystem::remove(path);
+  project.Load();  // written whole again
+  std::string cache = ReadFile(path);
   size_t at = cache.find("renamed");
   ASSERT_NE(at, std::string::npos);
   cache.replace(at, 7, "RENAMED");
-  WriteFileAtomic(ParseCachePath(project.root()), WithChecksum(cache));
+  WriteFileAtomic(path, WithChecksum(cache));
   Project believed = project.Load();
   EXPECT_EQ((*std::get<SqlCompute>(believed.definitions.FindByName("c")->compute).columns.begin()).first, "RENAMED");
 
-  // A removed model leaves the cache at the next load.
+  // A removed model's entry stays (unused) until the file is rewritten; the others are read as before.
   std::filesystem::remove(project.root() / "pipelines/main/v.sql");
   EXPECT_EQ(project.Load().models_from_parse_cache, 5u);
-  EXPECT_EQ(ParseCache::Read(project.root(), sql::Dialect::kDuckDb).size(), 5u);
+  EXPECT_EQ(ParseCache::Read(project.root(), sql::Dialect::kDuckDb).size(), 6u);
 
   // A model added before others moves their entries from the positions they were written at: found by name.
   project.Write("pipelines/main/b0.sql", "MODEL ();\nSELECT CAST(id AS INT) AS id FROM __ref(\"a\")\n");
   EXPECT_EQ(project.Load().models_from_parse_cache, 5u);
   EXPECT_EQ(project.Load().models_from_parse_cache, 6u);
+}
+
+// Appending: a torn record (a writer killed mid-append) is ignored and makes the next load rewrite the file;
+// entries no load uses are dropped by a rewrite once there are many; nothing is appended to another build's
+// or dialect's file.
+TEST(ParseCache, AppendedRecordsAreCheckedAndTheFileIsRewrittenWhenTheyGrow) {
+  TempProject project;
+  WriteCacheCoverage(project);
+  project.Load();
+  const std::filesystem::path path = ParseCachePath(project.root());
+  const std::string whole = ReadFile(path);
+  auto edit_c = [&](int version) {
+    project.Write("pipelines/main/c.sql",
+                  "MODEL ();\nSELECT CAST(count() AS BIGINT) AS v" + std::to_string(version) + " FROM __ref(\"a\")\n");
+  };
+  edit_c(1);
+  project.Load();
+  std::string appended = ReadFile(path);
+  ASSERT_GT(appended.size(), whole.size());
+  WriteFileAtomic(path, appended.substr(0, appended.size() - 1));                 // the record torn
+  EXPECT_EQ(ParseCache::Read(project.root(), sql::Dialect::kDuckDb).size(), 6u);  // the whole part still counts
+  EXPECT_EQ(project.Load().models_from_parse_cache, 5u);  // c parsed again, and the file written whole: a record
+  EXPECT_EQ(project.Load().models_from_parse_cache, 6u);  // appended after the torn one could not have been read
+  EXPECT_EQ(ParseCache::Read(project.root(), sql::Dialect::kDuckDb).size(), 6u);
+
+  // Each edit of c appends a record and leaves one more unused entry; past 64 the file is rewritten whole.
+  size_t largest = 0;
+  for (int version = 2; version < 80; ++version) {
+    edit_c(version);
+    ASSERT_EQ(project.Load().models_from_parse_cache, 5u) << version;
+    size_t entries = ParseCache::Read(project.root(), sql::Dialect::kDuckDb).size();
+    largest = std::max(largest, entries);
+    EXPECT_LE(entries, 6u + 65u) << version;
+  }
+  EXPECT_GT(largest, 6u + 60u);
+  EXPECT_LT(ParseCache::Read(project.root(), sql::Dialect::kDuckDb).size(), largest);
+  EXPECT_EQ(project.Load().models_from_parse_cache, 6u);
+
+  const std::string before = ReadFile(path);
+  EXPECT_FALSE(AppendParseCache(project.root(), sql::Dialect::kClickHouse, {"an entry"}));
+  EXPECT_EQ(ReadFile(path), before);
+  std::filesystem::remove(path);
+  EXPECT_FALSE(AppendParseCache(project.root(), sql::Dialect::kDuckDb, {"an entry"}));
+  EXPECT_FALSE(std::filesystem::exists(path));
 }
 
 TEST(ParseCache, AnEntryIsFoundAtItsPositionOrByNameAndOnlyForItsFile) {
@@ -460,7 +513,7 @@ TEST(ParseCache, OnlyASuccessfulLoadWritesItAndAnUnwritableOneIsNoError) {
   const std::string live_temporary = path.string() + ".tmp.1";
   project.Write(".sluice/" + std::filesystem::path(dead_temporary).filename().string(), "partial");
   project.Write(".sluice/" + std::filesystem::path(live_temporary).filename().string(), "partial");
-  project.Write("pipelines/main/c.sql", "MODEL ();\nSELECT CAST(count() AS BIGINT) AS n FROM __ref(\"a\")\n");
+  std::filesystem::remove(path);  // the next load writes the file whole
   project.Load();
   EXPECT_FALSE(std::filesystem::exists(dead_temporary));
   EXPECT_TRUE(std::filesystem::exists(live_temporary));

@@ -152,8 +152,20 @@ TEST(CompileSpeedE2E, TheParseCacheChangesNoArtifactAndAKilledWriterLeavesTheOld
   EXPECT_EQ(reading.err.find("parse cache written"), std::string::npos) << "nothing new to cache";
   EXPECT_EQ(project.Read(".sluice/parse-cache"), cache);
 
+  // An edited model's entry is appended to the file.
   const std::string model = "pipelines/pl__legacy/legacy_sessions.sql";
   project.Write(model, project.Read(model) + "-- edited\n");
+  ProcessResult appending = project.Run({"discover"}, {{"SLUICE_TIMINGS", "1"}});
+  ASSERT_EQ(appending.exit_code, 0) << appending.err;
+  EXPECT_NE(appending.err.find("parse cache appended"), std::string::npos) << appending.err;
+  const std::string appended = project.Read(".sluice/parse-cache");
+  EXPECT_EQ(appended.substr(0, cache.size()), cache);
+  EXPECT_GT(appended.size(), cache.size());
+
+  // A file with a torn record is written whole by the next load; a writer killed before its rename leaves it.
+  const std::string torn = appended + "\x05torn";
+  project.Write(".sluice/parse-cache", torn);
+  project.Write(model, project.Read(model) + "-- edited again\n");
   const std::string marker = (project.root() / "paused_cache_write").string();
   pid_t pid = project.Start({"discover"},
                             {{"SLUICE_TEST_PAUSE_AT", "before_atomic_rename"}, {"SLUICE_TEST_PAUSE_MARKER", marker}},
@@ -168,13 +180,16 @@ TEST(CompileSpeedE2E, TheParseCacheChangesNoArtifactAndAKilledWriterLeavesTheOld
     }
     return count;
   };
-  EXPECT_EQ(project.Read(".sluice/parse-cache"), cache);
+  EXPECT_EQ(project.Read(".sluice/parse-cache"), torn);
   EXPECT_EQ(temporaries(), 1u);
   ProcessResult after = project.Run({"discover"}, {{"SLUICE_TIMINGS", "1"}});
   ASSERT_EQ(after.exit_code, 0) << after.err;
   EXPECT_NE(after.err.find("parse cache written"), std::string::npos) << after.err;
-  EXPECT_NE(project.Read(".sluice/parse-cache"), cache);
+  EXPECT_NE(project.Read(".sluice/parse-cache"), torn);
   EXPECT_EQ(temporaries(), 0u);
+  ProcessResult unchanged = project.Run({"discover"}, {{"SLUICE_TIMINGS", "1"}});
+  ASSERT_EQ(unchanged.exit_code, 0) << unchanged.err;
+  EXPECT_EQ(unchanged.err.find("parse cache"), std::string::npos) << unchanged.err;
 }
 
 }  // namespace

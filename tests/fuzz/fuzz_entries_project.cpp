@@ -225,6 +225,18 @@ int FuzzParseCache(const uint8_t* data, size_t size) {
   Require(warm->references == cold.references,
           "ParseModelFileWithReferences: the references differ from ParseModelFile's");
 
+  // An appended record for the same file and key wins over the entry written whole; the input's bytes appended
+  // raw after it are read up to the first record that is not intact, never past the end.
+  const std::string newer = EncodeParseCacheEntry(file, key, {}, ColumnList{}, false, false, 0);
+  ParseCache appended = ParseCache::FromContents(contents + ParseCacheRecord(newer) + text, dialect);
+  Require(appended.size() >= 2, "ParseCache: an intact appended record was not read");
+  if (std::optional<CachedBodyAnalysis> latest = appended.Find(file, key, 0)) {
+    Require(latest->entry.size() > 0, "ParseCache: an empty entry found");
+  }
+  const ParseCache superseded = ParseCache::FromContents(contents + ParseCacheRecord(newer), dialect);
+  std::optional<CachedBodyAnalysis> by_name = superseded.Find(file, key);
+  Require(by_name.has_value() && by_name->entry == newer, "ParseCache: the appended record does not win");
+
   // The same entry with one byte altered (the file's checksum recomputed, as a deliberate edit would): refused,
   // or decoded within bounds, and then a load accepts it or rejects it with a sluice::Error.
   std::string altered = entry;
