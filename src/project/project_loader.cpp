@@ -475,7 +475,9 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   ParallelFor(models.size(),
               [&](size_t m) { model_keys[m] = AssetKey::Of(models[m].name_space, models[m].parsed.name); });
   for (std::optional<AssetKey>& key : model_keys) {
-    assets.push_back(Asset{std::move(*key), {}, {}, {}, std::nullopt, {}, {}, {}});
+    // SeedCompute holds the place of the SqlCompute the resolve pass moves in: it allocates nothing (a default
+    // SqlCompute's storage keys would allocate twice per model, only to be replaced).
+    assets.push_back(Asset{std::move(*key), {}, {}, {}, std::nullopt, {}, SeedCompute{}, {}});
   }
   auto source_asset = [&](const std::string& name) {
     auto it = sources.find(name);
