@@ -7,7 +7,7 @@ Prints, per project size, the median wall time over several runs and the peak RS
                  build the graph, every model parsed (what `dbt parse` does without partial parsing)
   (p) cached     `sluice discover` with the parse cache of the unchanged project — every model file read and
                  hashed, its header parsed, its body's analysis taken from .sluice/parse-cache
-  (e) edited     `sluice discover` after one model file changed — that model parsed, the cache written again
+  (e) edited     `sluice discover` after one model file changed — that model parsed, its entry appended to the cache
                  (the edit loop of a large project)
   (b) compile    `sluice compile` into an empty target/, without the parse cache — every model parsed and every
                  artifact created ("cold")
