@@ -445,7 +445,10 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       }
       pipeline.models.push_back(name);
     }
-    std::sort(pipeline.models.begin(), pipeline.models.end());
+    // Usually in order already: the files are sorted, and their stems mostly sort the same way.
+    if (!std::is_sorted(pipeline.models.begin(), pipeline.models.end())) {
+      std::sort(pipeline.models.begin(), pipeline.models.end());
+    }
     pipelines.push_back(std::move(pipeline));
   }
   CheckProjectReplayPolicy(project.config, project.target, any_virtual_pipeline);
