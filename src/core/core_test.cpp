@@ -1,6 +1,8 @@
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -248,6 +250,23 @@ TEST(FileSystem, AtomicWriteReplacesContents) {
   WriteFileAtomic(dir / "sub" / "f.txt", "two");
   EXPECT_EQ(ReadFile(dir / "sub" / "f.txt"), "two");
   EXPECT_EQ(CodeOf([&] { ReadFile(dir / "missing"); }), "SLU-IO-001");
+}
+
+TEST(FileSystem, WriteAllWritesEveryByteOrReportsTheError) {
+  ScratchFolder scratch("sluice_core_test");
+  const std::filesystem::path path = scratch.path / "f";
+  std::string large(3 << 20, 'x');
+  large.back() = 'y';
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(WriteAll(fd, large), 0);
+  EXPECT_EQ(WriteAll(fd, ""), 0);
+  ::close(fd);
+  EXPECT_EQ(ReadFile(path), large);
+  int read_only = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(read_only, 0);
+  EXPECT_EQ(WriteAll(read_only, "z"), EBADF);
+  ::close(read_only);
 }
 
 TEST(FileSystem, AMappedFileShowsTheFileAsOpenedUntilItIsReplacedByARename) {

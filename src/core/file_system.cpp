@@ -131,6 +131,17 @@ constexpr char kTemporaryInfix[] = ".tmp.";
 
 }  // namespace
 
+int WriteAll(int fd, std::string_view bytes) {
+  for (size_t written = 0; written < bytes.size();) {
+    ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return EIO;
+    written += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
 void WriteFileAtomic(const std::filesystem::path& path, const std::string& contents, Durability durability) {
   auto fail = [&](const std::string& what) {
     throw Error(Diagnostic{"SLU-IO-002",
@@ -144,17 +155,10 @@ void WriteFileAtomic(const std::filesystem::path& path, const std::string& conte
   std::string temp = path.string() + kTemporaryInfix + std::to_string(::getpid());
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail(std::strerror(errno));
-  size_t written = 0;
-  while (written < contents.size()) {
-    ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      std::string reason = std::strerror(errno);
-      ::close(fd);
-      ::unlink(temp.c_str());
-      fail(reason);
-    }
-    written += static_cast<size_t>(n);
+  if (int error = WriteAll(fd, contents)) {
+    ::close(fd);
+    ::unlink(temp.c_str());
+    fail(std::strerror(error));
   }
   std::string reason;
   if (durability == Durability::kSynced && ::fsync(fd) != 0) reason = std::strerror(errno);

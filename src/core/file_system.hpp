@@ -53,6 +53,10 @@ class OpenDirectory {
   int fd_ = -1;
 };
 
+// Writes all of `bytes` to the open file `fd`, retrying interrupted and partial writes. Returns 0, or the errno of
+// the write that failed (EIO for one that wrote nothing).
+int WriteAll(int fd, std::string_view bytes);
+
 // Whether WriteFileAtomic waits for the disk: kSynced survives a power loss; kUnsynced only a crash or kill of
 // the process (after a power loss the file may be empty or partial: for caches that check their contents).
 enum class Durability { kSynced, kUnsynced };

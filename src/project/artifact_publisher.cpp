@@ -49,12 +49,7 @@ void WritePieces(const fs::path& path, const ArtifactStream& produce, bool sync 
   int error = 0;
   try {
     produce([&](std::string_view piece) {
-      for (size_t written = 0; error == 0 && written < piece.size();) {
-        ssize_t n = ::write(fd, piece.data() + written, piece.size() - written);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) error = errno;
-        if (n > 0) written += static_cast<size_t>(n);
-      }
+      if (error == 0) error = WriteAll(fd, piece);
     });
   } catch (...) {
     ::close(fd);

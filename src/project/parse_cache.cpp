@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <climits>
 
 #include "core/build_id.hpp"
@@ -334,13 +333,9 @@ bool AppendParseCache(const std::filesystem::path& root, sql::Dialect dialect,
   // Only onto a file of this build and dialect (another process may have replaced the one this load read).
   const std::string header = FileHeader(dialect);
   std::string head(header.size(), '\0');
-  bool appended = ::pread(fd, head.data(), head.size(), 0) == static_cast<ssize_t>(head.size()) && head == header;
-  for (size_t written = 0; appended && written < records.size();) {
-    ssize_t n = ::write(fd, records.data() + written, records.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) appended = false;  // a torn record is ignored by readers, and the next load rewrites the file
-    if (n > 0) written += static_cast<size_t>(n);
-  }
+  // A failed write may leave a torn record: readers ignore it, and the next load rewrites the file.
+  bool appended = ::pread(fd, head.data(), head.size(), 0) == static_cast<ssize_t>(head.size()) && head == header &&
+                  WriteAll(fd, records) == 0;
   ::close(fd);
   return appended;
 }
