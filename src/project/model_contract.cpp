@@ -1,7 +1,8 @@
 #include "project/model_contract.hpp"
 
 #include <algorithm>
-#include <numeric>
+#include <compare>
+#include <cstdint>
 #include <unordered_set>
 
 #include "core/diagnostic.hpp"
@@ -95,11 +96,8 @@ class ContractChecker {
     }
     CheckShape(statement, body);
     ModelContract contract;
-    const std::vector<size_t> by_name = CheckProjection(statement.blocks.at(statement.outer_block), contract);
+    const std::vector<HashedName> outputs = CheckProjection(statement.blocks.at(statement.outer_block), contract);
     CheckEveryBlock(statement);
-    std::vector<std::string_view> outputs;  // the output column names, sorted as the dialect compares them
-    outputs.reserve(by_name.size());
-    for (size_t column : by_name) outputs.push_back(contract.columns[column].name);
     for (const StorageKeyText& key : input_.order_by) CheckStorageExpression("order_by", key, contract, outputs);
     if (input_.partition_by) CheckStorageExpression("partition_by", *input_.partition_by, contract, outputs);
     if (input_.ttl) CheckStorageExpression("ttl", *input_.ttl, contract, outputs);
@@ -120,12 +118,39 @@ class ContractChecker {
   }
 
   // Names compare as the dialect compares them: exactly in ClickHouse, ASCII case-insensitively elsewhere.
-  bool NameLess(std::string_view a, std::string_view b) const {
-    if (input_.dialect == sql::Dialect::kClickHouse) return a < b;
-    return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(),
-                                        [](char x, char y) { return LowerAscii(x) < LowerAscii(y); });
+  bool SameName(std::string_view a, std::string_view b) const {
+    if (a.size() != b.size()) return false;
+    if (input_.dialect == sql::Dialect::kClickHouse) return a == b;
+    return std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return LowerAscii(x) == LowerAscii(y); });
   }
-  bool SameName(std::string_view a, std::string_view b) const { return !NameLess(a, b) && !NameLess(b, a); }
+
+  // FNV-1a over the name as SameName compares it: names that are the same hash the same.
+  uint64_t NameHash(std::string_view name) const {
+    const bool fold = input_.dialect != sql::Dialect::kClickHouse;
+    uint64_t hash = 0xcbf29ce484222325ull;
+    for (char c : name) {
+      hash ^= static_cast<unsigned char>(fold ? LowerAscii(c) : c);
+      hash *= 0x100000001b3ull;
+    }
+    return hash;
+  }
+
+  // An output column by the hash of its name; sorted by (hash, position), so a lookup or a duplicate search
+  // compares integers and only names whose hashes are equal.
+  struct HashedName {
+    uint64_t hash;
+    size_t column;
+    auto operator<=>(const HashedName&) const = default;
+  };
+
+  bool IsOutput(const std::vector<HashedName>& outputs, const ModelContract& contract, std::string_view name) const {
+    const uint64_t hash = NameHash(name);
+    auto at = std::lower_bound(outputs.begin(), outputs.end(), HashedName{hash, 0});
+    for (; at != outputs.end() && at->hash == hash; ++at) {
+      if (SameName(contract.columns[at->column].name, name)) return true;
+    }
+    return false;
+  }
 
   std::string_view At(sql::TextSpan span) const {
     return std::string_view(text_).substr(span.begin, span.end - span.begin);
@@ -161,9 +186,9 @@ class ContractChecker {
     }
   }
 
-  // Fills contract.columns, moving the aliases and cast types out of `outer`; returns their indexes in name order
-  // (as NameLess sorts them).
-  std::vector<size_t> CheckProjection(sql::QueryBlock& outer, ModelContract& contract) const {
+  // Fills contract.columns, moving the aliases and cast types out of `outer`; returns the columns' name hashes,
+  // sorted (see IsOutput).
+  std::vector<HashedName> CheckProjection(sql::QueryBlock& outer, ModelContract& contract) const {
     for (const sql::ProjectionItem& item : outer.projection) {
       if (item.star) {
         Fail("SLU-MODEL-104", item.span.begin,
@@ -172,22 +197,32 @@ class ContractChecker {
       }
     }
     // Items are checked in order: the first one without a cast or an alias fails, unless an earlier item
-    // repeats an alias. Duplicates are found by sorting (name, position): one allocation for any width.
+    // repeats an alias. Duplicates are found by sorting (name hash, position): one allocation for any width.
     std::vector<sql::ProjectionItem>& items = outer.projection;
     size_t valid = 0;
     while (valid < items.size() && items[valid].cast && items[valid].alias) ++valid;
-    std::vector<size_t> order(valid);
-    std::iota(order.begin(), order.end(), size_t{0});
     auto alias = [&](size_t i) -> std::string_view { return *items[i].alias; };
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return NameLess(alias(a), alias(b)); });
+    std::vector<HashedName> order;
+    order.reserve(valid);
+    for (size_t i = 0; i < valid; ++i) order.push_back(HashedName{NameHash(alias(i)), i});
+    std::sort(order.begin(), order.end());
+    // The duplicate reported is the earliest item that repeats an earlier alias; `original`, the first item
+    // with that alias. Within a run of equal hashes, items are in position order.
     size_t duplicate = kUnknown;
     size_t original = kUnknown;
-    for (size_t k = 1, group = 0; k < order.size(); ++k) {
-      if (!SameName(alias(order[k - 1]), alias(order[k]))) {
-        group = k;
-      } else if (k == group + 1 && order[k] < duplicate) {
-        duplicate = order[k];
-        original = order[group];
+    for (size_t run = 0, end = 0; run < order.size(); run = end) {
+      end = run + 1;
+      while (end < order.size() && order[end].hash == order[run].hash) ++end;
+      for (size_t k = run + 1; k < end; ++k) {
+        const size_t item = order[k].column;
+        for (size_t j = run; j < k; ++j) {
+          if (!SameName(alias(order[j].column), alias(item))) continue;
+          if (item < duplicate) {
+            duplicate = item;
+            original = order[j].column;
+          }
+          break;
+        }
       }
     }
     if (duplicate != kUnknown) {
@@ -211,7 +246,7 @@ class ContractChecker {
       contract.columns.push_back(
           OutputColumn{std::move(*item.alias), std::move(item.cast->type_text), item.span.begin});
     }
-    return order;  // every item is valid here, so `order` sorts them all
+    return order;  // every item is valid here, so `order` holds them all
   }
 
   // PREWHERE, misplaced reference calls and raw relations, at every level; the first in the text is reported.
@@ -261,7 +296,7 @@ class ContractChecker {
   }
 
   void CheckStorageExpression(const std::string& key_name, const StorageKeyText& key, const ModelContract& contract,
-                              const std::vector<std::string_view>& outputs) const {
+                              const std::vector<HashedName>& outputs) const {
     size_t base = ExpressionBase(key);
     auto at = [&](size_t inner) { return base == kUnknown ? key.offset : base + inner; };
     auto shown = [&] { return "`" + key_name + "` expression `" + Excerpt(key.text) + "`"; };
@@ -356,11 +391,7 @@ class ContractChecker {
         if (next && next->kind == sql::TokenKind::kString) continue;  // DATE '…'
       }
       std::string name = sql::TokenValue(token, input_.dialect);
-      if (is_parameter(name) ||
-          std::binary_search(outputs.begin(), outputs.end(), name,
-                             [&](std::string_view a, std::string_view b) { return NameLess(a, b); })) {
-        continue;
-      }
+      if (is_parameter(name) || IsOutput(outputs, contract, name)) continue;
       std::string columns;
       for (const OutputColumn& column : contract.columns) columns += (columns.empty() ? "" : ", ") + column.name;
       std::string hint = "storage expressions may use only the model's output columns: " + Excerpt(columns);
