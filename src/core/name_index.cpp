@@ -18,6 +18,8 @@ size_t CapacityFor(size_t names) {
 
 NameIndex::NameIndex(size_t expected_names) : slots_(CapacityFor(expected_names)) {}
 
+HashedIndex::HashedIndex(size_t capacity) : slots_(capacity == 0 ? 0 : CapacityFor(capacity)), capacity_(capacity) {}
+
 uint64_t NameIndex::HashOf(std::string_view name) { return std::hash<std::string_view>()(name); }
 
 size_t NameIndex::SlotOf(std::string_view name, uint64_t hash) const {

@@ -87,6 +87,30 @@ TEST(NameIndexTest, FindsEveryInsertedNameAndNothingElseAcrossGrowth) {
   EXPECT_EQ(empty.Find("m_1"), NameIndex::kNone);
 }
 
+// The keys live in the caller's array; the table confirms them through is_key. Hashes that collide in all 64
+// bits (every key of a group of 7 hashes alike) still find their own entries.
+TEST(HashedIndexTest, FindsEveryKeyThroughItsConfirmationEvenWhenHashesCollide) {
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < 3000; ++i) keys.push_back("k" + std::to_string(i));
+  auto hash_of = [](size_t i) { return uint64_t{i / 7} * 0x9E3779B97F4A7C15ull; };
+  auto is = [&](const std::string& key) { return [&](size_t at) { return keys[at] == key; }; };
+  HashedIndex index(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_EQ(index.Insert(hash_of(i), i, is(keys[i])), std::make_pair(i, true)) << keys[i];
+  }
+  EXPECT_EQ(index.size(), keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(index.Find(hash_of(i), is(keys[i])), i) << keys[i];
+  // A key present keeps its entry; an absent key is not found, with or without a hash in use.
+  EXPECT_EQ(index.Insert(hash_of(10), 10, is(keys[10])), std::make_pair(size_t{10}, false));
+  EXPECT_EQ(index.Find(hash_of(10), is("absent")), HashedIndex::kNone);
+  EXPECT_EQ(index.Find(uint64_t{1} << 40, is("absent")), HashedIndex::kNone);
+  // Past its capacity, Insert throws instead of filling the table.
+  EXPECT_THROW(index.Insert(uint64_t{1} << 40, keys.size(), is("absent")), std::length_error);
+  HashedIndex empty;
+  EXPECT_EQ(empty.Find(0, is("k0")), HashedIndex::kNone);
+  EXPECT_THROW(empty.Insert(0, 0, is("k0")), std::length_error);
+}
+
 TEST(ParallelForTest, PrefaultWritesAZeroIntoEveryPageOfTheRangeAndNothingElse) {
   constexpr size_t kPage = 4096;
   for (size_t bytes : {size_t{0}, size_t{1}, kPage, kPage + 1, size_t{300} * kPage + 7}) {

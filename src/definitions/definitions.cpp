@@ -123,17 +123,18 @@ Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipeli
     placed[at] = true;
   }
   std::sort(pipelines_.begin(), pipelines_.end(), [](const Pipeline& a, const Pipeline& b) { return a.name < b.name; });
-  index_.reserve(assets_.size());
-  by_name_.reserve(assets_.size());
+  index_ = HashedIndex(assets_.size());
+  by_name_ = NameIndex(assets_.size());
   for (size_t i = 0; i < assets_.size(); ++i) {
-    if (!index_.emplace(ViewOf(assets_[i].key), i).second) {
+    const AssetKey& key = assets_[i].key;
+    if (!index_.Insert(HashOf(key), i, [&](size_t other) { return assets_[other].key == key; }).second) {
       throw Error(Diagnostic{"SLU-GRAPH-004",
                              "two assets share the key " + assets_[i].key.ToString(),
                              assets_[i].defined_at,
                              "rename one of them",
                              {}});
     }
-    by_name_.emplace(assets_[i].name(), i);
+    by_name_.Insert(assets_[i].name(), i);
   }
   // Each asset's upstreams by index (deps order, asset i's at upstreams[upstream_begin[i], upstream_begin[i + 1])),
   // looked up in parallel; the first asset in key order with an unknown upstream is the one reported.
@@ -143,15 +144,15 @@ Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipeli
   ParallelFor(assets_.size(), [&](size_t i) {
     size_t at = upstream_begin[i];
     for (const AssetDependency& dep : assets_[i].deps) {
-      auto it = index_.find(ViewOf(dep.upstream));
-      if (it == index_.end()) {
+      const size_t upstream = Lookup(dep.upstream);
+      if (upstream == HashedIndex::kNone) {
         throw Error(Diagnostic{"SLU-GRAPH-002",
                                assets_[i].key.ToString() + " depends on unknown asset " + dep.upstream.ToString(),
                                LocateReference(assets_[i], dep.upstream),
                                "define the upstream asset",
                                {}});
       }
-      upstreams[at++] = it->second;
+      upstreams[at++] = upstream;
     }
   });
   // The downstreams: the same edges the other way (each asset's in ascending index order).
@@ -200,16 +201,28 @@ Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipeli
   }
 }
 
-size_t Definitions::IndexOf(const AssetKey& key) const { return index_.at(ViewOf(key)); }
+uint64_t Definitions::HashOf(const AssetKey& key) {
+  return std::hash<std::string_view>()(key.name_space()) * 31 + std::hash<std::string_view>()(key.name());
+}
+
+size_t Definitions::Lookup(const AssetKey& key) const {
+  return index_.Find(HashOf(key), [&](size_t i) { return assets_[i].key == key; });
+}
+
+size_t Definitions::IndexOf(const AssetKey& key) const {
+  const size_t i = Lookup(key);
+  if (i == HashedIndex::kNone) throw std::out_of_range("Definitions: no asset " + key.ToString());
+  return i;
+}
 
 const Asset* Definitions::Find(const AssetKey& key) const {
-  auto it = index_.find(ViewOf(key));
-  return it == index_.end() ? nullptr : &assets_[it->second];
+  const size_t i = Lookup(key);
+  return i == HashedIndex::kNone ? nullptr : &assets_[i];
 }
 
 const Asset* Definitions::FindByName(const std::string& name) const {
-  auto it = by_name_.find(std::string_view(name));
-  return it == by_name_.end() ? nullptr : &assets_[it->second];
+  const size_t i = by_name_.Find(name);
+  return i == NameIndex::kNone ? nullptr : &assets_[i];
 }
 
 const Pipeline* Definitions::FindPipeline(const std::string& name) const {

@@ -21,6 +21,7 @@
 #include "core/asset_key.hpp"
 #include "core/daily_partitions.hpp"
 #include "core/diagnostic.hpp"
+#include "core/name_index.hpp"
 #include "sql/reference_scanner.hpp"
 
 namespace sluice {
@@ -234,21 +235,13 @@ class Definitions {
   std::vector<AssetKey> Closure(const std::vector<AssetKey>& keys, bool upstream) const;
   std::vector<Asset> assets_;
   std::vector<Pipeline> pipelines_;
-  // The maps view the keys and names in assets_, which stay in place once constructed (moving a Definitions
-  // moves the vector's buffer, not the assets; copying is deleted).
-  struct KeyView {
-    std::string_view name_space;
-    std::string_view name;
-    bool operator==(const KeyView&) const = default;
-  };
-  struct KeyHash {
-    size_t operator()(const KeyView& key) const {
-      return std::hash<std::string_view>()(key.name_space) * 31 + std::hash<std::string_view>()(key.name);
-    }
-  };
-  static KeyView ViewOf(const AssetKey& key) { return {key.name_space(), key.name()}; }
-  std::unordered_map<KeyView, size_t, KeyHash> index_;
-  std::unordered_map<std::string_view, size_t> by_name_;  // the first asset (in key order) of each name
+  // The indexes confirm keys against assets_ and view its names; the assets stay in place once constructed
+  // (moving a Definitions moves the vector's buffer, not the assets; copying is deleted).
+  static uint64_t HashOf(const AssetKey& key);
+  // The index of the asset with this key; HashedIndex::kNone when there is none.
+  size_t Lookup(const AssetKey& key) const;
+  HashedIndex index_;  // by key
+  NameIndex by_name_;  // the first asset (in key order) of each name
   // The assets reading each asset, by index: asset i's are downstream_[downstream_begin_[i], downstream_begin_[i + 1]).
   std::span<const size_t> DownstreamOf(size_t i) const {
     return {downstream_.data() + downstream_begin_[i], downstream_begin_[i + 1] - downstream_begin_[i]};

@@ -539,29 +539,51 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
 
   // Physical relation names — the assets' own and the generated kafka__/raw__/mv__ objects — are unique per
   // namespace. Several sources may adopt one table (with identical boundaries, checked by the sources loader).
-  std::unordered_map<RelationKey, const Asset*, RelationKeyHash> relations;
-  relations.reserve(assets.size() * 2);
-  auto claim = [&](const Asset& asset, std::string_view prefix, std::string_view name) {
-    auto [it, inserted] = relations.try_emplace(RelationKey{asset.key.name_space(), prefix, name}, &asset);
-    bool both_adopted = std::holds_alternative<ExternalTable>(asset.compute) &&
-                        std::holds_alternative<ExternalTable>(it->second->compute);
-    if (!inserted && !both_adopted) {
+  // Every claim in order — an asset's relation_name, then its generated objects — then the first claim whose key
+  // an earlier one holds fails. A claim is its asset's index and the prefix of its name; the table holds claim
+  // indexes by key hash and confirms a key by rebuilding it from the asset.
+  struct Claim {
+    uint32_t asset;
+    uint8_t prefix;  // into kClaimPrefixes; 0 names the relation_name, the others prefix the asset's name
+  };
+  static constexpr std::string_view kClaimPrefixes[] = {"", "mv__", "kafka__"};
+  auto key_of = [&](const Claim& claim) {
+    const Asset& asset = assets[claim.asset];
+    return RelationKey{asset.key.name_space(), kClaimPrefixes[claim.prefix],
+                       claim.prefix == 0 ? std::string_view(asset.relation_name) : std::string_view(asset.name())};
+  };
+  std::vector<Claim> claims;
+  claims.reserve(assets.size() * 2);
+  for (size_t i = 0; i < assets.size(); ++i) {
+    const Asset& asset = assets[i];
+    const auto at = static_cast<uint32_t>(i);
+    claims.push_back(Claim{at, 0});
+    if (const auto* sql = std::get_if<SqlCompute>(&asset.compute); sql && sql->kind == ModelKind::kTable) {
+      claims.push_back(Claim{at, 1});
+    }
+    if (std::holds_alternative<KafkaSource>(asset.compute)) {
+      claims.push_back(Claim{at, 2});
+      claims.push_back(Claim{at, 1});
+    }
+  }
+  HashedIndex relations(claims.size());
+  for (size_t c = 0; c < claims.size(); ++c) {
+    const RelationKey key = key_of(claims[c]);
+    auto [holder, inserted] =
+        relations.Insert(RelationKeyHash()(key), c, [&](size_t other) { return key_of(claims[other]) == key; });
+    if (inserted) continue;
+    const Asset& asset = assets[claims[c].asset];
+    const Asset& other = assets[claims[holder].asset];
+    bool both_adopted =
+        std::holds_alternative<ExternalTable>(asset.compute) && std::holds_alternative<ExternalTable>(other.compute);
+    if (!both_adopted) {
       throw Error(Diagnostic{"SLU-PROJECT-005",
-                             "relation " + asset.key.name_space() + "." + std::string(prefix) + std::string(name) +
-                                 " is used by both " + it->second->key.ToString() + " and " + asset.key.ToString(),
+                             "relation " + asset.key.name_space() + "." + std::string(key.prefix) +
+                                 std::string(key.name) + " is used by both " + other.key.ToString() + " and " +
+                                 asset.key.ToString(),
                              asset.defined_at,
                              "set relation_name on one of them",
                              {}});
-    }
-  };
-  for (const Asset& asset : assets) {
-    claim(asset, "", asset.relation_name);
-    if (const auto* sql = std::get_if<SqlCompute>(&asset.compute); sql && sql->kind == ModelKind::kTable) {
-      claim(asset, "mv__", asset.name());
-    }
-    if (std::holds_alternative<KafkaSource>(asset.compute)) {
-      claim(asset, "kafka__", asset.name());
-      claim(asset, "mv__", asset.name());
     }
   }
 

@@ -155,6 +155,31 @@ TEST(Sources, StreamTableReplayBoundaryRules) {
   EXPECT_EQ(with_boundary("      mode: timestamp\n      columns:\n        _replay_time: ts\n").code, "SLU-SOURCE-002");
 }
 
+// Generated objects claim their names too: a source adopting `mv__a` collides with the view table model `a`
+// gets, whichever spelling the name has; the message names the relation and both assets. Two sources may adopt
+// one table.
+TEST(Sources, AdoptedTablesCollideWithGeneratedObjects) {
+  TempProject project;
+  const std::string boundary =
+      "    replay_boundary:\n      mode: timestamp\n      columns:\n        _replay_timestamp: ts\n";
+  project.Write("sources/t.yml",
+                "sources:\n  - kind: stream_table\n    name: adopted\n    table_name: mv__a\n" + boundary);
+  Diagnostic d = ErrorOf([&] { project.Load(); });
+  EXPECT_EQ(d.code, "SLU-PROJECT-005");
+  EXPECT_NE(d.message.find("relation analytics.mv__a is used by both analytics.adopted and analytics.a"),
+            std::string::npos)
+      << d.message;
+  project.Write("sources/t.yml", "sources:\n  - kind: stream_table\n    name: adopted\n    table_name: shared\n" +
+                                     boundary + "  - kind: stream_table\n    name: again\n    table_name: shared\n" +
+                                     boundary);
+  EXPECT_EQ(ErrorOf([&] { project.Load(); }).code, "no error");
+  project.Write("pipelines/main/b.sql",
+                "MODEL (relation_name \"shared\");\nSELECT CAST(id AS INT) AS id FROM __ref(\"a\")\n");
+  d = ErrorOf([&] { project.Load(); });
+  EXPECT_EQ(d.code, "SLU-PROJECT-005");
+  EXPECT_NE(d.message.find("relation analytics.shared is used by both"), std::string::npos) << d.message;
+}
+
 TEST(Sources, SeedRulesAndDuplicates) {
   TempProject project;
   project.Write("sources/t.yml", "sources:\n  - kind: seed\n    name: other\n    path: seeds/missing.csv\n");
