@@ -415,8 +415,13 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   std::vector<Pipeline> pipelines;
   bool any_virtual_pipeline = false;
   std::map<std::string, PipelineMode> pipeline_modes;
+  // Pipeline p's models are models[model_begin[p], model_begin[p + 1]), in file order; where that is also the
+  // order of pipeline.models (names_in_file_order[p]), passes over a pipeline's models need no name lookups.
+  std::vector<size_t> model_begin(pipeline_files.size() + 1, 0);
+  std::vector<bool> names_in_file_order(pipeline_files.size(), true);
   size_t next_model = 0;
   for (size_t p = 0; p < pipeline_files.size(); ++p) {
+    model_begin[p] = next_model;
     const PipelineFiles& files = pipeline_files[p];
     const PipelineLoad& load = loads[p];
     if (load.error) std::rethrow_exception(load.error);
@@ -448,9 +453,11 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     // Usually in order already: the files are sorted, and their stems mostly sort the same way.
     if (!std::is_sorted(pipeline.models.begin(), pipeline.models.end())) {
       std::sort(pipeline.models.begin(), pipeline.models.end());
+      names_in_file_order[p] = false;
     }
     pipelines.push_back(std::move(pipeline));
   }
+  model_begin.back() = next_model;
   CheckProjectReplayPolicy(project.config, project.target, any_virtual_pipeline);
 
   MarkPhase("models checked");
@@ -639,10 +646,12 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     for (size_t asset : walked) driving_sources[asset] = source;
     return source;
   };
-  for (Pipeline& pipeline : pipelines) {
+  for (size_t p = 0; p < pipelines.size(); ++p) {
+    Pipeline& pipeline = pipelines[p];
     const Asset* first_model = nullptr;
-    for (const std::string& name : pipeline.models) {
-      size_t m = model_index.Find(name);
+    for (size_t k = 0; k < pipeline.models.size(); ++k) {
+      const std::string& name = pipeline.models[k];
+      const size_t m = names_in_file_order[p] ? model_begin[p] + k : model_index.Find(name);
       const Asset& asset = assets[first_model_asset + m];
       if (std::get<SqlCompute>(asset.compute).kind == ModelKind::kView) continue;
       size_t source_index = driving_source(first_model_asset + m);
