@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include "core/content_hash.hpp"
 #include "core/diagnostic.hpp"
 #include "core/file_system.hpp"
+#include "core/name_index.hpp"
 #include "core/parallel_for.hpp"
 #include "core/pause_point.hpp"
 
@@ -357,9 +359,14 @@ PublishSummary PublishChanges(const fs::path& target_dir, const ArtifactFiles& f
   summary.incremental = true;
   Journal journal;
   std::vector<const std::string*> contents;  // of journal.writes[i]; null for a streamed file
+  // Both indexes are sorted: one walk over the two finds what is unchanged, written and removed.
+  auto old = old_index.begin();
   for (const auto& [path, entry] : new_index) {
-    auto old = old_index.find(path);
-    if (old != old_index.end() && old->second == entry) {
+    for (; old != old_index.end() && old->first < path; ++old) journal.removals.push_back(old->first);
+    const bool listed = old != old_index.end() && old->first == path;
+    const bool same = listed && old->second == entry;
+    if (listed) ++old;
+    if (same) {
       ++summary.unchanged;
       continue;
     }
@@ -367,9 +374,7 @@ PublishSummary PublishChanges(const fs::path& target_dir, const ArtifactFiles& f
     contents.push_back(file == files.end() ? nullptr : &file->second);
     journal.writes.emplace_back(std::to_string(journal.writes.size()), path);
   }
-  for (const auto& [path, entry] : old_index) {
-    if (!new_index.count(path)) journal.removals.push_back(path);
-  }
+  for (; old != old_index.end(); ++old) journal.removals.push_back(old->first);
   summary.written = journal.writes.size();
   summary.removed = journal.removals.size();
   if (journal.writes.empty() && journal.removals.empty()) return summary;
@@ -399,29 +404,47 @@ PublishSummary PublishChanges(const fs::path& target_dir, const ArtifactFiles& f
 }
 
 // The files under the owners as they are on disk (names only: one directory read per folder, no stat per
-// file), relative to target/.
-std::set<std::string> FilesOnDisk(const fs::path& target_dir) {
-  std::set<std::string> files;
+// file), relative to target/, sorted.
+std::vector<std::string> FilesOnDisk(const fs::path& target_dir) {
+  std::vector<std::string> files;
   std::error_code ec;
   for (const char* owner : kOwners) {
     fs::path path = target_dir / owner;
-    if (fs::is_regular_file(path, ec)) files.insert(owner);
+    if (fs::is_regular_file(path, ec)) files.emplace_back(owner);
     if (!fs::is_directory(path, ec)) continue;
-    WalkFiles(target_dir, owner, [&](std::string&& file, bool) { files.insert(std::move(file)); });
+    WalkFiles(target_dir, owner, [&](std::string&& file, bool) { files.push_back(std::move(file)); });
   }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
   return files;
 }
 
-// The index, corrected by what is on disk: a listed file that is gone no longer counts as published (so it is
-// written again); a file nobody listed is recorded with an impossible size (so it is removed or rewritten).
-Index ReconcileWithDisk(Index index, const std::set<std::string>& on_disk) {
-  for (auto it = index.begin(); it != index.end();) {
-    it = on_disk.count(it->first) ? std::next(it) : index.erase(it);
+// The index, corrected by what is on disk (`on_disk` sorted): a listed file that is gone no longer counts as
+// published (so it is written again); a file nobody listed is recorded with an impossible size (so it is
+// removed or rewritten). Both are walked in order, once.
+Index ReconcileWithDisk(const Index& index, std::vector<std::string> on_disk) {
+  Index reconciled;
+  auto listed = index.begin();
+  for (std::string& path : on_disk) {
+    while (listed != index.end() && listed->first < path) ++listed;  // listed, but gone from disk
+    IndexEntry entry{0, static_cast<size_t>(-1)};
+    if (listed != index.end() && listed->first == path) entry = (listed++)->second;
+    reconciled.emplace_hint(reconciled.end(), std::move(path), entry);
   }
-  for (const std::string& path : on_disk) {
-    if (!index.count(path)) index.emplace(path, IndexEntry{0, static_cast<size_t>(-1)});
+  return reconciled;
+}
+
+// `a` and `b` (sorted, without a path in common) as one index, in one pass.
+Index MergedIndex(const Index& a, const std::map<std::string, ArtifactFingerprint>& b) {
+  Index merged;
+  auto x = a.begin();
+  auto y = b.begin();
+  while (x != a.end() || y != b.end()) {
+    const bool take_a = y == b.end() || (x != a.end() && x->first < y->first);
+    const auto& [path, entry] = take_a ? *x++ : *y++;
+    merged.emplace_hint(merged.end(), path, entry);
   }
-  return index;
+  return merged;
 }
 
 }  // namespace
@@ -467,13 +490,22 @@ struct ArtifactPublication::State {
   fs::path target_dir;
   PublishLock lock;
   std::optional<Index> published;  // the index reconciled with the files on disk; none: a full publication
+  // The published entries by path, for IsPublished (the renderer asks it of every file, from every thread).
+  std::vector<const IndexEntry*> entries;
+  NameIndex by_path;
   bool done = false;
 };
 
 ArtifactPublication::ArtifactPublication(const fs::path& target_dir) : state_(std::make_unique<State>(target_dir)) {
   RecoverArtifacts(target_dir);
   if (std::optional<Index> old_index = ReadIndex(target_dir)) {
-    state_->published = ReconcileWithDisk(std::move(*old_index), FilesOnDisk(target_dir));
+    state_->published = ReconcileWithDisk(*old_index, FilesOnDisk(target_dir));
+    state_->entries.reserve(state_->published->size());
+    state_->by_path = NameIndex(state_->published->size());
+    for (const auto& [path, entry] : *state_->published) {
+      state_->by_path.Insert(path, state_->entries.size());
+      state_->entries.push_back(&entry);
+    }
   }
 }
 
@@ -483,8 +515,8 @@ bool ArtifactPublication::incremental() const { return state_->published.has_val
 
 bool ArtifactPublication::IsPublished(const std::string& path, const ArtifactFingerprint& fingerprint) const {
   if (!state_->published) return false;
-  auto it = state_->published->find(path);
-  return it != state_->published->end() && it->second == fingerprint;
+  const size_t at = state_->by_path.Find(path);
+  return at != NameIndex::kNone && *state_->entries[at] == fingerprint;
 }
 
 PublishSummary ArtifactPublication::Publish(const ArtifactFiles& files, const StreamedArtifacts& streamed,
@@ -502,7 +534,7 @@ PublishSummary ArtifactPublication::Publish(const ArtifactFiles& files, const St
   const fs::path& target_dir = state_->target_dir;
   Index new_index = IndexOf(files);
   if (state_->published) {
-    for (const auto& [path, fingerprint] : unchanged) new_index.emplace(path, fingerprint);
+    if (!unchanged.empty()) new_index = MergedIndex(new_index, unchanged);
     for (const auto& [path, stream] : streamed) new_index[path] = Fingerprint(stream);
     return PublishChanges(target_dir, files, streamed, *state_->published, new_index);
   }

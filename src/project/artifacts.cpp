@@ -695,9 +695,12 @@ RenderedArtifacts RenderArtifacts(const Project& project, const ArtifactPublicat
     if (!asset.is_source()) continue;
     for (ResourceFile& resource : SourceResources(project, asset)) files[resource.path] = std::move(resource.sql);
   }
+  // The unchanged files are gathered, sorted, then put in their map in order: 300,000 inserts at random places
+  // in a tree of strings were a tenth of an unchanged 100,000-model compile.
+  std::vector<std::pair<std::string, ArtifactFingerprint>> published_files;
   auto collect = [&](std::string path, std::string& contents, const std::optional<ArtifactFingerprint>& published) {
     if (published) {
-      unchanged.emplace(std::move(path), *published);
+      published_files.emplace_back(std::move(path), *published);
     } else {
       files[std::move(path)] = std::move(contents);
     }
@@ -707,6 +710,11 @@ RenderedArtifacts RenderArtifacts(const Project& project, const ArtifactPublicat
     for (ResourceFile& resource : rendered[m].resources) collect(resource.path, resource.sql, resource.published);
     collect(ModelQueryPath(*models[m]), rendered[m].canonical_sql, rendered[m].canonical_published);
   }
+  std::sort(published_files.begin(), published_files.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [path, fingerprint] : published_files)
+    unchanged.emplace_hint(unchanged.end(), std::move(path), fingerprint);
+  std::vector<std::pair<std::string, ArtifactFingerprint>>().swap(published_files);
   for (const AuditSpec& audit : project.checks.audits) files[audit.path] = audit.sql;
   for (const TestSpec& test : project.checks.tests) files[test.path] = test.sql;
   // Every compiled path, in order: both maps are sorted.
