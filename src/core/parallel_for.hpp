@@ -8,6 +8,7 @@
 // state owned by its index or guarded by the caller.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 
@@ -29,5 +30,25 @@ void ParallelFor(size_t count, const std::function<void(size_t)>& body,
 // capacity, before its elements are constructed one by one) are taken on every core rather than by the one
 // thread that constructs the elements. Only for storage holding no objects yet.
 void PrefaultInParallel(void* data, size_t bytes);
+
+// Sorts [first, last) as std::stable_sort does (equal elements keep their order): the two halves on two threads,
+// then merged. For large arrays of strings or keys, whose comparisons miss the caches (one thread below 4,096
+// elements).
+template <typename Iterator, typename Less>
+void ParallelStableSort(Iterator first, Iterator last, Less less) {
+  const size_t count = static_cast<size_t>(last - first);
+  const Iterator middle = first + static_cast<std::ptrdiff_t>(count / 2);
+  ParallelFor(
+      2,
+      [&](size_t half) {
+        if (half == 0) {
+          std::stable_sort(first, middle, less);
+        } else {
+          std::stable_sort(middle, last, less);
+        }
+      },
+      /*min_items_per_thread=*/count < 4096 ? 2 : 1);
+  std::inplace_merge(first, middle, last, less);
+}
 
 }  // namespace sluice

@@ -98,17 +98,7 @@ Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipeli
   assets_ = std::move(assets);
   std::vector<size_t> order(assets_.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  // Two halves sorted in parallel, then merged (stable: a tie keeps the first half's first).
-  auto by_key = [&](size_t a, size_t b) { return assets_[a].key < assets_[b].key; };
-  const size_t half = order.size() / 2;
-  ParallelFor(
-      2,
-      [&](size_t part) {
-        std::stable_sort(order.begin() + (part == 0 ? 0 : half), part == 0 ? order.begin() + half : order.end(),
-                         by_key);
-      },
-      /*min_items_per_thread=*/order.size() < 4096 ? 2 : 1);
-  std::inplace_merge(order.begin(), order.begin() + half, order.end(), by_key);
+  ParallelStableSort(order.begin(), order.end(), [&](size_t a, size_t b) { return assets_[a].key < assets_[b].key; });
   std::vector<bool> placed(order.size(), false);
   for (size_t start = 0; start < order.size(); ++start) {
     if (placed[start] || order[start] == start) continue;

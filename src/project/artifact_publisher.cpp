@@ -414,7 +414,7 @@ std::vector<std::string> FilesOnDisk(const fs::path& target_dir) {
     if (!fs::is_directory(path, ec)) continue;
     WalkFiles(target_dir, owner, [&](std::string&& file, bool) { files.push_back(std::move(file)); });
   }
-  std::sort(files.begin(), files.end());
+  ParallelStableSort(files.begin(), files.end(), std::less<>());
   files.erase(std::unique(files.begin(), files.end()), files.end());
   return files;
 }

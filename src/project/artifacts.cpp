@@ -5,7 +5,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <tuple>
 
 #include "core/content_hash.hpp"
@@ -242,7 +241,7 @@ using DagEdge = std::tuple<std::string, std::string, std::string>;  // edge_type
 
 struct DagContent {
   std::vector<DagNode> nodes;
-  std::set<DagEdge> edges;  // sorted and unique
+  std::vector<DagEdge> edges;  // sorted and unique
 };
 
 DagContent DagOf(const Project& project, const std::vector<const Asset*>& models) {
@@ -258,15 +257,18 @@ DagContent DagOf(const Project& project, const std::vector<const Asset*>& models
   };
   for (const Asset* model : models) {
     for (const AssetDependency& dep : model->deps) {
-      dag.edges.emplace(EdgeTypeName(dep.edge), node_id(dep.upstream), "model:" + model->name());
+      dag.edges.emplace_back(EdgeTypeName(dep.edge), node_id(dep.upstream), "model:" + model->name());
     }
   }
   for (const TestSpec& test : project.checks.tests) dag.nodes.push_back({"test:" + test.name, test.name, "test"});
   for (const AuditSpec& audit : project.checks.audits)
     dag.nodes.push_back({"audit:" + audit.name, audit.name, "audit"});
   for (const CheckEdge& edge : project.checks.edges) {
-    dag.edges.emplace(CheckEdgeTypeName(edge.type), edge.from_id, edge.to_id);
+    dag.edges.emplace_back(CheckEdgeTypeName(edge.type), edge.from_id, edge.to_id);
   }
+  // Sorted and made unique once (a std::set took ~140 ms for the 200,000 edges of 100,000 models).
+  ParallelStableSort(dag.edges.begin(), dag.edges.end(), std::less<>());
+  dag.edges.erase(std::unique(dag.edges.begin(), dag.edges.end()), dag.edges.end());
   return dag;
 }
 
@@ -710,8 +712,8 @@ RenderedArtifacts RenderArtifacts(const Project& project, const ArtifactPublicat
     for (ResourceFile& resource : rendered[m].resources) collect(resource.path, resource.sql, resource.published);
     collect(ModelQueryPath(*models[m]), rendered[m].canonical_sql, rendered[m].canonical_published);
   }
-  std::sort(published_files.begin(), published_files.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
+  ParallelStableSort(published_files.begin(), published_files.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [path, fingerprint] : published_files)
     unchanged.emplace_hint(unchanged.end(), std::move(path), fingerprint);
   std::vector<std::pair<std::string, ArtifactFingerprint>>().swap(published_files);
