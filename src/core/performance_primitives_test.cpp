@@ -66,6 +66,23 @@ TEST(ParallelForTest, ZeroItemsDoNothing) {
 
 TEST(ParallelForTest, SmallCountsStayOnOneThread) { EXPECT_EQ(ParallelThreadsFor(5), 1u); }
 
+// Above 4,096 elements the halves sort on two threads; the result is std::stable_sort's, ties in input order.
+TEST(ParallelForTest, ParallelStableSortMatchesStableSortOnEverySize) {
+  for (size_t count : {size_t{0}, size_t{1}, size_t{2}, size_t{4095}, size_t{4096}, size_t{20001}}) {
+    std::vector<std::pair<int, size_t>> items;
+    uint64_t state = 12345;
+    for (size_t i = 0; i < count; ++i) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      items.emplace_back(static_cast<int>(state >> 59), i);  // 32 keys: many ties
+    }
+    auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
+    std::vector<std::pair<int, size_t>> expected = items;
+    std::stable_sort(expected.begin(), expected.end(), by_key);
+    ParallelStableSort(items.begin(), items.end(), by_key);
+    EXPECT_EQ(items, expected) << count;
+  }
+}
+
 TEST(NameIndexTest, FindsEveryInsertedNameAndNothingElseAcrossGrowth) {
   std::vector<std::string> names;
   for (size_t i = 0; i < 5000; ++i) names.push_back("m_" + std::to_string(i));
