@@ -116,7 +116,40 @@ class PublishLock {
 // ---- the index ----
 
 using IndexEntry = ArtifactFingerprint;
-using Index = std::map<std::string, IndexEntry>;  // path under target/ → contents fingerprint
+struct IndexedFile {
+  std::string path;  // under target/
+  IndexEntry entry;
+};
+// The published files, sorted by path, each path once (a vector: at 100,000 models a tree of 300,000 strings
+// cost more to build, walk and free than everything the publication does with it).
+using Index = std::vector<IndexedFile>;
+
+bool PathLess(const IndexedFile& a, const IndexedFile& b) { return a.path < b.path; }
+
+// The entry for `path` in a sorted index, or null.
+const IndexedFile* FindIn(const Index& index, std::string_view path) {
+  auto it = std::lower_bound(index.begin(), index.end(), path,
+                             [](const IndexedFile& file, std::string_view p) { return file.path < p; });
+  return it != index.end() && it->path == path ? &*it : nullptr;
+}
+
+// Sets `path`'s entry in a sorted index, adding it in place when absent.
+void SetIn(Index& index, const std::string& path, const IndexEntry& entry) {
+  auto it = std::lower_bound(index.begin(), index.end(), path,
+                             [](const IndexedFile& file, const std::string& p) { return file.path < p; });
+  if (it != index.end() && it->path == path) {
+    it->entry = entry;
+  } else {
+    index.insert(it, IndexedFile{path, entry});
+  }
+}
+
+// A hash index of the paths of `index` (viewing its strings, which must stay in place).
+NameIndex PathsOf(const Index& index) {
+  NameIndex paths(index.size());
+  for (size_t i = 0; i < index.size(); ++i) paths.Insert(index[i].path, i);
+  return paths;
+}
 
 // The fingerprint of what `stream` produces, never holding it whole.
 IndexEntry Fingerprint(const ArtifactStream& stream) {
@@ -141,16 +174,17 @@ Index IndexOf(const ArtifactFiles& files) {
   std::vector<const std::pair<const std::string, std::string>*> items;
   items.reserve(files.size());
   for (const auto& item : files) items.push_back(&item);
-  std::vector<IndexEntry> entries(items.size());
-  ParallelFor(items.size(), [&](size_t i) { entries[i] = {ContentHash(items[i]->second), items[i]->second.size()}; });
-  Index index;
-  for (size_t i = 0; i < items.size(); ++i) index.emplace_hint(index.end(), items[i]->first, entries[i]);
-  return index;
+  Index index(items.size());
+  ParallelFor(items.size(), [&](size_t i) {
+    index[i] = IndexedFile{items[i]->first, {ContentHash(items[i]->second), items[i]->second.size()}};
+  });
+  return index;  // in the map's order: sorted
 }
 
 std::string RenderIndex(const Index& index) {
   std::string out(kIndexHeader);
   out += '\n';
+  out.reserve(index.size() * 80);
   for (const auto& [path, entry] : index) {
     out += ContentHashHex(entry.hash);
     out += ' ';
@@ -185,7 +219,14 @@ std::optional<Index> ParseIndex(std::string_view text) {
       if (c < '0' || c > '9') return std::nullopt;
       entry.size = entry.size * 10 + static_cast<size_t>(c - '0');
     }
-    index.emplace_hint(index.end(), std::string(line.substr(second + 1)), entry);
+    index.push_back(IndexedFile{std::string(line.substr(second + 1)), entry});
+  }
+  // Written sorted; an index edited by hand is put in order, its first entry for a path kept.
+  auto same_path = [](const IndexedFile& a, const IndexedFile& b) { return a.path == b.path; };
+  if (!std::is_sorted(index.begin(), index.end(), PathLess) ||
+      std::adjacent_find(index.begin(), index.end(), same_path) != index.end()) {
+    std::stable_sort(index.begin(), index.end(), PathLess);
+    index.erase(std::unique(index.begin(), index.end(), same_path), index.end());
   }
   return index;
 }
@@ -315,7 +356,7 @@ void PublishBySwap(const fs::path& target_dir, const ArtifactFiles& files, const
     ParallelFor(items.size(), [&](size_t i) { WriteWhole(staging / items[i]->first, items[i]->second); });
     for (const auto& [path, stream] : streamed) {  // fingerprinted as they are written: one rendering each
       folders.EnsureParentOf(staging / path);
-      index[path] = WriteStreamed(staging / path, stream);
+      SetIn(index, path, WriteStreamed(staging / path, stream));
     }
   } catch (...) {
     fs::remove_all(staging, ec);
@@ -362,9 +403,9 @@ PublishSummary PublishChanges(const fs::path& target_dir, const ArtifactFiles& f
   // Both indexes are sorted: one walk over the two finds what is unchanged, written and removed.
   auto old = old_index.begin();
   for (const auto& [path, entry] : new_index) {
-    for (; old != old_index.end() && old->first < path; ++old) journal.removals.push_back(old->first);
-    const bool listed = old != old_index.end() && old->first == path;
-    const bool same = listed && old->second == entry;
+    for (; old != old_index.end() && old->path < path; ++old) journal.removals.push_back(old->path);
+    const bool listed = old != old_index.end() && old->path == path;
+    const bool same = listed && old->entry == entry;
     if (listed) ++old;
     if (same) {
       ++summary.unchanged;
@@ -374,7 +415,7 @@ PublishSummary PublishChanges(const fs::path& target_dir, const ArtifactFiles& f
     contents.push_back(file == files.end() ? nullptr : &file->second);
     journal.writes.emplace_back(std::to_string(journal.writes.size()), path);
   }
-  for (; old != old_index.end(); ++old) journal.removals.push_back(old->first);
+  for (; old != old_index.end(); ++old) journal.removals.push_back(old->path);
   summary.written = journal.writes.size();
   summary.removed = journal.removals.size();
   if (journal.writes.empty() && journal.removals.empty()) return summary;
@@ -391,7 +432,7 @@ PublishSummary PublishChanges(const fs::path& target_dir, const ArtifactFiles& f
     if (contents[i] != nullptr) continue;
     const auto& [staged_name, path] = journal.writes[i];
     fs::path staged = publish / "files" / staged_name;
-    if (WriteStreamed(staged, streamed.at(path)) != new_index.at(path)) {
+    if (WriteStreamed(staged, streamed.at(path)) != FindIn(new_index, path)->entry) {
       Fail(staged, "the streamed contents of " + path + " changed between two renderings");
     }
   }
@@ -404,7 +445,7 @@ PublishSummary PublishChanges(const fs::path& target_dir, const ArtifactFiles& f
 }
 
 // The files under the owners as they are on disk (names only: one directory read per folder, no stat per
-// file), relative to target/, sorted.
+// file), relative to target/, in the order the folders list them.
 std::vector<std::string> FilesOnDisk(const fs::path& target_dir) {
   std::vector<std::string> files;
   std::error_code ec;
@@ -414,37 +455,37 @@ std::vector<std::string> FilesOnDisk(const fs::path& target_dir) {
     if (!fs::is_directory(path, ec)) continue;
     WalkFiles(target_dir, owner, [&](std::string&& file, bool) { files.push_back(std::move(file)); });
   }
-  ParallelStableSort(files.begin(), files.end(), std::less<>());
-  files.erase(std::unique(files.begin(), files.end()), files.end());
   return files;
 }
 
-// The index, corrected by what is on disk (`on_disk` sorted): a listed file that is gone no longer counts as
-// published (so it is written again); a file nobody listed is recorded with an impossible size (so it is
-// removed or rewritten). Both are walked in order, once.
-Index ReconcileWithDisk(const Index& index, std::vector<std::string> on_disk) {
-  Index reconciled;
-  auto listed = index.begin();
+// Corrects `index` (and `paths`, its hash index) by what is on disk: a listed file that is gone no longer counts
+// as published (so it is written again); a file nobody listed is recorded with an impossible size (so it is
+// removed or rewritten). Usually disk and index agree: one lookup per file on disk shows it, and nothing moves.
+void ReconcileWithDisk(Index& index, NameIndex& paths, std::vector<std::string> on_disk) {
+  std::vector<uint8_t> present(index.size(), 0);
+  std::vector<std::string> unlisted;
   for (std::string& path : on_disk) {
-    while (listed != index.end() && listed->first < path) ++listed;  // listed, but gone from disk
-    IndexEntry entry{0, static_cast<size_t>(-1)};
-    if (listed != index.end() && listed->first == path) entry = (listed++)->second;
-    reconciled.emplace_hint(reconciled.end(), std::move(path), entry);
+    const size_t at = paths.Find(path);
+    if (at == NameIndex::kNone) {
+      unlisted.push_back(std::move(path));
+    } else {
+      present[at] = 1;
+    }
   }
-  return reconciled;
-}
-
-// `a` and `b` (sorted, without a path in common) as one index, in one pass.
-Index MergedIndex(const Index& a, const std::map<std::string, ArtifactFingerprint>& b) {
-  Index merged;
-  auto x = a.begin();
-  auto y = b.begin();
-  while (x != a.end() || y != b.end()) {
-    const bool take_a = y == b.end() || (x != a.end() && x->first < y->first);
-    const auto& [path, entry] = take_a ? *x++ : *y++;
-    merged.emplace_hint(merged.end(), path, entry);
+  const bool all_present = std::find(present.begin(), present.end(), 0) == present.end();
+  if (all_present && unlisted.empty()) return;
+  Index reconciled;
+  reconciled.reserve(index.size() + unlisted.size());
+  for (size_t i = 0; i < index.size(); ++i) {
+    if (present[i]) reconciled.push_back(std::move(index[i]));
   }
-  return merged;
+  std::sort(unlisted.begin(), unlisted.end());
+  unlisted.erase(std::unique(unlisted.begin(), unlisted.end()), unlisted.end());
+  for (std::string& path : unlisted) reconciled.push_back(IndexedFile{std::move(path), {0, static_cast<size_t>(-1)}});
+  std::inplace_merge(reconciled.begin(), reconciled.end() - static_cast<std::ptrdiff_t>(unlisted.size()),
+                     reconciled.end(), PathLess);
+  index = std::move(reconciled);
+  paths = PathsOf(index);
 }
 
 }  // namespace
@@ -490,22 +531,16 @@ struct ArtifactPublication::State {
   fs::path target_dir;
   PublishLock lock;
   std::optional<Index> published;  // the index reconciled with the files on disk; none: a full publication
-  // The published entries by path, for IsPublished (the renderer asks it of every file, from every thread).
-  std::vector<const IndexEntry*> entries;
-  NameIndex by_path;
+  NameIndex by_path;               // positions in `published` by path (the renderer asks of every file)
   bool done = false;
 };
 
 ArtifactPublication::ArtifactPublication(const fs::path& target_dir) : state_(std::make_unique<State>(target_dir)) {
   RecoverArtifacts(target_dir);
-  if (std::optional<Index> old_index = ReadIndex(target_dir)) {
-    state_->published = ReconcileWithDisk(*old_index, FilesOnDisk(target_dir));
-    state_->entries.reserve(state_->published->size());
-    state_->by_path = NameIndex(state_->published->size());
-    for (const auto& [path, entry] : *state_->published) {
-      state_->by_path.Insert(path, state_->entries.size());
-      state_->entries.push_back(&entry);
-    }
+  state_->published = ReadIndex(target_dir);
+  if (state_->published) {
+    state_->by_path = PathsOf(*state_->published);
+    ReconcileWithDisk(*state_->published, state_->by_path, FilesOnDisk(target_dir));
   }
 }
 
@@ -513,33 +548,60 @@ ArtifactPublication::~ArtifactPublication() = default;
 
 bool ArtifactPublication::incremental() const { return state_->published.has_value(); }
 
-bool ArtifactPublication::IsPublished(const std::string& path, const ArtifactFingerprint& fingerprint) const {
-  if (!state_->published) return false;
+size_t ArtifactPublication::PublishedPosition(std::string_view path, const ArtifactFingerprint& fingerprint) const {
+  if (!state_->published) return kNotPublished;
   const size_t at = state_->by_path.Find(path);
-  return at != NameIndex::kNone && *state_->entries[at] == fingerprint;
+  return at != NameIndex::kNone && (*state_->published)[at].entry == fingerprint ? at : kNotPublished;
+}
+
+size_t ArtifactPublication::published_count() const { return state_->published ? state_->published->size() : 0; }
+
+const std::string& ArtifactPublication::published_path(size_t position) const {
+  return state_->published->at(position).path;
 }
 
 PublishSummary ArtifactPublication::Publish(const ArtifactFiles& files, const StreamedArtifacts& streamed,
-                                            const std::map<std::string, ArtifactFingerprint>& unchanged) {
+                                            const std::vector<uint8_t>& kept) {
   if (state_->done) throw std::logic_error("an artifact publication is published once");
   state_->done = true;
   for (const auto& [path, stream] : streamed) {
     if (files.count(path)) throw std::logic_error("artifact " + path + " is given both whole and streamed");
   }
-  for (const auto& [path, fingerprint] : unchanged) {
-    if (files.count(path) || streamed.count(path) || !IsPublished(path, fingerprint)) {
-      throw std::logic_error("artifact " + path + " is passed as unchanged but is not published as it is");
-    }
+  if (!kept.empty() && kept.size() != published_count()) {
+    throw std::logic_error("the kept files are marked over " + std::to_string(kept.size()) + " positions, not the " +
+                           std::to_string(published_count()) + " published files");
+  }
+  auto is_kept = [&](const std::string& path) {
+    const size_t at = kept.empty() ? NameIndex::kNone : state_->by_path.Find(path);
+    return at != NameIndex::kNone && kept[at] != 0;
+  };
+  for (const auto& [path, contents] : files) {
+    if (is_kept(path)) throw std::logic_error("artifact " + path + " is given whole and kept as published");
+  }
+  for (const auto& [path, stream] : streamed) {
+    if (is_kept(path)) throw std::logic_error("artifact " + path + " is given streamed and kept as published");
   }
   const fs::path& target_dir = state_->target_dir;
-  Index new_index = IndexOf(files);
-  if (state_->published) {
-    if (!unchanged.empty()) new_index = MergedIndex(new_index, unchanged);
-    for (const auto& [path, stream] : streamed) new_index[path] = Fingerprint(stream);
-    return PublishChanges(target_dir, files, streamed, *state_->published, new_index);
+  Index given = IndexOf(files);
+  if (!state_->published) {
+    PublishBySwap(target_dir, files, streamed, std::move(given));
+    return PublishSummary{files.size() + streamed.size(), 0, 0, false};
   }
-  PublishBySwap(target_dir, files, streamed, std::move(new_index));
-  return PublishSummary{files.size() + streamed.size(), 0, 0, false};
+  // The new index: the kept published files and the given ones (no path in common), merged in path order.
+  const Index& published = *state_->published;
+  Index new_index;
+  new_index.reserve(given.size() + published.size() + streamed.size());
+  auto next_given = given.begin();
+  for (size_t p = 0; p < published.size(); ++p) {
+    if (kept.empty() || kept[p] == 0) continue;
+    for (; next_given != given.end() && next_given->path < published[p].path; ++next_given) {
+      new_index.push_back(std::move(*next_given));
+    }
+    new_index.push_back(published[p]);
+  }
+  for (; next_given != given.end(); ++next_given) new_index.push_back(std::move(*next_given));
+  for (const auto& [path, stream] : streamed) SetIn(new_index, path, Fingerprint(stream));
+  return PublishChanges(target_dir, files, streamed, published, new_index);
 }
 
 std::string Materialize(const ArtifactStream& stream) {

@@ -34,6 +34,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sluice {
 
@@ -78,14 +79,21 @@ class ArtifactPublication {
   // False when the target holds no usable index: every file will be written, so none is worth fingerprinting.
   bool incremental() const;
 
-  // True when `path` is published with exactly these contents and the publication will be incremental, so the
-  // caller may pass it in Publish's `unchanged` instead of its contents. Thread-safe (const, no mutation).
-  bool IsPublished(const std::string& path, const ArtifactFingerprint& fingerprint) const;
+  // Where `path` is among the published files (numbered in path order, 0 to published_count() - 1) when it is
+  // published with exactly these contents and the publication will be incremental; kNotPublished otherwise. The
+  // caller may then mark the position in Publish's `kept` instead of passing the contents. Thread-safe (const).
+  static constexpr size_t kNotPublished = SIZE_MAX;
+  size_t PublishedPosition(std::string_view path, const ArtifactFingerprint& fingerprint) const;
+  bool IsPublished(std::string_view path, const ArtifactFingerprint& fingerprint) const {
+    return PublishedPosition(path, fingerprint) != kNotPublished;
+  }
+  size_t published_count() const;
+  const std::string& published_path(size_t position) const;  // in path order
 
-  // Publishes `files`, `streamed`, and keeps the `unchanged` paths (each confirmed by IsPublished) as they are.
-  // Call once.
+  // Publishes `files` and `streamed`, and keeps as they are the published files whose positions `kept` marks
+  // (kept[p] != 0; empty keeps none, else published_count() long). A kept path cannot also be given. Call once.
   PublishSummary Publish(const ArtifactFiles& files, const StreamedArtifacts& streamed = {},
-                         const std::map<std::string, ArtifactFingerprint>& unchanged = {});
+                         const std::vector<uint8_t>& kept = {});
 
  private:
   struct State;

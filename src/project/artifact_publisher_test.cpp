@@ -99,6 +99,30 @@ TEST_F(ArtifactPublicationTest, APathGivenWholeAndStreamedIsRefused) {
   EXPECT_FALSE(fs::exists(dir_ / "manifest.json"));  // refused before anything is written
 }
 
+// An index edited by hand, out of order and naming a file twice, is read in path order with the first entry of
+// each path.
+TEST_F(ArtifactPublicationTest, AnIndexOutOfOrderOrWithARepeatedPathIsReadInOrderFirstEntryFirst) {
+  ArtifactFiles files{{"compiled/a.sql", "SELECT 1\n"}, {"compiled/b.sql", "SELECT 2\n"}};
+  PublishArtifacts(dir_, files);
+  auto line = [](const std::string& contents, const std::string& path) {
+    return ContentHashHex(ContentHash(contents)) + " " + std::to_string(contents.size()) + " " + path + "\n";
+  };
+  WriteFileAtomic(dir_ / ".sluice-artifacts.index", "sluice-artifacts 1\n" + line("SELECT 2\n", "compiled/b.sql") +
+                                                        line("SELECT 1\n", "compiled/a.sql") +
+                                                        line("SELECT 9\n", "compiled/a.sql"));
+  {
+    ArtifactPublication publication(dir_);
+    ASSERT_EQ(publication.published_count(), 2u);
+    EXPECT_EQ(publication.published_path(0), "compiled/a.sql");
+    EXPECT_EQ(publication.PublishedPosition("compiled/a.sql", {ContentHash("SELECT 1\n"), 9}), 0u);
+    EXPECT_EQ(publication.PublishedPosition("compiled/b.sql", {ContentHash("SELECT 2\n"), 9}), 1u);
+    PublishSummary summary = publication.Publish({}, {}, {1, 1});
+    EXPECT_EQ(summary.unchanged, 2u);
+    EXPECT_EQ(summary.written, 0u);
+  }
+  EXPECT_EQ(PublishArtifacts(dir_, files).unchanged, 2u);
+}
+
 TEST_F(ArtifactPublicationTest, APublicationKeepsFilesPassedAsUnchangedWithoutTheirContents) {
   ArtifactFiles files{{"compiled/a.sql", "SELECT 1\n"}, {"compiled/b.sql", "SELECT 2\n"}};
   ArtifactFingerprint a{ContentHash("SELECT 1\n"), 9};
@@ -115,7 +139,11 @@ TEST_F(ArtifactPublicationTest, APublicationKeepsFilesPassedAsUnchangedWithoutTh
     EXPECT_TRUE(second.IsPublished("compiled/a.sql", a));
     EXPECT_FALSE(second.IsPublished("compiled/a.sql", ArtifactFingerprint{a.hash, 10}));
     EXPECT_FALSE(second.IsPublished("compiled/c.sql", a));
-    PublishSummary summary = second.Publish({{"compiled/b.sql", "SELECT 3\n"}}, {}, {{"compiled/a.sql", a}});
+    // Published files are numbered in path order: a.sql is 0, b.sql 1.
+    ASSERT_EQ(second.published_count(), 2u);
+    EXPECT_EQ(second.PublishedPosition("compiled/a.sql", a), 0u);
+    EXPECT_EQ(second.published_path(1), "compiled/b.sql");
+    PublishSummary summary = second.Publish({{"compiled/b.sql", "SELECT 3\n"}}, {}, {1, 0});
     EXPECT_EQ(summary.written, 1u);
     EXPECT_EQ(summary.unchanged, 1u);
     EXPECT_EQ(summary.removed, 0u);
@@ -127,10 +155,29 @@ TEST_F(ArtifactPublicationTest, APublicationKeepsFilesPassedAsUnchangedWithoutTh
   EXPECT_EQ(again.unchanged, 2u);
 
   fs::remove(dir_ / "compiled/a.sql");  // deleted by hand: no longer published
-  ArtifactPublication third(dir_);
-  EXPECT_FALSE(third.IsPublished("compiled/a.sql", a));
-  EXPECT_THROW(third.Publish({}, {}, {{"compiled/a.sql", a}}), std::logic_error);
+  {
+    ArtifactPublication third(dir_);
+    EXPECT_FALSE(third.IsPublished("compiled/a.sql", a));
+    ASSERT_EQ(third.published_count(), 1u);
+    EXPECT_THROW(third.Publish({}, {}, {1, 1}), std::logic_error);  // marks for two files: one is published
+  }
+  {
+    ArtifactPublication fourth(dir_);
+    // b.sql kept and given whole: refused.
+    EXPECT_THROW(fourth.Publish({{"compiled/b.sql", "SELECT 4\n"}}, {}, {1}), std::logic_error);
+  }
   EXPECT_EQ(ReadFile(dir_ / "compiled/b.sql"), "SELECT 3\n");  // refused before anything changed
+  EXPECT_FALSE(fs::exists(dir_ / "compiled/a.sql"));
+  // A file nobody listed is found on disk and replaced or removed by the next publication; a listed file
+  // deleted by hand is written again.
+  WriteFileAtomic(dir_ / "compiled/stray.sql", "x");
+  PublishSummary repaired =
+      PublishArtifacts(dir_, {{"compiled/a.sql", "SELECT 1\n"}, {"compiled/b.sql", "SELECT 3\n"}});
+  EXPECT_EQ(repaired.written, 1u);  // a.sql
+  EXPECT_EQ(repaired.removed, 1u);  // stray.sql
+  EXPECT_EQ(repaired.unchanged, 1u);
+  EXPECT_FALSE(fs::exists(dir_ / "compiled/stray.sql"));
+  EXPECT_EQ(ReadFile(dir_ / "compiled/a.sql"), "SELECT 1\n");
 }
 
 }  // namespace

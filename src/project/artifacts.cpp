@@ -70,7 +70,7 @@ struct ResourceFile {
   std::string name;
   std::string path;
   std::string sql;
-  std::optional<ArtifactFingerprint> published;  // set when already published as rendered: `sql` was dropped
+  size_t published = ArtifactPublication::kNotPublished;  // its position when published as rendered: `sql` dropped
 };
 
 std::vector<ResourceFile> ModelResources(const Project& project, const Asset& asset) {
@@ -574,7 +574,7 @@ void WriteSluiceSection(JsonWriter& json, const Project& project, const std::vec
 struct ModelArtifacts {
   std::vector<ResourceFile> resources;  // once the files are collected, only kind, name and path remain
   std::string canonical_sql;
-  std::optional<ArtifactFingerprint> canonical_published;  // as ResourceFile::published
+  size_t canonical_published = ArtifactPublication::kNotPublished;  // as ResourceFile::published
 };
 
 // Model manifest entries are rendered in parallel this many at a time and handed on at once, so neither the
@@ -587,7 +587,8 @@ constexpr size_t kManifestPiece = size_t{1} << 20;
 struct ManifestInputs {
   std::vector<const Asset*> models;
   std::vector<ModelArtifacts> rendered;  // resources: kind, name and path
-  std::vector<std::string> compiled_paths;
+  // Views of the files' paths and of the publication's (both outlive the manifest's stream).
+  std::vector<std::string_view> compiled_paths;
   std::string dag_identity;
 };
 
@@ -608,7 +609,7 @@ void StreamManifest(const Project& project, const ManifestInputs& in,
   json.BeginArray();
   json.String("manifest.json");
   json.String("streambuild_dag.json");
-  for (const std::string& path : in.compiled_paths) {
+  for (std::string_view path : in.compiled_paths) {
     json.String(path);
     hand_on(false);
   }
@@ -660,7 +661,7 @@ void StreamManifest(const Project& project, const ManifestInputs& in,
 struct RenderedArtifacts {
   ArtifactFiles files;
   StreamedArtifacts streamed;
-  std::map<std::string, ArtifactFingerprint> unchanged;
+  std::vector<uint8_t> kept;  // by published position: the files published as rendered (empty: none)
 };
 
 // With a publication, a model file it already holds as rendered is fingerprinted and dropped on the rendering
@@ -672,12 +673,9 @@ RenderedArtifacts RenderArtifacts(const Project& project, const ArtifactPublicat
   const std::vector<const Asset*>& models = manifest->models;
   std::vector<ModelArtifacts>& rendered = manifest->rendered;
   rendered.resize(models.size());
-  auto drop_if_published = [&](const std::string& path, std::string& contents,
-                               std::optional<ArtifactFingerprint>& published) {
-    ArtifactFingerprint fingerprint{ContentHash(contents), contents.size()};
-    if (!publication->IsPublished(path, fingerprint)) return;
-    published = fingerprint;
-    std::string().swap(contents);
+  auto drop_if_published = [&](const std::string& path, std::string& contents, size_t& published) {
+    published = publication->PublishedPosition(path, ArtifactFingerprint{ContentHash(contents), contents.size()});
+    if (published != ArtifactPublication::kNotPublished) std::string().swap(contents);
   };
   ParallelFor(models.size(), [&](size_t m) {
     const Asset& asset = *models[m];
@@ -692,17 +690,16 @@ RenderedArtifacts RenderArtifacts(const Project& project, const ArtifactPublicat
 
   RenderedArtifacts result;
   ArtifactFiles& files = result.files;
-  std::map<std::string, ArtifactFingerprint>& unchanged = result.unchanged;
+  std::vector<uint8_t>& kept = result.kept;
+  if (publication != nullptr) kept.assign(publication->published_count(), 0);
   for (const Asset& asset : project.definitions.assets()) {
     if (!asset.is_source()) continue;
     for (ResourceFile& resource : SourceResources(project, asset)) files[resource.path] = std::move(resource.sql);
   }
-  // The unchanged files are gathered, sorted, then put in their map in order: 300,000 inserts at random places
-  // in a tree of strings were a tenth of an unchanged 100,000-model compile.
-  std::vector<std::pair<std::string, ArtifactFingerprint>> published_files;
-  auto collect = [&](std::string path, std::string& contents, const std::optional<ArtifactFingerprint>& published) {
-    if (published) {
-      published_files.emplace_back(std::move(path), *published);
+  // A file published as rendered is marked by its position; the others are kept whole.
+  auto collect = [&](std::string path, std::string& contents, size_t published) {
+    if (published != ArtifactPublication::kNotPublished) {
+      kept[published] = 1;
     } else {
       files[std::move(path)] = std::move(contents);
     }
@@ -712,22 +709,19 @@ RenderedArtifacts RenderArtifacts(const Project& project, const ArtifactPublicat
     for (ResourceFile& resource : rendered[m].resources) collect(resource.path, resource.sql, resource.published);
     collect(ModelQueryPath(*models[m]), rendered[m].canonical_sql, rendered[m].canonical_published);
   }
-  ParallelStableSort(published_files.begin(), published_files.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (auto& [path, fingerprint] : published_files)
-    unchanged.emplace_hint(unchanged.end(), std::move(path), fingerprint);
-  std::vector<std::pair<std::string, ArtifactFingerprint>>().swap(published_files);
   for (const AuditSpec& audit : project.checks.audits) files[audit.path] = audit.sql;
   for (const TestSpec& test : project.checks.tests) files[test.path] = test.sql;
-  // Every compiled path, in order: both maps are sorted.
-  std::vector<std::string>& compiled = manifest->compiled_paths;
-  compiled.reserve(files.size() + unchanged.size());
+  // Every compiled path, in order: the map's and the publication's are sorted, so one merge lists them.
+  std::vector<std::string_view>& compiled = manifest->compiled_paths;
+  compiled.reserve(files.size() + kept.size());
   auto file = files.begin();
-  auto kept = unchanged.begin();
-  while (file != files.end() || kept != unchanged.end()) {
-    bool take_file = kept == unchanged.end() || (file != files.end() && file->first < kept->first);
-    compiled.push_back(take_file ? (file++)->first : (kept++)->first);
+  for (size_t p = 0; p < kept.size(); ++p) {
+    if (!kept[p]) continue;
+    const std::string& path = publication->published_path(p);
+    for (; file != files.end() && file->first < path; ++file) compiled.push_back(file->first);
+    compiled.push_back(path);
   }
+  for (; file != files.end(); ++file) compiled.push_back(file->first);
 
   DagContent dag = DagOf(project, models);
   manifest->dag_identity = DagIdentity(dag);
@@ -755,7 +749,7 @@ ArtifactSummary WriteArtifacts(const Project& project, const std::string& target
   ArtifactPublication publication(dir);  // locks the folder and reads its index
   RenderedArtifacts rendered = RenderArtifacts(project, &publication);
   MarkPhase("artifacts rendered");  // all but the manifest, which is rendered as it is fingerprinted and written
-  PublishSummary published = publication.Publish(rendered.files, rendered.streamed, rendered.unchanged);
+  PublishSummary published = publication.Publish(rendered.files, rendered.streamed, rendered.kept);
   MarkPhase("artifacts published");
   ArtifactSummary summary{dir.string(), project.definitions.pipelines().size(), 0, project.sources.size(), published};
   for (const Asset& asset : project.definitions.assets()) summary.models += asset.is_source() ? 0 : 1;
