@@ -5,7 +5,9 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <tuple>
+#include <unordered_map>
 
 #include "core/content_hash.hpp"
 #include "core/file_system.hpp"
@@ -237,38 +239,101 @@ struct DagNode {
   std::string name;
   const char* type;
 };
-using DagEdge = std::tuple<std::string, std::string, std::string>;  // edge_type, from_id, to_id
+
+// An edge: its type (an index into DagContent::edge_types, which are in name order), its ends' ids (in a node or
+// in a check edge of the project), and the ranks of those ids in string order: edges sort by integers into the
+// order of their (edge_type, from_id, to_id) strings.
+struct DagEdge {
+  uint32_t type;
+  uint32_t from_rank;
+  uint32_t to_rank;
+  const std::string* from;
+  const std::string* to;
+};
 
 struct DagContent {
   std::vector<DagNode> nodes;
-  std::vector<DagEdge> edges;  // sorted and unique
+  std::vector<std::string> edge_types;  // sorted
+  std::vector<DagEdge> edges;           // sorted by (type, from id, to id), each once
 };
 
 DagContent DagOf(const Project& project, const std::vector<const Asset*>& models) {
   const Definitions& definitions = project.definitions;
+  const CompiledChecks& checks = project.checks;
   DagContent dag;
-  dag.nodes.reserve(project.sources.size() + models.size());
+  std::vector<DagNode>& nodes = dag.nodes;
+  nodes.reserve(project.sources.size() + models.size() + checks.tests.size() + checks.audits.size());
   for (const SourceDeclaration& source : project.sources)
-    dag.nodes.push_back({"source:" + source.name, source.name, "source"});
-  for (const Asset* model : models) dag.nodes.push_back({"model:" + model->name(), model->name(), "model"});
-  auto node_id = [&](const AssetKey& key) {
-    const Asset* asset = definitions.Find(key);
-    return (asset->is_source() ? "source:" : "model:") + asset->name();
+    nodes.push_back({"source:" + source.name, source.name, "source"});
+  const size_t first_model_node = nodes.size();
+  for (const Asset* model : models) nodes.push_back({"model:" + model->name(), model->name(), "model"});
+  for (const TestSpec& test : checks.tests) nodes.push_back({"test:" + test.name, test.name, "test"});
+  for (const AuditSpec& audit : checks.audits) nodes.push_back({"audit:" + audit.name, audit.name, "audit"});
+
+  // The node of each asset, by its index among the definitions' assets.
+  const Asset* const first_asset = definitions.assets().data();
+  std::vector<uint32_t> node_of_asset(definitions.assets().size(), UINT32_MAX);
+  for (size_t m = 0; m < models.size(); ++m) node_of_asset[models[m] - first_asset] = first_model_node + m;
+  std::unordered_map<std::string_view, uint32_t> source_nodes;
+  for (size_t s = 0; s < first_model_node; ++s) source_nodes.emplace(nodes[s].name, s);
+  for (const Asset& asset : definitions.assets()) {
+    if (!asset.is_source()) continue;
+    auto it = source_nodes.find(asset.name());
+    if (it != source_nodes.end()) node_of_asset[&asset - first_asset] = it->second;
+  }
+
+  // Every id an edge names, ranked in string order: the nodes' and then both ends of each check edge.
+  std::vector<const std::string*> ids;
+  ids.reserve(nodes.size() + 2 * checks.edges.size());
+  for (const DagNode& node : nodes) ids.push_back(&node.id);
+  for (const CheckEdge& edge : checks.edges) {
+    ids.push_back(&edge.from_id);
+    ids.push_back(&edge.to_id);
+  }
+  std::vector<uint32_t> order(ids.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+  ParallelStableSort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return *ids[a] < *ids[b]; });
+  std::vector<uint32_t> rank(ids.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    const bool same = k > 0 && *ids[order[k]] == *ids[order[k - 1]];
+    rank[order[k]] = same ? rank[order[k - 1]] : static_cast<uint32_t>(k);
+  }
+
+  std::vector<std::string>& types = dag.edge_types;
+  for (EdgeType type : {EdgeType::kDrivingInput, EdgeType::kReference, EdgeType::kMutableReference}) {
+    types.push_back(EdgeTypeName(type));
+  }
+  for (CheckEdgeType type : {CheckEdgeType::kTest, CheckEdgeType::kAudit}) types.push_back(CheckEdgeTypeName(type));
+  std::sort(types.begin(), types.end());
+  types.erase(std::unique(types.begin(), types.end()), types.end());
+  auto type_index = [&](const std::string& name) {
+    return static_cast<uint32_t>(std::lower_bound(types.begin(), types.end(), name) - types.begin());
   };
-  for (const Asset* model : models) {
-    for (const AssetDependency& dep : model->deps) {
-      dag.edges.emplace_back(EdgeTypeName(dep.edge), node_id(dep.upstream), "model:" + model->name());
+  const uint32_t model_edge_types[] = {type_index(EdgeTypeName(EdgeType::kDrivingInput)),
+                                       type_index(EdgeTypeName(EdgeType::kReference)),
+                                       type_index(EdgeTypeName(EdgeType::kMutableReference))};
+
+  for (size_t m = 0; m < models.size(); ++m) {
+    const size_t to = first_model_node + m;
+    for (const AssetDependency& dep : models[m]->deps) {
+      const size_t from = node_of_asset[definitions.Find(dep.upstream) - first_asset];
+      if (from == UINT32_MAX) throw std::logic_error("no DAG node for " + dep.upstream.ToString());
+      dag.edges.push_back(DagEdge{model_edge_types[static_cast<size_t>(dep.edge)], rank[from], rank[to],
+                                  &nodes[from].id, &nodes[to].id});
     }
   }
-  for (const TestSpec& test : project.checks.tests) dag.nodes.push_back({"test:" + test.name, test.name, "test"});
-  for (const AuditSpec& audit : project.checks.audits)
-    dag.nodes.push_back({"audit:" + audit.name, audit.name, "audit"});
-  for (const CheckEdge& edge : project.checks.edges) {
-    dag.edges.emplace_back(CheckEdgeTypeName(edge.type), edge.from_id, edge.to_id);
+  for (size_t e = 0; e < checks.edges.size(); ++e) {
+    const CheckEdge& edge = checks.edges[e];
+    const size_t slot = nodes.size() + 2 * e;
+    dag.edges.push_back(
+        DagEdge{type_index(CheckEdgeTypeName(edge.type)), rank[slot], rank[slot + 1], &edge.from_id, &edge.to_id});
   }
-  // Sorted and made unique once (a std::set took ~140 ms for the 200,000 edges of 100,000 models).
-  ParallelStableSort(dag.edges.begin(), dag.edges.end(), std::less<>());
-  dag.edges.erase(std::unique(dag.edges.begin(), dag.edges.end()), dag.edges.end());
+  auto key = [](const DagEdge& edge) { return std::tie(edge.type, edge.from_rank, edge.to_rank); };
+  ParallelStableSort(dag.edges.begin(), dag.edges.end(),
+                     [&](const DagEdge& a, const DagEdge& b) { return key(a) < key(b); });
+  dag.edges.erase(std::unique(dag.edges.begin(), dag.edges.end(),
+                              [&](const DagEdge& a, const DagEdge& b) { return key(a) == key(b); }),
+                  dag.edges.end());
   return dag;
 }
 
@@ -289,14 +354,14 @@ void WriteDagNodes(JsonWriter& json, const DagContent& dag) {
 
 void WriteDagEdges(JsonWriter& json, const DagContent& dag) {
   json.BeginArray();
-  for (const auto& [type, from, to] : dag.edges) {
+  for (const DagEdge& edge : dag.edges) {
     json.BeginObject();
     json.Key("edge_type");
-    json.String(type);
+    json.String(dag.edge_types[edge.type]);
     json.Key("from_id");
-    json.String(from);
+    json.String(*edge.from);
     json.Key("to_id");
-    json.String(to);
+    json.String(*edge.to);
     json.EndObject();
   }
   json.EndArray();
