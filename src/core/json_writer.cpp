@@ -1,5 +1,6 @@
 #include "core/json_writer.hpp"
 
+#include <array>
 #include <stdexcept>
 
 namespace sluice {
@@ -30,6 +31,14 @@ size_t Utf8Length(std::string_view text, size_t i) {
   return 0;
 }
 
+// The bytes a JSON string cannot hold as they are: control characters, '"', '\\', and every byte of a UTF-8
+// sequence (checked, then copied as is or replaced).
+constexpr auto kNeedsCare = [] {
+  std::array<bool, 256> table{};
+  for (int c = 0; c < 256; ++c) table[c] = c < 0x20 || c == '"' || c == '\\' || c >= 0x80;
+  return table;
+}();
+
 void AppendEscaped(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
@@ -37,11 +46,7 @@ void AppendEscaped(std::string& out, std::string_view text) {
   while (i < text.size()) {
     // Copy the longest run that needs no escaping in one append.
     size_t run = i;
-    while (run < text.size()) {
-      auto c = static_cast<unsigned char>(text[run]);
-      if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
-      ++run;
-    }
+    while (run < text.size() && !kNeedsCare[static_cast<unsigned char>(text[run])]) ++run;
     out.append(text, i, run - i);
     i = run;
     if (i == text.size()) break;
