@@ -237,6 +237,25 @@ TEST(JsonWriterTest, InvalidUtf8BecomesTheReplacementCharacter) {
   EXPECT_NO_THROW(nlohmann::json::parse(out));
 }
 
+// Runs without escapes are found eight bytes at a time: every byte value at every position of strings around
+// that width is escaped (or replaced, when it is a lone UTF-8 byte) exactly as nlohmann::json does.
+TEST(JsonWriterTest, EscapesEveryByteAtEveryPositionAsNlohmannDoes) {
+  for (size_t size : {size_t{1}, size_t{7}, size_t{8}, size_t{9}, size_t{16}, size_t{17}}) {
+    for (size_t at = 0; at < size; ++at) {
+      for (int c = 0; c < 256; ++c) {
+        std::string text(size, 'a');
+        text[at] = static_cast<char>(c);
+        std::string out;
+        JsonWriter json(out, -1);
+        json.String(text);
+        const std::string expected =
+            nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        ASSERT_EQ(out, expected) << "byte " << c << " at " << at << " of " << size;
+      }
+    }
+  }
+}
+
 TEST(ContentHashTest, IsStableAndSensitiveToEveryByteAndTheLength) {
   EXPECT_EQ(ContentHashHex(ContentHash("")), ContentHashHex(ContentHash("")));
   EXPECT_EQ(ContentHashHex(0x1234abcdULL), "000000001234abcd");
