@@ -126,21 +126,26 @@ using Index = std::vector<IndexedFile>;
 
 bool PathLess(const IndexedFile& a, const IndexedFile& b) { return a.path < b.path; }
 
-// The entry for `path` in a sorted index, or null.
-const IndexedFile* FindIn(const Index& index, std::string_view path) {
+// Where `path` is, or would go, in a sorted index.
+size_t PositionIn(const Index& index, std::string_view path) {
   auto it = std::lower_bound(index.begin(), index.end(), path,
                              [](const IndexedFile& file, std::string_view p) { return file.path < p; });
-  return it != index.end() && it->path == path ? &*it : nullptr;
+  return static_cast<size_t>(it - index.begin());
+}
+
+// The entry for `path` in a sorted index, or null.
+const IndexedFile* FindIn(const Index& index, std::string_view path) {
+  const size_t at = PositionIn(index, path);
+  return at < index.size() && index[at].path == path ? &index[at] : nullptr;
 }
 
 // Sets `path`'s entry in a sorted index, adding it in place when absent.
 void SetIn(Index& index, const std::string& path, const IndexEntry& entry) {
-  auto it = std::lower_bound(index.begin(), index.end(), path,
-                             [](const IndexedFile& file, const std::string& p) { return file.path < p; });
-  if (it != index.end() && it->path == path) {
-    it->entry = entry;
+  const size_t at = PositionIn(index, path);
+  if (at < index.size() && index[at].path == path) {
+    index[at].entry = entry;
   } else {
-    index.insert(it, IndexedFile{path, entry});
+    index.insert(index.begin() + static_cast<std::ptrdiff_t>(at), IndexedFile{path, entry});
   }
 }
 

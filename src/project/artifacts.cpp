@@ -7,7 +7,6 @@
 #include <optional>
 #include <stdexcept>
 #include <tuple>
-#include <unordered_map>
 
 #include "core/content_hash.hpp"
 #include "core/file_system.hpp"
@@ -274,12 +273,9 @@ DagContent DagOf(const Project& project, const std::vector<const Asset*>& models
   const Asset* const first_asset = definitions.assets().data();
   std::vector<uint32_t> node_of_asset(definitions.assets().size(), UINT32_MAX);
   for (size_t m = 0; m < models.size(); ++m) node_of_asset[models[m] - first_asset] = first_model_node + m;
-  std::unordered_map<std::string_view, uint32_t> source_nodes;
-  for (size_t s = 0; s < first_model_node; ++s) source_nodes.emplace(nodes[s].name, s);
-  for (const Asset& asset : definitions.assets()) {
-    if (!asset.is_source()) continue;
-    auto it = source_nodes.find(asset.name());
-    if (it != source_nodes.end()) node_of_asset[&asset - first_asset] = it->second;
+  for (size_t s = 0; s < first_model_node; ++s) {
+    // A source's name is no model's (SLU-PROJECT-004), so the asset of that name is the source.
+    if (const Asset* source = definitions.FindByName(nodes[s].name)) node_of_asset[source - first_asset] = s;
   }
 
   // Every id an edge names, ranked in string order: the nodes' and then both ends of each check edge.

@@ -8,7 +8,6 @@
 #include <set>
 #include <string_view>
 #include <tuple>
-#include <unordered_map>
 
 #include "core/file_system.hpp"
 #include "core/heap_hint.hpp"
@@ -415,9 +414,9 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   std::vector<Pipeline> pipelines;
   bool any_virtual_pipeline = false;
   std::map<std::string, PipelineMode> pipeline_modes;
-  // Pipeline p's models are models[model_begin[p], model_begin[p + 1]), in file order; where that is also the
+  // Pipeline p's models follow one another in `models` from model_begin[p], in file order; where that is also the
   // order of pipeline.models (names_in_file_order[p]), passes over a pipeline's models need no name lookups.
-  std::vector<size_t> model_begin(pipeline_files.size() + 1, 0);
+  std::vector<size_t> model_begin(pipeline_files.size(), 0);
   std::vector<bool> names_in_file_order(pipeline_files.size(), true);
   size_t next_model = 0;
   for (size_t p = 0; p < pipeline_files.size(); ++p) {
@@ -457,7 +456,6 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     }
     pipelines.push_back(std::move(pipeline));
   }
-  model_begin.back() = next_model;
   CheckProjectReplayPolicy(project.config, project.target, any_virtual_pipeline);
 
   MarkPhase("models checked");
