@@ -38,10 +38,10 @@ class ReferenceReader {
   // The token at `index`, or nullptr past the end.
   const Token* At(size_t index) const { return index < tokens_.size() ? &tokens_[index] : nullptr; }
 
-  [[noreturn]] void Fail(const char* code, const std::string& message, const Token* at, const std::string& hint) const {
+  [[noreturn]] void Fail(const char* code, const std::string& message, const Token* at, std::string_view hint) const {
     std::string text(text_);
     size_t offset = at ? at->begin : text.size();
-    throw Error(MakeDiagnostic(code, message, LocationAt(file_, text, offset), hint, text));
+    throw Error(MakeDiagnostic(code, message, LocationAt(file_, text, offset), std::string(hint), text));
   }
 
   static std::string Describe(const Token* token) {
@@ -55,25 +55,27 @@ class ReferenceReader {
   ReferenceCall ReadCall(size_t& index) {
     const Token& head = tokens_[index];
     ReferenceCall call{head.text == "__source" ? ReferenceKind::kSource : ReferenceKind::kRef, {}, {}, head.begin, 0};
-    std::string callee(head.text);
-    std::string usage = call.kind == ReferenceKind::kSource ? "write __source(name)"
+    // The texts of an error, built only when one is reported.
+    const std::string_view callee = head.text;
+    const char* usage = call.kind == ReferenceKind::kSource ? "write __source(name)"
                                                             : "write __ref(name) or __ref(name, ref_type='reference')";
 
     const Token* open = At(index + 1);
     if (!open || !IsPunctuation(*open, "(")) {
-      Fail("SLU-SQL-010", callee + " must be followed by `(`, found " + Describe(open), open, usage);
+      Fail("SLU-SQL-010", std::string(callee) + " must be followed by `(`, found " + Describe(open), open, usage);
     }
     const Token* name = At(index + 2);
     if (!name || IsPunctuation(*name, ")")) {
-      Fail("SLU-SQL-010", callee + "(...) has no argument", name, usage);
+      Fail("SLU-SQL-010", std::string(callee) + "(...) has no argument", name, usage);
     }
     if (name->kind != TokenKind::kWord && name->kind != TokenKind::kString &&
         name->kind != TokenKind::kQuotedIdentifier) {
-      Fail("SLU-SQL-010", callee + "(...) expects a name (a string or an identifier), found " + Describe(name), name,
+      Fail("SLU-SQL-010",
+           std::string(callee) + "(...) expects a name (a string or an identifier), found " + Describe(name), name,
            usage);
     }
     call.name = TokenValue(*name, dialect_);
-    if (call.name.empty()) Fail("SLU-SQL-010", callee + "(...) has an empty name", name, usage);
+    if (call.name.empty()) Fail("SLU-SQL-010", std::string(callee) + "(...) has an empty name", name, usage);
 
     const Token* after_name = At(index + 3);
     if (after_name && IsPunctuation(*after_name, ")")) {
@@ -83,7 +85,7 @@ class ReferenceReader {
     }
     if (!after_name || !IsPunctuation(*after_name, ",")) {
       Fail("SLU-SQL-010",
-           callee + "(...) expects `,` or `)` after the name, found " + Describe(after_name) +
+           std::string(callee) + "(...) expects `,` or `)` after the name, found " + Describe(after_name) +
                (after_name ? "" : " (missing `)`)"),
            after_name, usage);
     }
@@ -95,18 +97,18 @@ class ReferenceReader {
   }
 
   // Reads `ref_type = '<value>' )` starting at token `first`; the `)` is checked to exist.
-  void ReadRefType(ReferenceCall& call, const std::string& callee, size_t first, const std::string& usage) {
+  void ReadRefType(ReferenceCall& call, std::string_view callee, size_t first, const char* usage) {
     bool source = call.kind == ReferenceKind::kSource;
-    std::string hint = source ? "__source(...) takes only the source name; use __ref(name, ref_type=...) for "
-                                "a typed reference"
-                              : std::string(kRefTypeHint);
+    const std::string_view hint = source ? "__source(...) takes only the source name; use __ref(name, ref_type=...) "
+                                           "for a typed reference"
+                                         : kRefTypeHint;
     const Token* key = At(first);
     if (!key || IsPunctuation(*key, ")")) {
-      Fail("SLU-SQL-010", callee + "(...) has an empty second argument", key, usage);
+      Fail("SLU-SQL-010", std::string(callee) + "(...) has an empty second argument", key, usage);
     }
     if (key->kind != TokenKind::kWord || key->text != "ref_type") {
       Fail("SLU-SQL-011",
-           "the second argument of " + callee + "(...) must be ref_type = '<value>', found " + Describe(key), key,
+           "the second argument of " + std::string(callee) + "(...) must be ref_type = '<value>', found " + Describe(key), key,
            hint);
     }
     const Token* equals = At(first + 1);
@@ -119,12 +121,12 @@ class ReferenceReader {
     }
     const Token* close = At(first + 3);
     if (close && IsPunctuation(*close, ",")) {
-      Fail("SLU-SQL-010", callee + "(...) takes at most two arguments", close, usage);
+      Fail("SLU-SQL-010", std::string(callee) + "(...) takes at most two arguments", close, usage);
     }
-    if (!close) Fail("SLU-SQL-010", callee + "(...) is missing its closing `)`", close, usage);
+    if (!close) Fail("SLU-SQL-010", std::string(callee) + "(...) is missing its closing `)`", close, usage);
     if (!IsPunctuation(*close, ")")) {
       Fail("SLU-SQL-011",
-           "the second argument of " + callee + "(...) must be exactly ref_type = '<value>', found " + Describe(close) +
+           "the second argument of " + std::string(callee) + "(...) must be exactly ref_type = '<value>', found " + Describe(close) +
                " after the value",
            close, hint);
     }

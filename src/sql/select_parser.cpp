@@ -75,7 +75,7 @@ std::vector<std::pair<size_t, size_t>> Parser::MatchBrackets() {
     const Token& token = tokens_[i];
     const uint32_t classes = classes_[i];
     if (!(classes & (token_class::kOpenBracket | token_class::kCloseBracket))) {
-      if (IsPunct(token, ';')) {
+      if (classes & token_class::kSemicolon) {
         if (!open.empty()) UnclosedBracket(open.back());
         if (i > start) statements.emplace_back(start, i);
         start = i + 1;

@@ -67,6 +67,7 @@ inline constexpr uint32_t kCloseBracket = 1u << 3;  // ) ] }
 inline constexpr uint32_t kComma = 1u << 4;
 inline constexpr uint32_t kDot = 1u << 5;
 inline constexpr uint32_t kDoubleColon = 1u << 6;  // the :: operator
+inline constexpr uint32_t kSemicolon = 1u << 7;    // ; (ends a statement)
 // Keyword lists of a bare word.
 inline constexpr uint32_t kAs = 1u << 8;
 inline constexpr uint32_t kCase = 1u << 9;
@@ -86,10 +87,7 @@ inline constexpr uint32_t kValues = 1u << 20;
 // The keyword bits of a bare word's text (0 for a word in no list), case-insensitive.
 uint32_t WordClasses(std::string_view word);
 
-// All token_class bits of a token.
-uint32_t TokenClasses(const Token& token);
-
-// classes[i] = TokenClasses(tokens[i]) for every token.
+// classes[i] = every token_class bit of tokens[i], for every token.
 void ClassifyTokens(const std::vector<Token>& tokens, std::vector<uint32_t>& classes);
 
 // Where an expression ends, besides the end of its range.

@@ -155,14 +155,11 @@ class KeywordTable {
 
 const KeywordTable kKeywords;
 
-}  // namespace
-
-uint32_t WordClasses(std::string_view word) { return kKeywords.Find(word); }
-
-uint32_t TokenClasses(const Token& token) {
+// All token_class bits of a token.
+inline uint32_t TokenClasses(const Token& token) {
   switch (token.kind) {
     case TokenKind::kWord:
-      return token_class::kWord | WordClasses(token.text);
+      return token_class::kWord | kKeywords.Find(token.text);
     case TokenKind::kOperator:
       return token.text == "::" ? token_class::kDoubleColon : 0;
     case TokenKind::kPunctuation:
@@ -181,6 +178,8 @@ uint32_t TokenClasses(const Token& token) {
           return token_class::kComma;
         case '.':
           return token_class::kDot;
+        case ';':
+          return token_class::kSemicolon;
         default:
           return 0;
       }
@@ -188,6 +187,10 @@ uint32_t TokenClasses(const Token& token) {
       return 0;
   }
 }
+
+}  // namespace
+
+uint32_t WordClasses(std::string_view word) { return kKeywords.Find(word); }
 
 void ClassifyTokens(const std::vector<Token>& tokens, std::vector<uint32_t>& classes) {
   classes.resize(tokens.size());

@@ -150,8 +150,13 @@ class Lexer {
   // Scans the token starting at pos_ (not whitespace), advances pos_ past it and returns its kind.
   TokenKind Next(char c) {
     // Words first: most tokens are, and no other token starts with a letter (string prefixes such as E'…'
-    // are read by ScanWord).
-    if (IsIdentifierStart(c)) return ScanWord();
+    // are read by ScanWord). Then brackets and separators: one byte each, and most of the rest.
+    const unsigned char bits = kByteClasses.bits[static_cast<unsigned char>(c)];
+    if (bits & kIdentifierStartByte) return ScanWord();
+    if (bits & kBracketOrSeparatorByte) {
+      ++pos_;
+      return TokenKind::kPunctuation;
+    }
     if ((c == '-' && HasAt(pos_ + 1, '-')) || (c == '#' && rules_.hash_line_comments) ||
         (c == '/' && HasAt(pos_ + 1, '/') && rules_.slash_line_comments)) {
       ScanLineComment();
@@ -179,7 +184,7 @@ class Lexer {
     }
     if (c == '$' && rules_.dollar_quotes && ScanDollarQuoted()) return TokenKind::kString;
     if (IsDigit(c) || (c == '.' && IsDigit(At(pos_ + 1)) && !DotFollowsOperand())) return ScanNumber();
-    if (c == '(' || c == ')' || c == '[' || c == ']' || c == '{' || c == '}' || c == ',' || c == ';' || c == '.') {
+    if (c == '.') {
       ++pos_;
       return TokenKind::kPunctuation;
     }

@@ -41,6 +41,7 @@ enum ByteClass : unsigned char {
   kDigitByte = 2,            // 0-9
   kIdentifierStartByte = 4,  // A-Z a-z _ and any byte >= 0x80
   kIdentifierByte = 8,       // an identifier start, a digit or $
+  kBracketOrSeparatorByte = 16,  // ( ) [ ] { } , ; — always a one-byte kPunctuation token
 };
 
 inline constexpr auto kByteClasses = [] {
@@ -55,6 +56,9 @@ inline constexpr auto kByteClasses = [] {
       bits |= kIdentifierStartByte | kIdentifierByte;
     }
     if (c == '$') bits |= kIdentifierByte;
+    if (c == '(' || c == ')' || c == '[' || c == ']' || c == '{' || c == '}' || c == ',' || c == ';') {
+      bits |= kBracketOrSeparatorByte;
+    }
     table.bits[c] = bits;
   }
   return table;
