@@ -108,8 +108,9 @@ class ReferenceReader {
     }
     if (key->kind != TokenKind::kWord || key->text != "ref_type") {
       Fail("SLU-SQL-011",
-           "the second argument of " + std::string(callee) + "(...) must be ref_type = '<value>', found " + Describe(key), key,
-           hint);
+           "the second argument of " + std::string(callee) + "(...) must be ref_type = '<value>', found " +
+               Describe(key),
+           key, hint);
     }
     const Token* equals = At(first + 1);
     if (!equals || equals->kind != TokenKind::kOperator || equals->text != "=") {
@@ -126,8 +127,8 @@ class ReferenceReader {
     if (!close) Fail("SLU-SQL-010", std::string(callee) + "(...) is missing its closing `)`", close, usage);
     if (!IsPunctuation(*close, ")")) {
       Fail("SLU-SQL-011",
-           "the second argument of " + std::string(callee) + "(...) must be exactly ref_type = '<value>', found " + Describe(close) +
-               " after the value",
+           "the second argument of " + std::string(callee) + "(...) must be exactly ref_type = '<value>', found " +
+               Describe(close) + " after the value",
            close, hint);
     }
     if (source) Fail("SLU-SQL-013", "__source(...) does not take a ref_type", key, hint);

@@ -37,10 +37,10 @@ std::string TokenValue(const Token& token, Dialect dialect);
 
 // The lexical classes of a byte, as bits of one table lookup (the lexer asks for them at every byte).
 enum ByteClass : unsigned char {
-  kSpaceByte = 1,            // ' ' \t \n \r \f \v
-  kDigitByte = 2,            // 0-9
-  kIdentifierStartByte = 4,  // A-Z a-z _ and any byte >= 0x80
-  kIdentifierByte = 8,       // an identifier start, a digit or $
+  kSpaceByte = 1,                // ' ' \t \n \r \f \v
+  kDigitByte = 2,                // 0-9
+  kIdentifierStartByte = 4,      // A-Z a-z _ and any byte >= 0x80
+  kIdentifierByte = 8,           // an identifier start, a digit or $
   kBracketOrSeparatorByte = 16,  // ( ) [ ] { } , ; — always a one-byte kPunctuation token
 };
 
