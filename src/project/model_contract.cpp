@@ -34,7 +34,6 @@ bool IsPunct(const sql::Token& token, char c) {
 bool IsOpen(const sql::Token& token) { return IsPunct(token, '(') || IsPunct(token, '[') || IsPunct(token, '{'); }
 bool IsClose(const sql::Token& token) { return IsPunct(token, ')') || IsPunct(token, ']') || IsPunct(token, '}'); }
 
-// Words of storage expressions that are not column names (TTL and ORDER BY syntax, interval units, operators).
 // True when the tokenizer reads `text` as exactly one bare word in every dialect: an identifier start, then
 // identifier bytes (a leading digit, a word in ClickHouse only, is left to the tokenizer).
 bool IsBareWord(std::string_view text) {
@@ -42,6 +41,7 @@ bool IsBareWord(std::string_view text) {
   return std::all_of(text.begin(), text.end(), sql::IsIdentifierChar);
 }
 
+// Words of storage expressions that are not column names (TTL and ORDER BY syntax, interval units, operators).
 bool IsStorageKeyword(std::string_view word) {
   static const std::unordered_set<std::string> keywords = {
       "interval", "second",      "seconds",      "minute",      "minutes",      "hour",       "hours",       "day",
