@@ -1,6 +1,7 @@
 #include "sql/reference_scanner.hpp"
 
 #include "core/diagnostic.hpp"
+#include "sql/token_class.hpp"
 #include "sql/tokenizer.hpp"
 
 namespace sluice::sql {
@@ -25,7 +26,8 @@ class ReferenceReader {
     size_t i = 0;
     while (i < tokens_.size()) {
       const Token& token = tokens_[i];
-      if (token.kind == TokenKind::kWord && (token.text == "__source" || token.text == "__ref")) {
+      // The class bit first: it is set for the two words in any case, so the text confirms.
+      if ((token.classes & token_class::kReferenceCall) && (token.text == "__source" || token.text == "__ref")) {
         calls.push_back(ReadCall(i));
       } else {
         ++i;

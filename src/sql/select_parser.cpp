@@ -66,14 +66,13 @@ void Parser::Fail(const char* code, size_t offset, const std::string& message, s
 // Fills match_ for every bracket and returns the token ranges of the non-empty statements. Throws
 // SLU-SQL-101/102 for unbalanced or too deeply nested brackets.
 std::vector<std::pair<size_t, size_t>> Parser::MatchBrackets() {
-  ClassifyTokens(tokens_, classes_);
   match_.assign(tokens_.size(), kNone);
   std::vector<std::pair<size_t, size_t>> statements;
   std::vector<size_t> open;
   size_t start = 0;
   for (size_t i = 0; i < tokens_.size(); ++i) {
     const Token& token = tokens_[i];
-    const uint32_t classes = classes_[i];
+    const uint32_t classes = tokens_[i].classes;
     if (!(classes & (token_class::kOpenBracket | token_class::kCloseBracket))) {
       if (classes & token_class::kSemicolon) {
         if (!open.empty()) UnclosedBracket(open.back());
@@ -319,7 +318,7 @@ size_t Parser::ParseWith(size_t p, size_t e, size_t depth, bool statement_level,
 // The first word AS at the top level of [p, e), or kNone.
 size_t Parser::FindTopLevelAs(size_t p, size_t e) const {
   for (size_t i = p; i < e;) {
-    const uint32_t classes = classes_[i];
+    const uint32_t classes = tokens_[i].classes;
     if (classes & token_class::kOpenBracket) {
       i = match_[i] + 1;
       continue;

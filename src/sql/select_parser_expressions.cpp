@@ -14,7 +14,7 @@ namespace sluice::sql::select_parser_internal {
 
 // True when token i (at the top level of an expression starting at `begin`) ends that expression.
 bool Parser::IsBoundary(size_t i, size_t e, const ScanContext& context, size_t begin) const {
-  const uint32_t classes = classes_[i];
+  const uint32_t classes = tokens_[i].classes;
   if (classes & token_class::kComma) return context.stop_at_comma;
   if (!(classes & token_class::kWord)) return false;
   if (i > begin && Has(i - 1, token_class::kDot)) return false;
@@ -104,7 +104,7 @@ bool Parser::WalkExpression(size_t b, size_t e, size_t block, size_t depth) {
       continue;
     }
     const Token& token = tokens_[i];
-    const uint32_t classes = classes_[i];
+    const uint32_t classes = tokens_[i].classes;
     if ((classes & token_class::kOpenParen) && is_query_[i]) {
       ParseQuery(i + 1, match_[i], BlockRole::kExpressionSubquery, depth + 1);
       i = match_[i] + 1;
@@ -120,7 +120,7 @@ bool Parser::WalkExpression(size_t b, size_t e, size_t block, size_t depth) {
     if ((classes & token_class::kWord) && Has(i + 1, e, token_class::kOpenParen)) {
       size_t close = match_[i + 1];
       auto call = [&] { return FunctionCall{std::string(token.text), TextSpan{token.begin, tokens_[close].end}}; };
-      if (token.text == "__source" || token.text == "__ref") {
+      if ((classes & token_class::kReferenceCall) && (token.text == "__source" || token.text == "__ref")) {
         result_.blocks[block].expression_references.push_back(call());
       } else if (classes & token_class::kCast) {  // first: every model column is a cast, and no cast name aggregates
         size_t as = FindTopLevelAs(i + 2, close);

@@ -15,6 +15,7 @@
 
 #include "sql/select_parser.hpp"
 #include "sql/token.hpp"
+#include "sql/token_class.hpp"
 #include "sql/tokenizer.hpp"
 
 namespace sluice::sql::select_parser_internal {
@@ -55,40 +56,6 @@ inline bool InList(std::string_view word, std::initializer_list<std::string_view
   }
   return false;
 }
-
-// What the parser asks of a token most often, as bits computed once per token (Parser::classes_): its
-// bracket or separator role, and the keyword lists a bare word belongs to (case-insensitive). The lists are in
-// select_parser_words.cpp.
-namespace token_class {
-inline constexpr uint32_t kWord = 1u << 0;          // a bare word (TokenKind::kWord)
-inline constexpr uint32_t kOpenParen = 1u << 1;     // (
-inline constexpr uint32_t kOpenBracket = 1u << 2;   // ( [ {
-inline constexpr uint32_t kCloseBracket = 1u << 3;  // ) ] }
-inline constexpr uint32_t kComma = 1u << 4;
-inline constexpr uint32_t kDot = 1u << 5;
-inline constexpr uint32_t kDoubleColon = 1u << 6;  // the :: operator
-inline constexpr uint32_t kSemicolon = 1u << 7;    // ; (ends a statement)
-// Keyword lists of a bare word.
-inline constexpr uint32_t kAs = 1u << 8;
-inline constexpr uint32_t kCase = 1u << 9;
-inline constexpr uint32_t kEnd = 1u << 10;
-inline constexpr uint32_t kCast = 1u << 11;               // CAST, TRY_CAST, SAFE_CAST
-inline constexpr uint32_t kBoundary = 1u << 12;           // may end an expression (Parser::IsBoundary)
-inline constexpr uint32_t kJoinPrefix = 1u << 13;         // may come before JOIN (NATURAL, GLOBAL, ANY, ASOF …)
-inline constexpr uint32_t kExpressionKeyword = 1u << 14;  // an operator or fixed part of an expression
-inline constexpr uint32_t kOperatorKeyword = 1u << 15;    // a binary or prefix operator written as a word
-inline constexpr uint32_t kTypeContinuation = 1u << 16;   // may follow a type name inside one type
-inline constexpr uint32_t kTypeEnd = 1u << 17;            // may end a multi-word type
-inline constexpr uint32_t kSelect = 1u << 18;
-inline constexpr uint32_t kWith = 1u << 19;
-inline constexpr uint32_t kValues = 1u << 20;
-}  // namespace token_class
-
-// The keyword bits of a bare word's text (0 for a word in no list), case-insensitive.
-uint32_t WordClasses(std::string_view word);
-
-// classes[i] = every token_class bit of tokens[i], for every token.
-void ClassifyTokens(const std::vector<Token>& tokens, std::vector<uint32_t>& classes);
 
 // Where an expression ends, besides the end of its range.
 struct ScanContext {
@@ -131,7 +98,7 @@ class Parser {
     return i < e && (tokens_[i].kind == TokenKind::kWord || tokens_[i].kind == TokenKind::kQuotedIdentifier);
   }
   // Token i (before `e`) has one of the token_class bits.
-  bool Has(size_t i, uint32_t classes) const { return (classes_[i] & classes) != 0; }
+  bool Has(size_t i, uint32_t classes) const { return (tokens_[i].classes & classes) != 0; }
   bool Has(size_t i, size_t e, uint32_t classes) const { return i < e && Has(i, classes); }
   bool IsNamesCaseInsensitive() const { return dialect_ == Dialect::kDuckDb || dialect_ == Dialect::kPostgres; }
 
@@ -150,8 +117,7 @@ class Parser {
 
   // ---- precomputation ----
 
-  // Fills classes_ for every token and match_ for every bracket, and returns the token ranges of the non-empty
-  // statements. Throws SLU-SQL-101/102 for unbalanced or too deeply nested brackets.
+  // Fills match_ for every bracket and returns the token ranges of the non-empty statements. Throws SLU-SQL-101/102 for unbalanced or too deeply nested brackets.
   std::vector<std::pair<size_t, size_t>> MatchBrackets();
 
   [[noreturn]] void UnclosedBracket(size_t index) const;
@@ -276,7 +242,6 @@ class Parser {
   Dialect dialect_;
   const std::string& file_;
   std::vector<Token> tokens_;
-  std::vector<uint32_t> classes_;  // token_class bits of each token
   std::vector<size_t> match_;
   std::vector<char> is_query_;
   std::unordered_map<std::string, size_t> cte_scope_;  // visible CTE name → how many WITHs define it

@@ -17,8 +17,7 @@ constexpr Dialect kAllDialects[] = {Dialect::kDuckDb, Dialect::kClickHouse, Dial
 // The keyword table packs a word into fixed-size loads: each length from 2 to 16 bytes, any case, and words
 // that only share a prefix, a suffix or a length with a keyword.
 TEST(SelectParserWords, ClassifiesKeywordsOfEveryLengthIgnoringCase) {
-  namespace tc = select_parser_internal::token_class;
-  using select_parser_internal::WordClasses;
+  namespace tc = token_class;
   EXPECT_EQ(WordClasses("as"), tc::kAs | tc::kExpressionKeyword);
   EXPECT_EQ(WordClasses("AS"), WordClasses("as"));
   EXPECT_EQ(WordClasses("aS"), WordClasses("as"));
@@ -35,6 +34,8 @@ TEST(SelectParserWords, ClassifiesKeywordsOfEveryLengthIgnoringCase) {
   EXPECT_EQ(WordClasses("INTERSECT"), tc::kBoundary);
   EXPECT_EQ(WordClasses("positional"), tc::kJoinPrefix);  // 10 bytes
   EXPECT_EQ(WordClasses("PRECISION"), tc::kExpressionKeyword | tc::kTypeContinuation | tc::kTypeEnd);
+  EXPECT_EQ(WordClasses("__ref"), tc::kReferenceCall);
+  EXPECT_EQ(WordClasses("__Source"), tc::kReferenceCall);  // the readers compare the text: only __source counts
   // The public readers of two lists (the model contract's storage-expression check uses them).
   EXPECT_TRUE(IsCastFunctionName("Try_Cast"));
   EXPECT_FALSE(IsCastFunctionName("casts"));
@@ -60,6 +61,8 @@ TEST(SelectParserWords, ClassifiesKeywordsOfEveryLengthIgnoringCase) {
                                 "left_id",
                                 "order_id",
                                 "fromage",
+                                "__refs",
+                                "_ref",
                                 "id"}) {
     EXPECT_EQ(WordClasses(word), 0u) << word;
   }

@@ -1,4 +1,5 @@
-// The keyword classes of the SELECT parser: which words end an expression, start a join, continue a type …
+// The keyword classes of the SELECT parser (sql/token_class.hpp): which words end an expression, start a join,
+// continue a type …
 // One table holds them all, so classifying a word is one hash probe however many lists it belongs to.
 #include <array>
 #include <cstdint>
@@ -6,11 +7,11 @@
 #include <span>
 #include <stdexcept>
 #include <string_view>
-#include <vector>
 
-#include "sql/select_parser_internal.hpp"
+#include "sql/select_parser.hpp"
+#include "sql/token_class.hpp"
 
-namespace sluice::sql::select_parser_internal {
+namespace sluice::sql {
 
 namespace {
 
@@ -47,6 +48,7 @@ constexpr std::string_view kEndWord[] = {"end"};
 constexpr std::string_view kSelectWord[] = {"select"};
 constexpr std::string_view kWithWord[] = {"with"};
 constexpr std::string_view kValuesWord[] = {"values"};
+constexpr std::string_view kReferenceCallWords[] = {"__source", "__ref"};
 
 // Each list with the token_class bit its words get.
 struct KeywordList {
@@ -67,6 +69,7 @@ constexpr KeywordList kKeywordLists[] = {
     {kSelectWord, token_class::kSelect},
     {kWithWord, token_class::kWith},
     {kValuesWord, token_class::kValues},
+    {kReferenceCallWords, token_class::kReferenceCall},
 };
 
 // Open addressing on the word's bytes with bit 5 set, packed into 16 bytes. For the bytes a bare word is made of
@@ -155,59 +158,16 @@ class KeywordTable {
 
 const KeywordTable kKeywords;
 
-// All token_class bits of a token.
-inline uint32_t TokenClasses(const Token& token) {
-  switch (token.kind) {
-    case TokenKind::kWord:
-      return token_class::kWord | kKeywords.Find(token.text);
-    case TokenKind::kOperator:
-      return token.text == "::" ? token_class::kDoubleColon : 0;
-    case TokenKind::kPunctuation:
-      if (token.text.size() != 1) return 0;
-      switch (token.text[0]) {
-        case '(':
-          return token_class::kOpenParen | token_class::kOpenBracket;
-        case '[':
-        case '{':
-          return token_class::kOpenBracket;
-        case ')':
-        case ']':
-        case '}':
-          return token_class::kCloseBracket;
-        case ',':
-          return token_class::kComma;
-        case '.':
-          return token_class::kDot;
-        case ';':
-          return token_class::kSemicolon;
-        default:
-          return 0;
-      }
-    default:
-      return 0;
-  }
-}
-
 }  // namespace
 
 uint32_t WordClasses(std::string_view word) { return kKeywords.Find(word); }
 
-void ClassifyTokens(const std::vector<Token>& tokens, std::vector<uint32_t>& classes) {
-  classes.resize(tokens.size());
-  const size_t count = tokens.size();
-  for (size_t i = 0; i < count; ++i) classes[i] = TokenClasses(tokens[i]);
-}
-
-}  // namespace sluice::sql::select_parser_internal
-
-namespace sluice::sql {
-
 bool IsCastFunctionName(std::string_view word) {
-  return (select_parser_internal::WordClasses(word) & select_parser_internal::token_class::kCast) != 0;
+  return (WordClasses(word) & token_class::kCast) != 0;
 }
 
 bool IsTypeContinuationWord(std::string_view word) {
-  return (select_parser_internal::WordClasses(word) & select_parser_internal::token_class::kTypeContinuation) != 0;
+  return (WordClasses(word) & token_class::kTypeContinuation) != 0;
 }
 
 }  // namespace sluice::sql

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 namespace sluice::sql {
@@ -24,6 +25,7 @@ enum class TokenKind {
 
 struct Token {
   TokenKind kind;
+  uint32_t classes;       // token_class bits (sql/token_class.hpp), computed by the tokenizer
   size_t begin;           // first byte
   size_t end;             // one past the last byte
   std::string_view text;  // view into the tokenized text (valid while that text lives)

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/diagnostic.hpp"
+#include "sql/token_class.hpp"
 
 namespace sluice::sql {
 
@@ -105,6 +106,22 @@ bool IsIdentifierStart(char c) { return HasByteClass(c, kIdentifierStartByte); }
 
 bool IsSpace(char c) { return HasByteClass(c, kSpaceByte); }
 
+// The token classes of a one-byte bracket or separator token (kBracketOrSeparatorByte).
+inline constexpr auto kPunctuationClasses = [] {
+  struct Table {
+    uint32_t bits[256] = {};
+  } table;
+  table.bits[static_cast<unsigned char>('(')] = token_class::kOpenParen | token_class::kOpenBracket;
+  table.bits[static_cast<unsigned char>('[')] = token_class::kOpenBracket;
+  table.bits[static_cast<unsigned char>('{')] = token_class::kOpenBracket;
+  table.bits[static_cast<unsigned char>(')')] = token_class::kCloseBracket;
+  table.bits[static_cast<unsigned char>(']')] = token_class::kCloseBracket;
+  table.bits[static_cast<unsigned char>('}')] = token_class::kCloseBracket;
+  table.bits[static_cast<unsigned char>(',')] = token_class::kComma;
+  table.bits[static_cast<unsigned char>(';')] = token_class::kSemicolon;
+  return table;
+}();
+
 char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
 
 std::string LowerAscii(std::string_view text) {
@@ -136,9 +153,8 @@ class Lexer {
       while (begin < size && IsSpace(data[begin])) ++begin;
       if (begin >= size) break;
       pos_ = begin;
-      const char c = data[begin];
-      TokenKind kind = Next(c);
-      tokens_.push_back(Token{kind, begin, pos_, std::string_view(data + begin, pos_ - begin)});
+      const Scanned scanned = Next(data[begin]);
+      tokens_.push_back(Token{scanned.kind, scanned.classes, begin, pos_, std::string_view(data + begin, pos_ - begin)});
     }
     return std::move(tokens_);
   }
@@ -147,16 +163,38 @@ class Lexer {
   char At(size_t index) const { return index < text_.size() ? text_[index] : '\0'; }
   bool HasAt(size_t index, char c) const { return index < text_.size() && text_[index] == c; }
 
-  // Scans the token starting at pos_ (not whitespace), advances pos_ past it and returns its kind.
-  TokenKind Next(char c) {
+  struct Scanned {
+    TokenKind kind;
+    uint32_t classes;  // Token::classes
+  };
+
+  // Scans the token starting at pos_ (not whitespace), advances pos_ past it and returns its kind and classes.
+  Scanned Next(char c) {
     // Words first: most tokens are, and no other token starts with a letter (string prefixes such as E'…'
     // are read by ScanWord). Then brackets and separators: one byte each, and most of the rest.
     const unsigned char bits = kByteClasses.bits[static_cast<unsigned char>(c)];
-    if (bits & kIdentifierStartByte) return ScanWord();
+    if (bits & kIdentifierStartByte) {
+      const size_t begin = pos_;
+      const TokenKind kind = ScanWord();
+      if (kind != TokenKind::kWord) return {kind, 0};
+      return {kind, token_class::kWord | WordClasses(text_.substr(begin, pos_ - begin))};
+    }
     if (bits & kBracketOrSeparatorByte) {
       ++pos_;
-      return TokenKind::kPunctuation;
+      return {TokenKind::kPunctuation, kPunctuationClasses.bits[static_cast<unsigned char>(c)]};
     }
+    const size_t begin = pos_;
+    const TokenKind kind = NextRare(c);
+    if (kind == TokenKind::kWord) return {kind, token_class::kWord | WordClasses(text_.substr(begin, pos_ - begin))};
+    if (kind == TokenKind::kPunctuation) return {kind, token_class::kDot};
+    if (kind == TokenKind::kOperator && pos_ - begin == 2 && text_[begin] == ':' && text_[begin + 1] == ':') {
+      return {kind, token_class::kDoubleColon};
+    }
+    return {kind, 0};
+  }
+
+  // The tokens that start with neither a letter nor a bracket or separator.
+  TokenKind NextRare(char c) {
     if ((c == '-' && HasAt(pos_ + 1, '-')) || (c == '#' && rules_.hash_line_comments) ||
         (c == '/' && HasAt(pos_ + 1, '/') && rules_.slash_line_comments)) {
       ScanLineComment();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/diagnostic.hpp"
+#include "sql/token_class.hpp"
 
 namespace sluice::sql {
 namespace {
@@ -50,7 +51,7 @@ std::string Lex(std::string_view text, Dialect dialect) {
 Token Only(std::string_view text, Dialect dialect) {
   std::vector<Token> tokens = Tokenize(text, dialect);
   EXPECT_EQ(tokens.size(), 1u) << text;
-  return tokens.empty() ? Token{TokenKind::kOperator, 0, 0, {}} : tokens.front();
+  return tokens.empty() ? Token{TokenKind::kOperator, 0, 0, 0, {}} : tokens.front();
 }
 
 // The diagnostic thrown by tokenizing `text` (code "no error" when nothing is thrown).
@@ -68,6 +69,53 @@ TEST(Tokenizer, SplitsWordsNumbersPunctuationAndDropsWhitespace) {
   EXPECT_EQ(Lex(" \t\r\n\f\v", Dialect::kDuckDb), "");
   EXPECT_EQ(Lex("f(x[1]){y}.z", Dialect::kPostgres), "W(f) P(() W(x) P([) N(1) P(]) P()) P({) W(y) P(}) P(.) W(z)");
   EXPECT_EQ(Lex("_a$1 b2", Dialect::kPostgres), "W(_a$1) W(b2)");
+}
+
+// The classes a token should have, derived from its kind and text alone.
+uint32_t ExpectedClasses(const Token& token) {
+  namespace tc = token_class;
+  switch (token.kind) {
+    case TokenKind::kWord:
+      return tc::kWord | WordClasses(token.text);
+    case TokenKind::kOperator:
+      return token.text == "::" ? tc::kDoubleColon : 0;
+    case TokenKind::kPunctuation:
+      if (token.text == "(") return tc::kOpenParen | tc::kOpenBracket;
+      if (token.text == "[" || token.text == "{") return tc::kOpenBracket;
+      if (token.text == ")" || token.text == "]" || token.text == "}") return tc::kCloseBracket;
+      if (token.text == ",") return tc::kComma;
+      if (token.text == ".") return tc::kDot;
+      if (token.text == ";") return tc::kSemicolon;
+      return 0;
+    default:
+      return 0;
+  }
+}
+
+// Each token carries its classes: bracket and separator roles, `::`, and the keyword lists of a bare word (any
+// case); other tokens, a keyword in quotes or a string included, have none.
+TEST(Tokenizer, ClassifiesEveryToken) {
+  namespace tc = token_class;
+  std::string text = "SELECT Cast(a::Int AS t)[1], {x}.y, \"as\", 'end', 1abc, try_cast FROM t -- as\n;";
+  std::vector<Token> tokens = Tokenize(text, Dialect::kClickHouse);
+  std::vector<uint32_t> classes;
+  for (const Token& token : tokens) classes.push_back(token.classes);
+  const uint32_t w = tc::kWord;
+  const uint32_t open = tc::kOpenBracket;
+  const uint32_t close = tc::kCloseBracket;
+  EXPECT_EQ(classes, (std::vector<uint32_t>{
+                         w | tc::kSelect,                                      // SELECT
+                         w | tc::kCast, tc::kOpenParen | open,                 // Cast (
+                         w, tc::kDoubleColon, w,                               // a :: Int
+                         w | tc::kAs | tc::kExpressionKeyword, w, close,       // AS t )
+                         open, 0, close, tc::kComma,                           // [ 1 ] ,
+                         open, w, close, tc::kDot, w, tc::kComma,              // { x } . y ,
+                         0, tc::kComma, 0, tc::kComma,                         // "as" , 'end' ,
+                         w, tc::kComma, w | tc::kCast, w | tc::kBoundary, w,  // 1abc , try_cast FROM t
+                         0, tc::kSemicolon}));                                 // -- as ;
+  for (Dialect dialect : kAllDialects) {
+    for (const Token& token : Tokenize(text, dialect)) EXPECT_EQ(token.classes, ExpectedClasses(token)) << token.text;
+  }
 }
 
 TEST(Tokenizer, RecordsByteOffsetsAndViews) {
@@ -385,6 +433,7 @@ TEST(DialectForAdapter, MapsAdapterNames) {
 void ExpectWellFormed(std::string_view text, const std::vector<Token>& tokens) {
   size_t previous_end = 0;
   for (const Token& token : tokens) {
+    ASSERT_EQ(token.classes, ExpectedClasses(token)) << token.text;
     ASSERT_LT(token.begin, token.end);
     ASSERT_LE(token.end, text.size());
     ASSERT_GE(token.begin, previous_end);
