@@ -31,7 +31,6 @@ SelectStatement Parser::Run(std::vector<Token> significant_tokens) {
 
 SelectStatement Parser::Parse() {
   std::vector<std::pair<size_t, size_t>> statements = MatchBrackets();
-  MarkQueryGroups();
   for (const auto& [b, e] : statements) result_.statements.push_back(TextSpan{tokens_[b].begin, tokens_[e - 1].end});
   if (statements.empty()) return std::move(result_);
   auto [b, e] = statements.front();
@@ -66,31 +65,35 @@ void Parser::Fail(const char* code, size_t offset, const std::string& message, s
 // Fills match_ for every bracket and returns the token ranges of the non-empty statements. Throws
 // SLU-SQL-101/102 for unbalanced or too deeply nested brackets.
 std::vector<std::pair<size_t, size_t>> Parser::MatchBrackets() {
-  match_.assign(tokens_.size(), kNone);
+  const size_t count = tokens_.size();
+  const Token* const tokens = tokens_.data();
+  match_.resize(count);  // zero-filled at once; only the entries of brackets are set and read
+  is_query_.assign(count, 0);
   std::vector<std::pair<size_t, size_t>> statements;
-  std::vector<size_t> open;
+  size_t open[kMaxSelectNesting];  // the open brackets, innermost last
+  size_t depth = 0;
   size_t start = 0;
-  for (size_t i = 0; i < tokens_.size(); ++i) {
-    const Token& token = tokens_[i];
-    const uint32_t classes = tokens_[i].classes;
-    if (!(classes & (token_class::kOpenBracket | token_class::kCloseBracket))) {
-      if (classes & token_class::kSemicolon) {
-        if (!open.empty()) UnclosedBracket(open.back());
-        if (i > start) statements.emplace_back(start, i);
-        start = i + 1;
-      }
+  for (size_t i = 0; i < count; ++i) {
+    const uint32_t classes = tokens[i].classes;
+    if (!(classes & (token_class::kOpenBracket | token_class::kCloseBracket | token_class::kSemicolon))) continue;
+    const Token& token = tokens[i];
+    if (classes & token_class::kSemicolon) {
+      if (depth > 0) UnclosedBracket(open[depth - 1]);
+      if (i > start) statements.emplace_back(start, i);
+      start = i + 1;
     } else if (classes & token_class::kOpenBracket) {
-      if (open.size() >= kMaxSelectNesting) {
+      if (depth >= kMaxSelectNesting) {
         Fail("SLU-SQL-102", token.begin, "brackets nested more than " + std::to_string(kMaxSelectNesting) + " deep",
              "simplify the expression: split it into CTEs or remove redundant brackets");
       }
-      open.push_back(i);
+      open[depth++] = i;
     } else {
-      if (open.empty()) {
+      if (depth == 0) {
         Fail("SLU-SQL-101", token.begin, "`" + std::string(token.text) + "` closes no bracket",
              "remove it, or add the opening bracket it belongs to");
       }
-      const Token& opener = tokens_[open.back()];
+      const size_t opened = open[depth - 1];
+      const Token& opener = tokens[opened];
       char expected = ClosingFor(opener.text[0]);
       if (token.text[0] != expected) {
         std::string text(text_);
@@ -100,13 +103,14 @@ std::vector<std::pair<size_t, size_t>> Parser::MatchBrackets() {
                  std::to_string(at.line) + ", column " + std::to_string(at.column),
              "close `" + std::string(opener.text) + "` with `" + std::string(1, expected) + "` first");
       }
-      match_[open.back()] = i;
-      match_[i] = open.back();
-      open.pop_back();
+      match_[opened] = i;
+      match_[i] = opened;
+      --depth;
+      if (opener.classes & token_class::kOpenParen) MarkQueryGroup(opened, i);
     }
   }
-  if (!open.empty()) UnclosedBracket(open.back());
-  if (tokens_.size() > start) statements.emplace_back(start, tokens_.size());
+  if (depth > 0) UnclosedBracket(open[depth - 1]);
+  if (count > start) statements.emplace_back(start, count);
   return statements;
 }
 
@@ -117,24 +121,18 @@ void Parser::UnclosedBracket(size_t index) const {
        "close it with `" + close + "` before the statement ends");
 }
 
-// is_query_[i]: token i is a `(` whose content is a query (starts with SELECT/WITH/VALUES (…), or is a
-// parenthesized query followed by nothing or by a set operator or a trailing clause). One backward pass.
-void Parser::MarkQueryGroups() {
-  is_query_.assign(tokens_.size(), 0);
-  for (size_t i = tokens_.size(); i-- > 0;) {
-    if (!Has(i, token_class::kOpenParen)) continue;
-    size_t close = match_[i];
-    size_t j = i + 1;
-    if (j >= close) continue;
-    if (Has(j, token_class::kSelect | token_class::kWith) ||
-        (Has(j, token_class::kValues) && Has(j + 1, close, token_class::kOpenParen))) {
-      is_query_[i] = 1;
-    } else if (Has(j, token_class::kOpenParen) && is_query_[j]) {
-      size_t after = match_[j] + 1;
-      is_query_[i] = after == close || IsSetOperator(after, close) || Word(after, close, "order") ||
-                     Word(after, close, "limit") || Word(after, close, "offset") || Word(after, close, "settings") ||
-                     Word(after, close, "format") || Word(after, close, "fetch");
-    }
+// Brackets close inner ones first: the groups inside this one are marked already.
+void Parser::MarkQueryGroup(size_t open, size_t close) {
+  const size_t j = open + 1;
+  if (j >= close) return;
+  if (Has(j, token_class::kSelect | token_class::kWith) ||
+      (Has(j, token_class::kValues) && Has(j + 1, close, token_class::kOpenParen))) {
+    is_query_[open] = 1;
+  } else if (Has(j, token_class::kOpenParen) && is_query_[j]) {
+    size_t after = match_[j] + 1;
+    is_query_[open] = after == close || IsSetOperator(after, close) || Word(after, close, "order") ||
+                      Word(after, close, "limit") || Word(after, close, "offset") || Word(after, close, "settings") ||
+                      Word(after, close, "format") || Word(after, close, "fetch");
   }
 }
 

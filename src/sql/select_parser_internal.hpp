@@ -117,14 +117,15 @@ class Parser {
 
   // ---- precomputation ----
 
-  // Fills match_ for every bracket and returns the token ranges of the non-empty statements. Throws SLU-SQL-101/102 for unbalanced or too deeply nested brackets.
+  // Fills match_ for every bracket and is_query_ for every `(`, and returns the token ranges of the non-empty
+  // statements. Throws SLU-SQL-101/102 for unbalanced or too deeply nested brackets.
   std::vector<std::pair<size_t, size_t>> MatchBrackets();
 
   [[noreturn]] void UnclosedBracket(size_t index) const;
 
-  // is_query_[i]: token i is a `(` whose content is a query (starts with SELECT/WITH/VALUES (…), or is a
-  // parenthesized query followed by nothing or by a set operator or a trailing clause). One backward pass.
-  void MarkQueryGroups();
+  // is_query_[open]: the `(` at `open` (closed at `close`) holds a query — it starts with SELECT/WITH/VALUES (…),
+  // or is a parenthesized query followed by nothing or by a set operator or a trailing clause.
+  void MarkQueryGroup(size_t open, size_t close);
 
   bool IsSetOperator(size_t i, size_t e) const;
 
@@ -242,7 +243,7 @@ class Parser {
   Dialect dialect_;
   const std::string& file_;
   std::vector<Token> tokens_;
-  std::vector<size_t> match_;
+  std::vector<size_t> match_;  // of a bracket token: the index of its partner (other entries unused)
   std::vector<char> is_query_;
   std::unordered_map<std::string, size_t> cte_scope_;  // visible CTE name → how many WITHs define it
   std::vector<std::string> cte_stack_;                 // in definition order, for popping
