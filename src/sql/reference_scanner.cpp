@@ -23,9 +23,11 @@ class ReferenceReader {
 
   std::vector<ReferenceCall> Run() {
     std::vector<ReferenceCall> calls;
+    const Token* const tokens = tokens_.data();  // locals: the loop reads one class word per token
+    const size_t count = tokens_.size();
     size_t i = 0;
-    while (i < tokens_.size()) {
-      const Token& token = tokens_[i];
+    while (i < count) {
+      const Token& token = tokens[i];
       // The class bit first: it is set for the two words in any case, so the text confirms.
       if ((token.classes & token_class::kReferenceCall) && (token.text == "__source" || token.text == "__ref")) {
         calls.push_back(ReadCall(i));

@@ -93,15 +93,21 @@ size_t Parser::SkipType(size_t i, size_t e) const {
 bool Parser::WalkExpression(size_t b, size_t e, size_t block, size_t depth) {
   bool aggregate = false;
   // This call's open CASTs are open_casts_[base, …): (AS of a CAST, its closing `)`), innermost last.
+  // The innermost is the one whose AS comes first (an inner CAST closes before the outer one's AS): next_as.
   const size_t base = open_casts_.size();
   auto& casts = open_casts_;
+  size_t next_as = kNone;  // casts.back().first while this call has an open cast, else kNone
   size_t i = b;
   while (i < e) {
-    while (casts.size() > base && casts.back().first < i) casts.pop_back();
-    if (casts.size() > base && casts.back().first == i) {
-      i = casts.back().second;
-      casts.pop_back();
-      continue;
+    if (i >= next_as) {
+      while (casts.size() > base && casts.back().first < i) casts.pop_back();
+      const bool at_as = casts.size() > base && casts.back().first == i;
+      if (at_as) {
+        i = casts.back().second;
+        casts.pop_back();
+      }
+      next_as = casts.size() > base ? casts.back().first : kNone;
+      if (at_as) continue;
     }
     const Token& token = tokens_[i];
     const uint32_t classes = tokens_[i].classes;
@@ -124,7 +130,10 @@ bool Parser::WalkExpression(size_t b, size_t e, size_t block, size_t depth) {
         result_.blocks[block].expression_references.push_back(call());
       } else if (classes & token_class::kCast) {  // first: every model column is a cast, and no cast name aggregates
         size_t as = FindTopLevelAs(i + 2, close);
-        if (as != kNone) casts.emplace_back(as, close);
+        if (as != kNone) {
+          casts.emplace_back(as, close);
+          next_as = as;
+        }
       } else if (IsAggregateFunction(token.text) && !IsQuantifiedComparison(i)) {
         result_.blocks[block].aggregates.push_back(call());
         aggregate = true;
@@ -145,7 +154,8 @@ bool Parser::IsQuantifiedComparison(size_t i) const {
 
 // ---- projection items ----
 
-void Parser::TopUnits(size_t b, size_t e, std::vector<Unit>& units) const {
+// Flattened: GCC would otherwise call out of line for every push_back (the capacity is reserved, so none grows).
+__attribute__((flatten)) void Parser::TopUnits(size_t b, size_t e, std::vector<Unit>& units) const {
   units.clear();
   units.reserve(e > b ? e - b : 0);  // at most one unit per token: at most one allocation
   size_t i = b;
