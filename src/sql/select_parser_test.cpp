@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/diagnostic.hpp"
+#include "sql/keyword_table.hpp"
 #include "sql/select_parser_internal.hpp"
 
 namespace sluice::sql {
@@ -36,6 +37,10 @@ TEST(SelectParserWords, ClassifiesKeywordsOfEveryLengthIgnoringCase) {
   EXPECT_EQ(WordClasses("PRECISION"), tc::kExpressionKeyword | tc::kTypeContinuation | tc::kTypeEnd);
   EXPECT_EQ(WordClasses("__ref"), tc::kReferenceCall);
   EXPECT_EQ(WordClasses("__Source"), tc::kReferenceCall);  // the readers compare the text: only __source counts
+  // The table is built at compile time from the same keys, read there byte by byte.
+  static_assert(WordClasses("Try_Cast") == tc::kCast);
+  static_assert(WordClasses("PRECISION") == (tc::kExpressionKeyword | tc::kTypeContinuation | tc::kTypeEnd));
+  static_assert(WordClasses("casts") == 0);
   // The public readers of two lists (the model contract's storage-expression check uses them).
   EXPECT_TRUE(IsCastFunctionName("Try_Cast"));
   EXPECT_FALSE(IsCastFunctionName("casts"));

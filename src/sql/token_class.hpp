@@ -1,11 +1,10 @@
 // The classes of a token: what SQL readers ask of a token most often, as bits the tokenizer computes once per
 // token (Token::classes) — its bracket or separator role, and the keyword lists a bare word belongs to
-// (case-insensitive). The lists are the SELECT parser's grammar (select_parser_words.cpp).
-// Thread-safety: constants and a pure function.
+// (case-insensitive). The lists, and WordClasses() that reads them, are in sql/keyword_table.hpp.
+// Thread-safety: constants.
 #pragma once
 
 #include <cstdint>
-#include <string_view>
 
 namespace sluice::sql {
 
@@ -34,9 +33,5 @@ inline constexpr uint32_t kWith = 1u << 19;
 inline constexpr uint32_t kValues = 1u << 20;
 inline constexpr uint32_t kReferenceCall = 1u << 21;  // __source, __ref — and __SOURCE, __Ref …: compare the text
 }  // namespace token_class
-
-// The keyword bits of a bare word's text (0 for a word in no list), case-insensitive. `word` must be the text
-// of a kWord token: other text may match a keyword it is not.
-uint32_t WordClasses(std::string_view word);
 
 }  // namespace sluice::sql

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/diagnostic.hpp"
+#include "sql/keyword_table.hpp"
 #include "sql/token_class.hpp"
 
 namespace sluice::sql {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/diagnostic.hpp"
+#include "sql/keyword_table.hpp"
 #include "sql/token_class.hpp"
 
 namespace sluice::sql {
