@@ -212,8 +212,12 @@ bool Parser::EndsOperand(const Unit& unit) const {
 
 void Parser::AnalyzeItem(size_t b, size_t e, size_t block, size_t depth) {
   constexpr size_t kTypicalProjection = 32;  // model SELECT lists are long; grow rarely
-  if (result_.blocks[block].projection.capacity() == 0) result_.blocks[block].projection.reserve(kTypicalProjection);
-  ProjectionItem item;
+  std::vector<ProjectionItem>& projection = result_.blocks[block].projection;
+  if (projection.capacity() == 0) projection.reserve(kTypicalProjection);
+  // Built where it stays, so its strings are written once; WalkExpression below may add blocks (moving this
+  // block), so the item is found again by its index after it.
+  const size_t index = projection.size();
+  ProjectionItem& item = projection.emplace_back();
   item.span = SpanOf(b, e);
   item.expression = item.span;
   std::vector<Unit>& units = item_units_;  // free again before WalkExpression below can nest an item
@@ -230,35 +234,38 @@ void Parser::AnalyzeItem(size_t b, size_t e, size_t block, size_t depth) {
   if (k < units.size() && units[k].kind == Unit::Kind::kToken && IsOperator(tokens_[units[k].first], "*")) {
     item.star = true;
     if (!qualifier.empty()) item.star_qualifier = qualifier;
-    item.has_aggregate = WalkExpression(b, e, block, depth);
-    result_.blocks[block].projection.push_back(std::move(item));
-    return;
+  } else {
+    size_t n = units.size();
+    size_t expression_units = n;
+    if (n >= 2 && units[n - 2].kind == Unit::Kind::kToken && Has(units[n - 2].first, token_class::kAs) &&
+        (UnitIsToken(units[n - 1], TokenKind::kWord) || UnitIsToken(units[n - 1], TokenKind::kQuotedIdentifier) ||
+         UnitIsToken(units[n - 1], TokenKind::kString))) {
+      expression_units = n - 2;
+    } else if (n >= 2 && IsBareAlias(units)) {
+      expression_units = n - 1;
+    } else if (n >= 1 && units[n - 1].kind == Unit::Kind::kToken && Has(units[n - 1].first, token_class::kAs)) {
+      Fail("SLU-SQL-104", tokens_[units[n - 1].first].begin, "expected an alias after AS, found " + Describe(e, e),
+           "write AS name");
+    }
+    if (expression_units == 0) {
+      Fail("SLU-SQL-104", item.span.begin, "projection item has an alias but no expression", "write expr AS name");
+    }
+    if (expression_units < n) {
+      const size_t alias_token = units[n - 1].first;
+      const Token& alias = tokens_[alias_token];
+      if (alias.kind == TokenKind::kWord) {
+        item.alias.emplace(alias.text);  // a bare word is its own value
+      } else {
+        item.alias = Decode(alias_token);
+      }
+      item.alias_span = SpanOf(alias_token, alias_token + 1);
+      item.expression = SpanOf(b, units[expression_units - 1].end);
+    }
+    units.resize(expression_units);
+    DetectCast(units, item.cast);
   }
-  size_t n = units.size();
-  size_t expression_units = n;
-  if (n >= 2 && units[n - 2].kind == Unit::Kind::kToken && Has(units[n - 2].first, token_class::kAs) &&
-      (UnitIsToken(units[n - 1], TokenKind::kWord) || UnitIsToken(units[n - 1], TokenKind::kQuotedIdentifier) ||
-       UnitIsToken(units[n - 1], TokenKind::kString))) {
-    expression_units = n - 2;
-  } else if (n >= 2 && IsBareAlias(units)) {
-    expression_units = n - 1;
-  } else if (n >= 1 && units[n - 1].kind == Unit::Kind::kToken && Has(units[n - 1].first, token_class::kAs)) {
-    Fail("SLU-SQL-104", tokens_[units[n - 1].first].begin, "expected an alias after AS, found " + Describe(e, e),
-         "write AS name");
-  }
-  if (expression_units == 0) {
-    Fail("SLU-SQL-104", item.span.begin, "projection item has an alias but no expression", "write expr AS name");
-  }
-  if (expression_units < n) {
-    size_t alias_token = units[n - 1].first;
-    item.alias = Decode(alias_token);
-    item.alias_span = SpanOf(alias_token, alias_token + 1);
-    item.expression = SpanOf(b, units[expression_units - 1].end);
-  }
-  units.resize(expression_units);
-  item.cast = DetectCast(units);
-  item.has_aggregate = WalkExpression(b, e, block, depth);
-  result_.blocks[block].projection.push_back(std::move(item));
+  const bool aggregate = WalkExpression(b, e, block, depth);
+  result_.blocks[block].projection[index].has_aggregate = aggregate;
 }
 
 bool Parser::IsBareAlias(const std::vector<Unit>& units) const {
@@ -279,7 +286,7 @@ bool Parser::IsBareAlias(const std::vector<Unit>& units) const {
   return true;
 }
 
-std::optional<ExplicitCast> Parser::DetectCast(std::vector<Unit>& units) const {
+void Parser::DetectCast(std::vector<Unit>& units, std::optional<ExplicitCast>& cast) const {
   // Look through parentheses around the whole expression.
   while (units.size() == 1 && units[0].kind == Unit::Kind::kGroup && IsPunct(tokens_[units[0].first], '(') &&
          !is_query_[units[0].first]) {
@@ -291,12 +298,15 @@ std::optional<ExplicitCast> Parser::DetectCast(std::vector<Unit>& units) const {
   for (size_t k = 0; k < n; ++k) {
     if (units[k].kind == Unit::Kind::kToken && Has(units[k].first, token_class::kDoubleColon)) colon = k;
   }
-  if (colon != kNone) return DoubleColonCast(units, colon);
+  if (colon != kNone) {
+    DoubleColonCast(units, colon, cast);
+    return;
+  }
   if (n != 2 || !UnitIsToken(units[0], TokenKind::kWord) || units[1].kind != Unit::Kind::kGroup ||
       !IsPunct(tokens_[units[1].first], '(')) {
-    return std::nullopt;
+    return;
   }
-  if (!Has(units[0].first, token_class::kCast)) return std::nullopt;
+  if (!Has(units[0].first, token_class::kCast)) return;
   std::string_view name = tokens_[units[0].first].text;
   // The word is CAST, TRY_CAST or SAFE_CAST (its kCast bit): the length tells which.
   CastSyntax syntax = name.size() == 4   ? CastSyntax::kCast
@@ -306,7 +316,7 @@ std::optional<ExplicitCast> Parser::DetectCast(std::vector<Unit>& units) const {
   size_t close = units[1].end - 1;
   size_t as = FindTopLevelAs(open + 1, close);
   if (as != kNone) {
-    if (as == open + 1 || as + 1 >= close) return std::nullopt;
+    if (as == open + 1 || as + 1 >= close) return;
     size_t type_end = close;
     if (dialect_ == Dialect::kBigQuery) {  // CAST(x AS STRING FORMAT 'YYYY')
       for (size_t k = as + 1; k < close; k = Has(k, token_class::kOpenBracket) ? match_[k] + 1 : k + 1) {
@@ -315,18 +325,17 @@ std::optional<ExplicitCast> Parser::DetectCast(std::vector<Unit>& units) const {
           break;
         }
       }
-      if (type_end == as + 1) return std::nullopt;
+      if (type_end == as + 1) return;
     }
-    TextSpan span = SpanOf(as + 1, type_end);
-    return ExplicitCast{syntax, std::string(text_.substr(span.begin, span.end - span.begin)), span};
+    SetCast(cast, syntax, SpanOf(as + 1, type_end));
+    return;
   }
   // ClickHouse CAST(x, 'T').
   if (dialect_ == Dialect::kClickHouse && syntax == CastSyntax::kCast && close >= open + 4 &&
       IsPunct(tokens_[close - 2], ',') && tokens_[close - 1].kind == TokenKind::kString &&
       FindTopLevelComma(open + 1, close) == close - 2) {
-    return ExplicitCast{syntax, Decode(close - 1), SpanOf(close - 1, close)};
+    cast.emplace(ExplicitCast{syntax, Decode(close - 1), SpanOf(close - 1, close)});
   }
-  return std::nullopt;
 }
 
 size_t Parser::FindTopLevelComma(size_t p, size_t e) const {
@@ -337,27 +346,33 @@ size_t Parser::FindTopLevelComma(size_t p, size_t e) const {
 }
 
 // `operand :: type` where the last top-level `::` is at units[colon].
-std::optional<ExplicitCast> Parser::DoubleColonCast(const std::vector<Unit>& units, size_t colon) const {
-  if (colon == 0 || colon + 1 >= units.size()) return std::nullopt;
+void Parser::DoubleColonCast(const std::vector<Unit>& units, size_t colon, std::optional<ExplicitCast>& cast) const {
+  if (colon == 0 || colon + 1 >= units.size()) return;
   for (size_t k = 0; k < colon; ++k) {
     if (units[k].kind != Unit::Kind::kToken) continue;
     const Token& token = tokens_[units[k].first];
-    if (token.kind == TokenKind::kOperator && token.text != "::" && token.text != "$") return std::nullopt;
-    if (Has(units[k].first, token_class::kOperatorKeyword)) return std::nullopt;
-    if (IsPunct(token, ',')) return std::nullopt;
+    if (token.kind == TokenKind::kOperator && token.text != "::" && token.text != "$") return;
+    if (Has(units[k].first, token_class::kOperatorKeyword)) return;
+    if (IsPunct(token, ',')) return;
   }
   // The type: a name, then continuation words, ( … ) arguments and [ ] suffixes.
   const Unit& head = units[colon + 1];
-  if (!(UnitIsToken(head, TokenKind::kWord) || UnitIsToken(head, TokenKind::kQuotedIdentifier))) return std::nullopt;
+  if (!(UnitIsToken(head, TokenKind::kWord) || UnitIsToken(head, TokenKind::kQuotedIdentifier))) return;
   for (size_t k = colon + 2; k < units.size(); ++k) {
     const Unit& unit = units[k];
     bool arguments = IsPunct(tokens_[unit.first], '(') || IsPunct(tokens_[unit.first], '[');
     if (unit.kind == Unit::Kind::kGroup && arguments) continue;
     if (unit.kind == Unit::Kind::kToken && Has(unit.first, token_class::kTypeContinuation)) continue;
-    return std::nullopt;
+    return;
   }
-  TextSpan span = SpanOf(head.first, units.back().end);
-  return ExplicitCast{CastSyntax::kDoubleColon, std::string(text_.substr(span.begin, span.end - span.begin)), span};
+  SetCast(cast, CastSyntax::kDoubleColon, SpanOf(head.first, units.back().end));
+}
+
+void Parser::SetCast(std::optional<ExplicitCast>& cast, CastSyntax syntax, TextSpan type_span) const {
+  ExplicitCast& set = cast.emplace();
+  set.syntax = syntax;
+  set.type_text.assign(text_.data() + type_span.begin, type_span.end - type_span.begin);
+  set.type_span = type_span;
 }
 
 }  // namespace sluice::sql::select_parser_internal

@@ -231,13 +231,17 @@ class Parser {
 
   bool IsBareAlias(const std::vector<Unit>& units) const;
 
-  // Reads the cast of an item's expression units; may replace `units` with those inside enclosing brackets.
-  std::optional<ExplicitCast> DetectCast(std::vector<Unit>& units) const;
+  // Sets `cast` to the cast of an item's expression units, if any; may replace `units` with those inside enclosing
+  // brackets.
+  void DetectCast(std::vector<Unit>& units, std::optional<ExplicitCast>& cast) const;
 
   size_t FindTopLevelComma(size_t p, size_t e) const;
 
-  // `operand :: type` where the last top-level `::` is at units[colon].
-  std::optional<ExplicitCast> DoubleColonCast(const std::vector<Unit>& units, size_t colon) const;
+  // Sets `cast` to `operand :: type` where the last top-level `::` is at units[colon], when that is a cast.
+  void DoubleColonCast(const std::vector<Unit>& units, size_t colon, std::optional<ExplicitCast>& cast) const;
+
+  // Sets `cast` to the cast whose type is written at type_span.
+  void SetCast(std::optional<ExplicitCast>& cast, CastSyntax syntax, TextSpan type_span) const;
 
   std::string_view text_;
   Dialect dialect_;

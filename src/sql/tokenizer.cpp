@@ -149,14 +149,30 @@ class Lexer {
     tokens_.reserve((text_.size() - pos_) / 2 + 8);
     const char* const data = text_.data();
     const size_t size = text_.size();
+    size_t i = pos_;
     while (true) {
-      size_t begin = pos_;
-      while (begin < size && IsSpace(data[begin])) ++begin;
-      if (begin >= size) break;
-      pos_ = begin;
-      const Scanned scanned = Next(data[begin]);
-      tokens_.push_back(Token{scanned.kind, scanned.classes, begin, pos_, std::string_view(data + begin, pos_ - begin)});
+      while (i < size && IsSpace(data[i])) ++i;
+      if (i >= size) break;
+      const size_t begin = i;
+      const unsigned char c = static_cast<unsigned char>(data[begin]);
+      const unsigned char bits = kByteClasses.bits[c];
+      Scanned scanned;
+      // The common tokens inline: brackets and separators (one byte), and words not followed by a quote (a
+      // word before a quote may be a string prefix such as E'…': Next reads it).
+      if (bits & kBracketOrSeparatorByte) {
+        scanned = {TokenKind::kPunctuation, kPunctuationClasses.bits[c]};
+        i = begin + 1;
+      } else if ((bits & kIdentifierStartByte) &&
+                 (i = SkipIdentifierChars(begin + 1), i >= size || (data[i] != '\'' && data[i] != '"'))) {
+        scanned = {TokenKind::kWord, token_class::kWord | WordClasses(std::string_view(data + begin, i - begin))};
+      } else {
+        pos_ = begin;
+        scanned = Next(data[begin]);
+        i = pos_;
+      }
+      tokens_.push_back(Token{scanned.kind, scanned.classes, begin, i, std::string_view(data + begin, i - begin)});
     }
+    pos_ = i;
     return std::move(tokens_);
   }
 
