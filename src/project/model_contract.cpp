@@ -427,16 +427,20 @@ std::optional<LineageMode> LineageModeNamed(std::string_view name) {
   return std::nullopt;
 }
 
-std::vector<std::string_view> LineageColumns(LineageMode mode) {
+std::span<const std::string_view> LineageColumns(LineageMode mode) {
+  static constexpr std::string_view kOffsets[] = {"_replay_partition", "_replay_offset"};
+  static constexpr std::string_view kTimestamp[] = {"_replay_timestamp"};
+  static constexpr std::string_view kLandedAt[] = {"_replay_landed_at"};
+  static constexpr std::string_view kCursor[] = {"_replay_cursor"};
   switch (mode) {
     case LineageMode::kOffsets:
-      return {"_replay_partition", "_replay_offset"};
+      return kOffsets;
     case LineageMode::kTimestamp:
-      return {"_replay_timestamp"};
+      return kTimestamp;
     case LineageMode::kLandedAt:
-      return {"_replay_landed_at"};
+      return kLandedAt;
     case LineageMode::kCursor:
-      return {"_replay_cursor"};
+      return kCursor;
   }
   return {};
 }

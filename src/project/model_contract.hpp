@@ -40,6 +40,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,14 +59,15 @@ enum class LineageMode { kOffsets, kTimestamp, kLandedAt, kCursor };
 std::optional<LineageMode> LineageModeNamed(std::string_view name);
 
 // The output columns a mode requires of an anchor: offsets → _replay_partition, _replay_offset;
-// timestamp → _replay_timestamp; landed_at → _replay_landed_at; cursor → _replay_cursor.
-std::vector<std::string_view> LineageColumns(LineageMode mode);
+// timestamp → _replay_timestamp; landed_at → _replay_landed_at; cursor → _replay_cursor. (Static storage: the
+// contract asks this of every model several times.)
+std::span<const std::string_view> LineageColumns(LineageMode mode);
 
 // One storage key value from the MODEL header, with where it is written (for locating errors).
 struct StorageKeyText {
-  std::string text;   // the decoded value, e.g. toYYYYMM(event_at)
-  size_t offset = 0;  // byte offset in the file of the header value (its opening quote); for a value the header
-                      // does not write (a default), any offset the caller wants errors to point at
+  std::string_view text;  // the decoded value, e.g. toYYYYMM(event_at) (viewed in the caller's header or spec)
+  size_t offset = 0;      // byte offset in the file of the header value (its opening quote); for a value the
+                          // header does not write (a default), any offset the caller wants errors to point at
 };
 
 struct ModelContractInput {

@@ -27,8 +27,8 @@ struct ModelFile {
   }
 
   // The storage key whose value is written in the header as "value".
-  StorageKeyText Key(const std::string& value) const {
-    size_t at = text.find("\"" + value + "\"");
+  StorageKeyText Key(std::string_view value) const {  // a literal: the key views it
+    size_t at = text.find("\"" + std::string(value) + "\"");
     EXPECT_NE(at, std::string::npos) << value;
     return StorageKeyText{value, at};
   }
@@ -412,9 +412,12 @@ TEST(LineageMode, NamesAndColumns) {
   EXPECT_EQ(LineageModeNamed("landed_at"), LineageMode::kLandedAt);
   EXPECT_EQ(LineageModeNamed("cursor"), LineageMode::kCursor);
   EXPECT_FALSE(LineageModeNamed("Offsets"));
-  EXPECT_EQ(LineageColumns(LineageMode::kOffsets),
-            (std::vector<std::string_view>{"_replay_partition", "_replay_offset"}));
-  EXPECT_EQ(LineageColumns(LineageMode::kCursor), (std::vector<std::string_view>{"_replay_cursor"}));
+  auto columns = [](LineageMode mode) {
+    std::span<const std::string_view> span = LineageColumns(mode);
+    return std::vector<std::string_view>(span.begin(), span.end());
+  };
+  EXPECT_EQ(columns(LineageMode::kOffsets), (std::vector<std::string_view>{"_replay_partition", "_replay_offset"}));
+  EXPECT_EQ(columns(LineageMode::kCursor), (std::vector<std::string_view>{"_replay_cursor"}));
 }
 
 // ---- locations and robustness ----

@@ -389,6 +389,7 @@ ModelContractInput ContractInputOf(ParsedModel& parsed, const std::string& text,
   if (auto engine = text_of("engine")) input.engine = *engine;
   if (const HeaderEntry* order_by = FindEntry(parsed.header, "order_by")) {
     if (const auto* items = std::get_if<HeaderList>(&order_by->value.value)) {
+      input.order_by.reserve(items->size());
       for (const HeaderValue& item : *items) {
         if (const auto* key = std::get_if<std::string>(&item.value)) input.order_by.push_back({*key, item.offset});
       }
