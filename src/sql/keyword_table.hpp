@@ -1,11 +1,13 @@
 // The keyword lists of SQL readers (the SELECT parser's grammar) and the table that classifies a bare word by them:
 // which words end an expression, start a join, continue a type … (the bits are in sql/token_class.hpp).
 // One table holds them all, so classifying a word is one hash probe however many lists it belongs to. The table
-// is built at compile time; the tokenizer asks it of every word, inline.
+// is built at compile time; the tokenizer asks it of every word, inline. FoldedWordTable, the table's form, also
+// holds the aggregate function names (aggregate_functions.cpp).
 // Thread-safety: constants and pure functions.
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -16,6 +18,94 @@
 #include "sql/token_class.hpp"
 
 namespace sluice::sql {
+
+// A set of lower-case words of 2 to 16 bytes, each with bits, looked up ignoring case: open addressing on the
+// word's bytes with bit 5 set, packed into 16 bytes. For the bytes a bare word is made of ([A-Za-z0-9_$] and
+// bytes >= 0x80) that folding is exact where a word of the set is concerned: only a letter's two cases fold to a
+// lower-case letter, and only '_' folds to 0x7F; so equal keys mean equal words, ignoring case. (Any other text
+// may match a word it is not: callers pass bare words only.) kSlots, a power of two, should be several times the
+// words, for short probes.
+template <size_t kSlots>
+class FoldedWordTable {
+ public:
+  static constexpr size_t kShortestWord = 2;
+  static constexpr size_t kLongestWord = 16;
+
+  // The bits of `word` (0 for a word not in the set).
+  constexpr uint32_t Find(std::string_view word) const {
+    if (word.size() < kShortestWord || word.size() > kLongestWord) return 0;  // `d`, long column names
+    const Key key = KeyOf(word);
+    for (size_t slot = SlotOf(key);; slot = (slot + 1) % kSlots) {
+      const Entry& entry = entries_[slot];
+      if (entry.bits == 0) return 0;
+      if (entry.key.low == key.low && entry.key.high == key.high) return entry.bits;
+    }
+  }
+
+  // Adds `bits` (not 0) to the word's; the word must be 2 to 16 bytes.
+  constexpr void Add(std::string_view word, uint32_t bits) {
+    if (word.size() < kShortestWord || word.size() > kLongestWord) throw std::logic_error("word length");
+    const Key key = KeyOf(word);
+    for (size_t slot = SlotOf(key);; slot = (slot + 1) % kSlots) {
+      Entry& entry = entries_[slot];
+      if (entry.bits == 0 || (entry.key.low == key.low && entry.key.high == key.high)) {
+        entry = Entry{key, entry.bits | bits};
+        return;
+      }
+    }
+  }
+
+ private:
+  static_assert(std::has_single_bit(kSlots), "kSlots must be a power of two");
+
+  struct Key {
+    uint64_t low = 0;   // bytes 0-7
+    uint64_t high = 0;  // bytes 8-15
+  };
+  struct Entry {
+    Key key;
+    uint32_t bits = 0;  // the word's; 0: an empty slot
+  };
+
+  // The word (2 to 16 bytes) zero-padded, every byte with bit 5 set: padding becomes 0x20, which no word byte
+  // folds to, so the length needs no encoding of its own. Loads of fixed size, overlapping where the word is
+  // shorter than two of them, read only the word's bytes.
+  static constexpr Key KeyOf(std::string_view word) {
+    constexpr uint64_t kFold = 0x2020202020202020ull;
+    const char* data = word.data();
+    const size_t size = word.size();
+    Key key;
+    if (std::is_constant_evaluated()) {  // building the table: the same bytes, one at a time
+      for (size_t k = 0; k < size; ++k) {
+        (k < 8 ? key.low : key.high) |= uint64_t{static_cast<unsigned char>(data[k])} << (8 * (k % 8));
+      }
+    } else if (size >= 8) {
+      key.low = Load<uint64_t>(data);
+      if (size > 8) key.high = Load<uint64_t>(data + size - 8) >> (8 * (16 - size));
+    } else if (size >= 4) {
+      key.low = Load<uint32_t>(data) | (uint64_t{Load<uint32_t>(data + size - 4)} << (8 * (size - 4)));
+    } else {
+      key.low = Load<uint16_t>(data) | (uint64_t{Load<uint16_t>(data + size - 2)} << (8 * (size - 2)));
+    }
+    key.low |= kFold;
+    key.high |= kFold;
+    return key;
+  }
+
+  template <typename T>
+  static T Load(const char* bytes) {
+    T value;
+    std::memcpy(&value, bytes, sizeof(value));
+    return value;
+  }
+
+  static constexpr size_t SlotOf(const Key& key) {
+    const uint64_t mixed = (key.low ^ (key.high * 0xC2B2AE3D27D4EB4Full)) * 0x9E3779B97F4A7C15ull;
+    return static_cast<size_t>(mixed >> (64 - std::countr_zero(kSlots)));  // the top bits
+  }
+
+  std::array<Entry, kSlots> entries_{};
+};
 
 namespace keyword_table_internal {
 
@@ -76,95 +166,13 @@ constexpr KeywordList kKeywordLists[] = {
     {kReferenceCallWords, token_class::kReferenceCall},
 };
 
-// Open addressing on the word's bytes with bit 5 set, packed into 16 bytes. For the bytes a bare word is made of
-// ([A-Za-z0-9_$] and bytes >= 0x80) that folding is exact where a keyword is concerned: only a letter's two
-// cases fold to a lower-case letter, and only '_' folds to 0x7F; so equal keys mean equal words, ignoring case.
-// (Any other text may match a keyword it is not: callers pass bare words only.)
-class KeywordTable {
- public:
-  constexpr KeywordTable() {
-    for (const KeywordList& list : kKeywordLists) {
-      for (std::string_view word : list.words) Add(word, list.token_class);
-    }
+inline constexpr auto kKeywordTable = [] {
+  FoldedWordTable<512> table;  // ~100 words
+  for (const KeywordList& list : kKeywordLists) {
+    for (std::string_view word : list.words) table.Add(word, list.token_class);
   }
-
-  constexpr uint32_t Find(std::string_view word) const {
-    if (word.size() < kShortestWord || word.size() > kLongestWord) return 0;  // `d`, long column names
-    const Key key = KeyOf(word);
-    for (size_t slot = SlotOf(key);; slot = (slot + 1) % kSlots) {
-      const Entry& entry = entries_[slot];
-      if (entry.classes == 0) return 0;
-      if (entry.key.low == key.low && entry.key.high == key.high) return entry.classes;
-    }
-  }
-
- private:
-  static constexpr size_t kSlots = 512;  // a power of two, several times the ~100 words: short probes
-  static constexpr size_t kShortestWord = 2;
-  static constexpr size_t kLongestWord = 16;
-
-  struct Key {
-    uint64_t low = 0;   // bytes 0-7
-    uint64_t high = 0;  // bytes 8-15
-  };
-  struct Entry {
-    Key key;
-    uint32_t classes = 0;  // 0: an empty slot
-  };
-
-  // The word (2 to 16 bytes) zero-padded, every byte with bit 5 set: padding becomes 0x20, which no word byte
-  // folds to, so the length needs no encoding of its own. Loads of fixed size, overlapping where the word is
-  // shorter than two of them, read only the word's bytes.
-  static constexpr Key KeyOf(std::string_view word) {
-    constexpr uint64_t kFold = 0x2020202020202020ull;
-    const char* data = word.data();
-    const size_t size = word.size();
-    Key key;
-    if (std::is_constant_evaluated()) {  // building the table: the same bytes, one at a time
-      for (size_t k = 0; k < size; ++k) {
-        (k < 8 ? key.low : key.high) |= uint64_t{static_cast<unsigned char>(data[k])} << (8 * (k % 8));
-      }
-    } else if (size >= 8) {
-      key.low = Load<uint64_t>(data);
-      if (size > 8) key.high = Load<uint64_t>(data + size - 8) >> (8 * (16 - size));
-    } else if (size >= 4) {
-      key.low = Load<uint32_t>(data) | (uint64_t{Load<uint32_t>(data + size - 4)} << (8 * (size - 4)));
-    } else {
-      key.low = Load<uint16_t>(data) | (uint64_t{Load<uint16_t>(data + size - 2)} << (8 * (size - 2)));
-    }
-    key.low |= kFold;
-    key.high |= kFold;
-    return key;
-  }
-
-  template <typename T>
-  static T Load(const char* bytes) {
-    T value;
-    std::memcpy(&value, bytes, sizeof(value));
-    return value;
-  }
-
-  static constexpr size_t SlotOf(const Key& key) {
-    const uint64_t mixed = (key.low ^ (key.high * 0xC2B2AE3D27D4EB4Full)) * 0x9E3779B97F4A7C15ull;
-    return static_cast<size_t>(mixed >> 55) % kSlots;
-  }
-
-  constexpr void Add(std::string_view word, uint32_t token_class) {
-    if (word.size() < kShortestWord || word.size() > kLongestWord) throw std::logic_error("keyword length");
-    const Key key = KeyOf(word);
-    for (size_t slot = SlotOf(key);; slot = (slot + 1) % kSlots) {
-      Entry& entry = entries_[slot];
-      if (entry.classes == 0 || (entry.key.low == key.low && entry.key.high == key.high)) {
-        entry = Entry{key, entry.classes | token_class};
-        return;
-      }
-    }
-  }
-
-  std::array<Entry, kSlots> entries_{};
-};
-
-inline constexpr KeywordTable kKeywordTable;
+  return table;
+}();
 
 }  // namespace keyword_table_internal
 

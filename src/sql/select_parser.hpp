@@ -176,6 +176,7 @@ SelectStatement ParseSelect(std::string_view text, std::vector<Token> significan
 // Distinct, SimpleState) as often as they occur: sumIf, uniqMerge, countState, quantilesTimingArrayIf.
 // The list follows StreamBuild's (which counts window functions such as row_number too) plus standard and
 // DuckDB/PostgreSQL/BigQuery aggregates (string_agg, bool_and, countif, approx_count_distinct …).
+// `name` is a function name as the tokenizer reads it (a bare word: letters, digits, '_', '$', bytes >= 0x80).
 bool IsAggregateFunction(std::string_view name);
 
 // The parser's keyword lists, for other readers of SQL (case-insensitive; `word` is a bare word token's text):

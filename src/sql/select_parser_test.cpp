@@ -622,11 +622,20 @@ TEST(IsAggregateFunction, KnowsClickHouseAndStandardNamesAndStripsCombinators) {
                            "approx_count_distinct",
                            "array_agg",
                            "row_number",
-                           "finalizeAggregation"}) {
+                           "finalizeAggregation",
+                           // Around the one-probe lookup of names of 2 to 16 bytes: at 16, at 17 and beyond, with a
+                           // combinator after a long name.
+                           "QuantilesTiming",
+                           "sequenceNextNode",
+                           "sequenceNextNodeIf",
+                           "medianTimingWeighted",
+                           "exponentialTimeDecayedAvgIf",
+                           "summapfilteredwithoverflow"}) {
     EXPECT_TRUE(IsAggregateFunction(name)) << name;
   }
   for (const char* name : {"multiIf", "nullIf", "arrayMap", "arrayDistinct", "toStartOfDay", "coalesce", "If", "Map",
-                           "lower", "ifNull", "", "__ref", "cast"}) {
+                           "lower", "ifNull", "", "__ref", "cast", "toString", "sumx", "sumsIf", "y",
+                           "sequenceNextNodes", "medianTimingWeightedx"}) {
     EXPECT_FALSE(IsAggregateFunction(name)) << name;
   }
   // Names longer than the lookup's stack buffer (64 bytes).
