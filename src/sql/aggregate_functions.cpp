@@ -128,6 +128,14 @@ constexpr auto kShortAggregates = [] {
   }
   return table;
 }();
+static_assert(
+    [] {
+      for (std::string_view name : kAggregateNames) {
+        if (name.size() >= 2 && name.size() <= 16 && kShortAggregates.Find(name) == 0) return false;
+      }
+      return true;
+    }(),
+    "every short aggregate name is in the one-probe table");
 
 }  // namespace
 

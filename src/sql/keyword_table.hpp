@@ -34,6 +34,8 @@ class FoldedWordTable {
   // The bits of `word` (0 for a word not in the set).
   constexpr uint32_t Find(std::string_view word) const {
     if (word.size() < kShortestWord || word.size() > kLongestWord) return 0;  // `d`, long column names
+    // Most words share no (length, first letter) with a word of the set: one bit tells, before the hash.
+    if (!((first_letters_[word.size()] >> (static_cast<unsigned char>(word[0]) & 31)) & 1)) return 0;
     const Key key = KeyOf(word);
     for (size_t slot = SlotOf(key);; slot = (slot + 1) % kSlots) {
       const Entry& entry = entries_[slot];
@@ -45,6 +47,7 @@ class FoldedWordTable {
   // Adds `bits` (not 0) to the word's; the word must be 2 to 16 bytes.
   constexpr void Add(std::string_view word, uint32_t bits) {
     if (word.size() < kShortestWord || word.size() > kLongestWord) throw std::logic_error("word length");
+    first_letters_[word.size()] |= uint32_t{1} << (static_cast<unsigned char>(word[0]) & 31);
     const Key key = KeyOf(word);
     for (size_t slot = SlotOf(key);; slot = (slot + 1) % kSlots) {
       Entry& entry = entries_[slot];
@@ -105,6 +108,9 @@ class FoldedWordTable {
   }
 
   std::array<Entry, kSlots> entries_{};
+  // Bit (c & 31) of first_letters_[n]: a word of n bytes starts with c, in either case (a letter's two cases
+  // share their low five bits).
+  std::array<uint32_t, kLongestWord + 1> first_letters_{};
 };
 
 namespace keyword_table_internal {

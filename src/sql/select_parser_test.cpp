@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <chrono>
 #include <random>
 #include <string>
@@ -37,6 +38,16 @@ TEST(SelectParserWords, ClassifiesKeywordsOfEveryLengthIgnoringCase) {
   EXPECT_EQ(WordClasses("PRECISION"), tc::kExpressionKeyword | tc::kTypeContinuation | tc::kTypeEnd);
   EXPECT_EQ(WordClasses("__ref"), tc::kReferenceCall);
   EXPECT_EQ(WordClasses("__Source"), tc::kReferenceCall);  // the readers compare the text: only __source counts
+  // Every word of every list has its list's bit, in lower and upper case (the table's first-letter filter and
+  // its probe both pass it).
+  for (const auto& list : keyword_table_internal::kKeywordLists) {
+    for (std::string_view word : list.words) {
+      std::string upper(word);
+      for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      EXPECT_NE(WordClasses(word) & list.token_class, 0u) << word;
+      EXPECT_EQ(WordClasses(upper), WordClasses(word)) << word;
+    }
+  }
   // The table is built at compile time from the same keys, read there byte by byte.
   static_assert(WordClasses("Try_Cast") == tc::kCast);
   static_assert(WordClasses("PRECISION") == (tc::kExpressionKeyword | tc::kTypeContinuation | tc::kTypeEnd));
