@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <compare>
 #include <cstdint>
-#include <unordered_set>
 
 #include "core/diagnostic.hpp"
+#include "sql/keyword_table.hpp"
 #include "sql/select_parser.hpp"
 #include "sql/tokenizer.hpp"
 
@@ -24,7 +24,11 @@ std::string Lowercase(std::string_view text) {
 }
 
 bool IsWord(const sql::Token& token, std::string_view lower) {
-  return token.kind == sql::TokenKind::kWord && Lowercase(token.text) == lower;
+  if (token.kind != sql::TokenKind::kWord || token.text.size() != lower.size()) return false;
+  for (size_t i = 0; i < lower.size(); ++i) {
+    if (LowerAscii(token.text[i]) != lower[i]) return false;
+  }
+  return true;
 }
 
 bool IsPunct(const sql::Token& token, char c) {
@@ -42,18 +46,24 @@ bool IsBareWord(std::string_view text) {
 }
 
 // Words of storage expressions that are not column names (TTL and ORDER BY syntax, interval units, operators).
-bool IsStorageKeyword(std::string_view word) {
-  static const std::unordered_set<std::string> keywords = {
-      "interval", "second",      "seconds",      "minute",      "minutes",      "hour",       "hours",       "day",
-      "days",     "week",        "weeks",        "month",       "months",       "quarter",    "quarters",    "year",
-      "years",    "millisecond", "milliseconds", "microsecond", "microseconds", "nanosecond", "nanoseconds", "and",
-      "or",       "not",         "is",           "null",        "true",         "false",      "case",        "when",
-      "then",     "else",        "end",          "in",          "like",         "ilike",      "between",     "delete",
-      "to",       "disk",        "volume",       "recompress",  "codec",        "group",      "by",          "set",
-      "where",    "asc",         "desc",         "nulls",       "first",        "last",       "collate",     "with",
-      "fill",     "step",        "distinct",     "global",      "any",          "all",        "exists",      "as"};
-  return keywords.count(Lowercase(word)) > 0;
-}
+constexpr std::string_view kStorageKeywords[] = {
+    "interval", "second",      "seconds",      "minute",      "minutes",      "hour",       "hours",       "day",
+    "days",     "week",        "weeks",        "month",       "months",       "quarter",    "quarters",    "year",
+    "years",    "millisecond", "milliseconds", "microsecond", "microseconds", "nanosecond", "nanoseconds", "and",
+    "or",       "not",         "is",           "null",        "true",         "false",      "case",        "when",
+    "then",     "else",        "end",          "in",          "like",         "ilike",      "between",     "delete",
+    "to",       "disk",        "volume",       "recompress",  "codec",        "group",      "by",          "set",
+    "where",    "asc",         "desc",         "nulls",       "first",        "last",       "collate",     "with",
+    "fill",     "step",        "distinct",     "global",      "any",          "all",        "exists",      "as"};
+
+constexpr auto kStorageKeywordTable = [] {
+  sql::FoldedWordTable<256> table;
+  for (std::string_view word : kStorageKeywords) table.Add(word, 1);
+  return table;
+}();
+
+// `word` is a bare word (a kWord token's text), compared ignoring case.
+bool IsStorageKeyword(std::string_view word) { return kStorageKeywordTable.Find(word) != 0; }
 
 // One line, at most ~60 bytes, for quoting authored SQL in a message.
 std::string Excerpt(std::string_view text) {
