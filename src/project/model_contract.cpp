@@ -322,12 +322,11 @@ class ContractChecker {
     auto shown = [&] { return "`" + key_name + "` expression `" + Excerpt(key.text) + "`"; };
     std::vector<sql::Token> tokens;
     try {
-      tokens = sql::Tokenize(key.text, input_.dialect, input_.file);
+      tokens = sql::TokenizeSignificant(key.text, input_.dialect, input_.file);
     } catch (const Error& error) {
       Fail("SLU-MODEL-112", key.offset, shown() + " cannot be read: " + error.diagnostics().front().message,
            error.diagnostics().front().hint);
     }
-    std::erase_if(tokens, [](const sql::Token& token) { return token.kind == sql::TokenKind::kComment; });
     if (tokens.empty()) {
       Fail("SLU-MODEL-112", key.offset, "`" + key_name + "` expression is empty",
            "write a SQL expression over output columns");

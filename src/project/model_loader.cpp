@@ -338,9 +338,7 @@ ParsedModel ParseModelFile(const std::string& relative_file, const std::string& 
   // One tokenization of the body, with offsets and locations absolute in the (expanded) file; it serves the
   // emptiness check, the reference scan and (through significant_tokens) the caller's body contract.
   const std::string& full_text = parsed.expanded_text.empty() ? text : parsed.expanded_text;
-  parsed.significant_tokens = sql::Tokenize(full_text, body_offset, dialect, relative_file);
-  std::erase_if(parsed.significant_tokens,
-                [](const sql::Token& token) { return token.kind == sql::TokenKind::kComment; });
+  parsed.significant_tokens = sql::TokenizeSignificant(full_text, body_offset, dialect, relative_file);
   if (parsed.significant_tokens.empty()) {
     model.Fail(body_offset, "SLU-MODEL-002", "model '" + parsed.name + "' has no SQL after its MODEL header",
                "write one SELECT after `MODEL (…);`");

@@ -40,8 +40,7 @@ class ColumnInference {
       problem = "`*` expands through too many CTEs";
       return false;
     }
-    std::vector<Token> tokens = sql::Tokenize(text, dialect_);
-    std::erase_if(tokens, [](const Token& token) { return token.kind == TokenKind::kComment; });
+    std::vector<Token> tokens = sql::TokenizeSignificant(text, dialect_);
     return InferRange(text, tokens, 0, tokens.size(), names, problem, depth);
   }
 

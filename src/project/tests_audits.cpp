@@ -56,9 +56,8 @@ Diagnostic CheckFile::Warning(size_t offset, std::string code, std::string messa
 }
 
 std::vector<sql::Token> TokenizeRange(const CheckFile& file, size_t begin, size_t end, sql::Dialect dialect) {
-  std::vector<sql::Token> tokens =
-      ScanRange(file, begin, end, [&](std::string_view range) { return sql::Tokenize(range, dialect, file.file); });
-  std::erase_if(tokens, [](const sql::Token& token) { return token.kind == sql::TokenKind::kComment; });
+  std::vector<sql::Token> tokens = ScanRange(
+      file, begin, end, [&](std::string_view range) { return sql::TokenizeSignificant(range, dialect, file.file); });
   std::string_view text(file.text);
   for (sql::Token& token : tokens) {
     token.begin += begin;
@@ -132,12 +131,11 @@ std::vector<sql::Token> TokenizeExpanded(const CheckFile& file, const ExpandedSq
     return tokens;
   }
   try {
-    tokens = sql::Tokenize(sql.text, dialect, file.file);
+    tokens = sql::TokenizeSignificant(sql.text, dialect, file.file);
   } catch (const Error& error) {
     const Diagnostic& first = error.diagnostics().front();
     file.Fail(sql.origin, first.code, first.message + " (in the SQL produced by macros)", first.hint);
   }
-  std::erase_if(tokens, [](const sql::Token& token) { return token.kind == sql::TokenKind::kComment; });
   return tokens;
 }
 

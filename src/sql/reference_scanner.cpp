@@ -152,12 +152,6 @@ class ReferenceReader {
   const std::vector<Token>& tokens_;
 };
 
-std::vector<Token> SignificantTokens(std::string_view text, Dialect dialect, const std::string& file) {
-  std::vector<Token> tokens = Tokenize(text, dialect, file);
-  std::erase_if(tokens, [](const Token& token) { return token.kind == TokenKind::kComment; });
-  return tokens;
-}
-
 std::string_view Trim(std::string_view text) {
   auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
   while (!text.empty() && space(text.front())) text.remove_prefix(1);
@@ -168,7 +162,7 @@ std::string_view Trim(std::string_view text) {
 }  // namespace
 
 std::vector<ReferenceCall> FindReferences(std::string_view text, Dialect dialect, const std::string& file) {
-  return ReferenceReader(text, dialect, file, SignificantTokens(text, dialect, file)).Run();
+  return ReferenceReader(text, dialect, file, TokenizeSignificant(text, dialect, file)).Run();
 }
 
 std::vector<ReferenceCall> FindReferences(std::string_view text, const std::vector<Token>& significant_tokens,

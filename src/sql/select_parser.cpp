@@ -19,8 +19,7 @@ char ClosingFor(char open) { return open == '(' ? ')' : open == '[' ? ']' : '}';
 }  // namespace
 
 SelectStatement Parser::Run() {
-  tokens_ = Tokenize(text_, dialect_, file_);
-  std::erase_if(tokens_, [](const Token& token) { return token.kind == TokenKind::kComment; });
+  tokens_ = TokenizeSignificant(text_, dialect_, file_);
   return Parse();
 }
 

@@ -29,6 +29,11 @@ std::vector<Token> Tokenize(std::string_view text, Dialect dialect, const std::s
 // located there (a model file's SQL body, after its header). `begin` must be at a token boundary.
 std::vector<Token> Tokenize(std::string_view text, size_t begin, Dialect dialect, const std::string& file = {});
 
+// The same without the kComment tokens (what parsers and reference scanners read), dropped as they are scanned.
+std::vector<Token> TokenizeSignificant(std::string_view text, Dialect dialect, const std::string& file = {});
+std::vector<Token> TokenizeSignificant(std::string_view text, size_t begin, Dialect dialect,
+                                       const std::string& file = {});
+
 // The value a kString or kQuotedIdentifier token denotes: prefix (E, r, b, x, n …) and quotes removed,
 // doubled quotes collapsed and backslash escapes decoded where the dialect (or an E'…' prefix) has them.
 // Raw strings (BigQuery r'…') and dollar-quoted bodies are returned verbatim. Other tokens give their text.

@@ -463,6 +463,16 @@ TEST(Tokenizer, RandomBytesOnlyEverSucceedOrThrowError) {
         std::vector<Token> tokens = Tokenize(text, dialect, "fuzz.sql");
         ExpectWellFormed(text, tokens);
         for (const Token& token : tokens) TokenValue(token, dialect);
+        // TokenizeSignificant drops the comments as it scans: the same tokens otherwise.
+        std::vector<Token> significant = TokenizeSignificant(text, dialect, "fuzz.sql");
+        std::erase_if(tokens, [](const Token& token) { return token.kind == TokenKind::kComment; });
+        ASSERT_EQ(significant.size(), tokens.size()) << text;
+        for (size_t i = 0; i < tokens.size(); ++i) {
+          ASSERT_EQ(significant[i].kind, tokens[i].kind) << text;
+          ASSERT_EQ(significant[i].begin, tokens[i].begin) << text;
+          ASSERT_EQ(significant[i].end, tokens[i].end) << text;
+          ASSERT_EQ(significant[i].classes, tokens[i].classes) << text;
+        }
       } catch (const Error& error) {
         ++errors;
         ASSERT_EQ(error.diagnostics().front().code, "SLU-SQL-001");
