@@ -338,14 +338,16 @@ ParsedModel ParseModelFile(const std::string& relative_file, const std::string& 
   // One tokenization of the body, with offsets and locations absolute in the (expanded) file; it serves the
   // emptiness check, the reference scan and (through significant_tokens) the caller's body contract.
   const std::string& full_text = parsed.expanded_text.empty() ? text : parsed.expanded_text;
-  parsed.significant_tokens = sql::TokenizeSignificant(full_text, body_offset, dialect, relative_file);
+  std::vector<size_t> reference_words;  // the tokens the reference scan reads
+  parsed.significant_tokens = sql::TokenizeSignificant(full_text, body_offset, dialect, relative_file, reference_words);
   if (parsed.significant_tokens.empty()) {
     model.Fail(body_offset, "SLU-MODEL-002", "model '" + parsed.name + "' has no SQL after its MODEL header",
                "write one SELECT after `MODEL (…);`");
   }
   // The calls come in text order, so their lines are counted in one pass over the text.
   LocationCounter locations(relative_file, full_text);
-  for (sql::ReferenceCall call : sql::FindReferences(full_text, parsed.significant_tokens, dialect, relative_file)) {
+  for (sql::ReferenceCall call :
+       sql::FindReferences(full_text, parsed.significant_tokens, reference_words, dialect, relative_file)) {
     SourceLocation at = locations.At(call.begin);
     call.begin -= body_offset;
     call.end -= body_offset;

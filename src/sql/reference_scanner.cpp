@@ -21,6 +21,20 @@ class ReferenceReader {
   ReferenceReader(std::string_view text, Dialect dialect, const std::string& file, const std::vector<Token>& tokens)
       : text_(text), dialect_(dialect), file_(file), tokens_(tokens) {}
 
+  // Reads the calls starting at the listed word indices (ascending); a word inside an earlier call's
+  // arguments starts none, as in Run().
+  std::vector<ReferenceCall> Run(const std::vector<size_t>& reference_words) {
+    std::vector<ReferenceCall> calls;
+    size_t after = 0;  // one past the last call read
+    for (size_t i : reference_words) {
+      const Token& token = tokens_[i];
+      if (i < after || (token.text != "__source" && token.text != "__ref")) continue;
+      calls.push_back(ReadCall(i));
+      after = i;
+    }
+    return calls;
+  }
+
   std::vector<ReferenceCall> Run() {
     std::vector<ReferenceCall> calls;
     const Token* const tokens = tokens_.data();  // locals: the loop reads one class word per token
@@ -168,6 +182,12 @@ std::vector<ReferenceCall> FindReferences(std::string_view text, Dialect dialect
 std::vector<ReferenceCall> FindReferences(std::string_view text, const std::vector<Token>& significant_tokens,
                                           Dialect dialect, const std::string& file) {
   return ReferenceReader(text, dialect, file, significant_tokens).Run();
+}
+
+std::vector<ReferenceCall> FindReferences(std::string_view text, const std::vector<Token>& significant_tokens,
+                                          const std::vector<size_t>& reference_words, Dialect dialect,
+                                          const std::string& file) {
+  return ReferenceReader(text, dialect, file, significant_tokens).Run(reference_words);
 }
 
 std::vector<MacroCall> FindMacroCalls(std::string_view text, Dialect dialect, const std::string& file) {

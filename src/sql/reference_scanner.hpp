@@ -40,6 +40,12 @@ std::vector<ReferenceCall> FindReferences(std::string_view text, Dialect dialect
 std::vector<ReferenceCall> FindReferences(std::string_view text, const std::vector<Token>& significant_tokens,
                                           Dialect dialect, const std::string& file = {});
 
+// The same, reading only the tokens at `reference_words`, ascending: the indices of the significant tokens
+// with token_class::kReferenceCall, as TokenizeSignificant lists them.
+std::vector<ReferenceCall> FindReferences(std::string_view text, const std::vector<Token>& significant_tokens,
+                                          const std::vector<size_t>& reference_words, Dialect dialect,
+                                          const std::string& file = {});
+
 struct MacroCall {
   std::string name;       // without the `@`
   size_t begin;           // offset of `@`

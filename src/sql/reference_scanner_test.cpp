@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <random>
 #include <string>
 
 #include "core/diagnostic.hpp"
+#include "sql/tokenizer.hpp"
 
 namespace sluice::sql {
 namespace {
@@ -31,6 +33,70 @@ Diagnostic MacroErrorOf(std::string_view text, Dialect dialect = Dialect::kClick
 }
 
 std::string_view Span(std::string_view text, size_t begin, size_t end) { return text.substr(begin, end - begin); }
+
+// What a scan gives, as text: each call, or the error's code and location.
+std::string ScanOutcome(const std::function<std::vector<ReferenceCall>()>& scan) {
+  std::string out;
+  try {
+    for (const ReferenceCall& call : scan()) {
+      out += std::to_string(static_cast<int>(call.kind)) + ":" + call.name + ":" +
+             std::to_string(call.ref_type ? static_cast<int>(*call.ref_type) : -1) + ":" + std::to_string(call.begin) +
+             "-" + std::to_string(call.end) + ";";
+    }
+  } catch (const Error& error) {
+    const Diagnostic& first = error.diagnostics().front();
+    out = first.code + "@" + std::to_string(first.location.line) + ":" + std::to_string(first.location.column);
+  }
+  return out;
+}
+
+// The scan of the words TokenizeSignificant lists finds what the scan of every token finds, errors included:
+// nested and upper-case words, comments, unfinished calls.
+TEST(FindReferences, ListedWordsScanMatchesTheFullScan) {
+  std::mt19937 random(20261204);
+  const std::vector<std::string> pieces = {"__ref",
+                                           "__source",
+                                           "__REF",
+                                           "(",
+                                           ")",
+                                           ",",
+                                           "'m'",
+                                           "x",
+                                           "y.z",
+                                           "ref_type",
+                                           "=",
+                                           "'reference'",
+                                           "'mutable'",
+                                           "\"q\"",
+                                           "-- c\n",
+                                           "/* __ref(x) */",
+                                           "SELECT",
+                                           "FROM",
+                                           "__ref('a')",
+                                           "__source(b)",
+                                           "__ref(c, ref_type = 'mutable')",
+                                           "__ref(__ref)",
+                                           "__source(__Source)"};
+  size_t calls_seen = 0;
+  for (int iteration = 0; iteration < 4000; ++iteration) {
+    std::string text;
+    for (int k = static_cast<int>(random() % 14); k > 0; --k) text += pieces[random() % pieces.size()] + " ";
+    for (Dialect dialect : kAllDialects) {
+      std::vector<Token> tokens;
+      std::vector<size_t> words;
+      try {
+        tokens = TokenizeSignificant(text, 0, dialect, "m.sql", words);
+      } catch (const Error&) {
+        continue;  // a lexical error: neither scan runs
+      }
+      std::string full = ScanOutcome([&] { return FindReferences(text, tokens, dialect, "m.sql"); });
+      std::string listed = ScanOutcome([&] { return FindReferences(text, tokens, words, dialect, "m.sql"); });
+      ASSERT_EQ(listed, full) << text;
+      calls_seen += full.find(';') != std::string::npos;
+    }
+  }
+  EXPECT_GT(calls_seen, 100u);
+}
 
 TEST(FindReferences, FindsSourceAndRefWithSpans) {
   std::string text = "SELECT * FROM __source('events') JOIN __ref(orders) o ON 1";

@@ -141,12 +141,14 @@ struct QuoteForm {
 // One pass over the text; each scan method starts at the token's first byte and returns one past its last.
 class Lexer {
  public:
-  Lexer(std::string_view text, Dialect dialect, const std::string& file, size_t begin, bool keep_comments)
+  Lexer(std::string_view text, Dialect dialect, const std::string& file, size_t begin, bool keep_comments,
+        std::vector<size_t>* reference_words = nullptr)
       : text_(text),
         rules_(RulesFor(dialect)),
         file_(file),
         pos_(std::min(begin, text.size())),
-        keep_comments_(keep_comments) {}
+        keep_comments_(keep_comments),
+        reference_words_(reference_words) {}
 
   std::vector<Token> Run() {
     // SQL averages over 2 bytes per token (`CAST(x AS T)`): one allocation.
@@ -175,6 +177,9 @@ class Lexer {
         i = pos_;
         // A dropped comment leaves no token: a '.' right after it follows no operand (DotFollowsOperand).
         if (scanned.kind == TokenKind::kComment && !keep_comments_) continue;
+      }
+      if ((scanned.classes & token_class::kReferenceCall) && reference_words_ != nullptr) {
+        reference_words_->push_back(tokens_.size());
       }
       tokens_.push_back(Token{scanned.kind, scanned.classes, begin, i, std::string_view(data + begin, i - begin)});
     }
@@ -513,6 +518,7 @@ class Lexer {
   const std::string& file_;
   size_t pos_ = 0;
   const bool keep_comments_;
+  std::vector<size_t>* const reference_words_;  // when set, the indices of kReferenceCall words are appended
   std::vector<Token> tokens_;
 };
 
@@ -666,6 +672,12 @@ std::vector<Token> TokenizeSignificant(std::string_view text, Dialect dialect, c
 
 std::vector<Token> TokenizeSignificant(std::string_view text, size_t begin, Dialect dialect, const std::string& file) {
   return Lexer(text, dialect, file, begin, /*keep_comments=*/false).Run();
+}
+
+std::vector<Token> TokenizeSignificant(std::string_view text, size_t begin, Dialect dialect, const std::string& file,
+                                       std::vector<size_t>& reference_words) {
+  reference_words.clear();
+  return Lexer(text, dialect, file, begin, /*keep_comments=*/false, &reference_words).Run();
 }
 
 std::string TokenValue(const Token& token, Dialect dialect) {

@@ -34,6 +34,11 @@ std::vector<Token> TokenizeSignificant(std::string_view text, Dialect dialect, c
 std::vector<Token> TokenizeSignificant(std::string_view text, size_t begin, Dialect dialect,
                                        const std::string& file = {});
 
+// The same, also listing in `reference_words` the indices (into the returned tokens) of the words with
+// token_class::kReferenceCall (__source and __ref, in any case), so a reference scan reads only those tokens.
+std::vector<Token> TokenizeSignificant(std::string_view text, size_t begin, Dialect dialect, const std::string& file,
+                                       std::vector<size_t>& reference_words);
+
 // The value a kString or kQuotedIdentifier token denotes: prefix (E, r, b, x, n …) and quotes removed,
 // doubled quotes collapsed and backslash escapes decoded where the dialect (or an E'…' prefix) has them.
 // Raw strings (BigQuery r'…') and dollar-quoted bodies are returned verbatim. Other tokens give their text.
