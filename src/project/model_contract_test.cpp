@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <random>
 #include <string>
 
@@ -404,6 +406,45 @@ TEST(CheckModelContract, AnchorEligibilityNeedsTheLineageColumnsOfTheMode) {
                    sql::Dialect::kDuckDb);
   folded.input.lineage = LineageMode::kTimestamp;
   EXPECT_TRUE(folded.Check().anchor_eligible);
+}
+
+// LineageModesOf (one pass over the outputs) and HasLineageColumns give the modes whose columns are all among the
+// outputs, whatever the columns, their case and the dialect.
+TEST(LineageMode, ModesOfAContractAreTheModesWhoseColumnsItHas) {
+  const std::vector<std::string> names = {"_replay_partition", "_replay_offset", "_replay_timestamp", "_REPLAY_OFFSET",
+                                          "_replay_landed_at", "_replay_cursor", "_Replay_Partition", "id",
+                                          "_replay_",          "replay_offset"};
+  std::mt19937 random(20261204);
+  size_t some_mode = 0;
+  for (int iteration = 0; iteration < 2000; ++iteration) {
+    ModelContract contract;
+    for (int k = static_cast<int>(random() % 5); k > 0; --k) {
+      contract.columns.push_back(OutputColumn{names[random() % names.size()], "Int64", 0});
+    }
+    for (sql::Dialect dialect : {sql::Dialect::kClickHouse, sql::Dialect::kDuckDb}) {
+      // Every column of the mode among the outputs, compared as the dialect compares names.
+      auto same = [dialect](std::string name, std::string_view column) {
+        if (dialect != sql::Dialect::kClickHouse) {
+          for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        }
+        return name == column;
+      };
+      unsigned expected = 0;
+      for (LineageMode mode :
+           {LineageMode::kOffsets, LineageMode::kTimestamp, LineageMode::kLandedAt, LineageMode::kCursor}) {
+        bool all = true;
+        for (std::string_view column : LineageColumns(mode)) {
+          all = all && std::any_of(contract.columns.begin(), contract.columns.end(),
+                                   [&](const OutputColumn& output) { return same(output.name, column); });
+        }
+        if (all) expected |= LineageModeBit(mode);
+        ASSERT_EQ(HasLineageColumns(contract, mode, dialect), all);
+      }
+      ASSERT_EQ(LineageModesOf(contract, dialect), expected);
+      some_mode += expected != 0;
+    }
+  }
+  EXPECT_GT(some_mode, 200u);
 }
 
 TEST(LineageMode, NamesAndColumns) {
