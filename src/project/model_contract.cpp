@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <compare>
 #include <cstdint>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
 
 #include "core/diagnostic.hpp"
 #include "sql/keyword_table.hpp"
@@ -481,12 +484,25 @@ unsigned LineageModesOf(const ModelContract& contract, sql::Dialect dialect) {
 }
 
 ColumnList ColumnListOf(const std::vector<OutputColumn>& columns) {
+  // The packed form written directly (every model's columns pass here): one pass to size it, one to fill it.
   size_t text_bytes = 0;
   for (const OutputColumn& column : columns) text_bytes += column.name.size() + column.type_text.size();
-  ColumnList list;
-  list.reserve(columns.size(), text_bytes);
-  for (const OutputColumn& column : columns) list.push_back(column.name, column.type_text);
-  return list;
+  if (text_bytes > std::numeric_limits<uint32_t>::max()) {
+    throw std::length_error("a model's column names and types exceed 4 GiB");
+  }
+  std::string text(text_bytes, '\0');
+  std::vector<uint32_t> ends(2 * columns.size());
+  size_t at = 0;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    const OutputColumn& column = columns[i];
+    std::memcpy(text.data() + at, column.name.data(), column.name.size());
+    at += column.name.size();
+    ends[2 * i] = static_cast<uint32_t>(at);
+    std::memcpy(text.data() + at, column.type_text.data(), column.type_text.size());
+    at += column.type_text.size();
+    ends[2 * i + 1] = static_cast<uint32_t>(at);
+  }
+  return *ColumnList::FromPacked(std::move(text), std::move(ends));
 }
 
 }  // namespace sluice

@@ -447,6 +447,20 @@ TEST(LineageMode, ModesOfAContractAreTheModesWhoseColumnsItHas) {
   EXPECT_GT(some_mode, 200u);
 }
 
+// ColumnListOf writes the packed list directly: the same list push_back builds, empty parts included.
+TEST(ColumnListOf, PacksNamesAndTypesInOrder) {
+  std::vector<OutputColumn> columns = {
+      {"id", "UInt64", 0}, {"", "String", 0}, {"event_at", "", 0}, {"c0", "Nullable(DateTime64(3))", 0}};
+  ColumnList expected;
+  for (const OutputColumn& column : columns) expected.push_back(column.name, column.type_text);
+  ColumnList list = ColumnListOf(columns);
+  EXPECT_EQ(list.packed_text(), expected.packed_text());
+  EXPECT_EQ(list.packed_ends(), expected.packed_ends());
+  ASSERT_EQ(list.size(), 4u);
+  EXPECT_EQ(list[3], (ColumnList::value_type{"c0", "Nullable(DateTime64(3))"}));
+  EXPECT_TRUE(ColumnListOf({}).empty());
+}
+
 TEST(LineageMode, NamesAndColumns) {
   EXPECT_EQ(LineageModeNamed("offsets"), LineageMode::kOffsets);
   EXPECT_EQ(LineageModeNamed("timestamp"), LineageMode::kTimestamp);
