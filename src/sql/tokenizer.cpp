@@ -196,23 +196,12 @@ class Lexer {
     uint32_t classes;  // Token::classes
   };
 
-  // Scans the token starting at pos_ (not whitespace), advances pos_ past it and returns its kind and classes.
+  // Scans the token starting at pos_ — not whitespace, a bracket or a separator, which Run() reads itself —
+  // advances pos_ past it and returns its kind and classes.
   Scanned Next(char c) {
-    // Words first: most tokens are, and no other token starts with a letter (string prefixes such as E'…'
-    // are read by ScanWord). Then brackets and separators: one byte each, and most of the rest.
-    const unsigned char bits = kByteClasses.bits[static_cast<unsigned char>(c)];
-    if (bits & kIdentifierStartByte) {
-      const size_t begin = pos_;
-      const TokenKind kind = ScanWord();
-      if (kind != TokenKind::kWord) return {kind, 0};
-      return {kind, token_class::kWord | WordClasses(text_.substr(begin, pos_ - begin))};
-    }
-    if (bits & kBracketOrSeparatorByte) {
-      ++pos_;
-      return {TokenKind::kPunctuation, kPunctuationClasses.bits[static_cast<unsigned char>(c)]};
-    }
+    // A word here is followed by a quote: ScanWord tells a string prefix such as E'…' from a word.
     const size_t begin = pos_;
-    const TokenKind kind = NextRare(c);
+    const TokenKind kind = HasByteClass(c, kIdentifierStartByte) ? ScanWord() : NextRare(c);
     if (kind == TokenKind::kWord) return {kind, token_class::kWord | WordClasses(text_.substr(begin, pos_ - begin))};
     if (kind == TokenKind::kPunctuation) return {kind, token_class::kDot};
     if (kind == TokenKind::kOperator && pos_ - begin == 2 && text_[begin] == ':' && text_[begin + 1] == ':') {
@@ -221,7 +210,7 @@ class Lexer {
     return {kind, 0};
   }
 
-  // The tokens that start with neither a letter nor a bracket or separator.
+  // The tokens that start with neither an identifier byte nor a bracket or separator.
   TokenKind NextRare(char c) {
     if ((c == '-' && HasAt(pos_ + 1, '-')) || (c == '#' && rules_.hash_line_comments) ||
         (c == '/' && HasAt(pos_ + 1, '/') && rules_.slash_line_comments)) {
