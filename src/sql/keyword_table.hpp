@@ -184,6 +184,8 @@ inline constexpr auto kKeywordTable = [] {
 
 // The keyword bits of a bare word's text (0 for a word in no list), case-insensitive. `word` must be the text
 // of a kWord token: other text may match a keyword it is not.
-inline constexpr uint32_t WordClasses(std::string_view word) { return keyword_table_internal::kKeywordTable.Find(word); }
+inline constexpr uint32_t WordClasses(std::string_view word) {
+  return keyword_table_internal::kKeywordTable.Find(word);
+}
 
 }  // namespace sluice::sql

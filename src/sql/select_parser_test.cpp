@@ -611,42 +611,20 @@ TEST(ParseSelect, QuantifiedComparisonIsNotTheAnyAggregate) {
 }
 
 TEST(IsAggregateFunction, KnowsClickHouseAndStandardNamesAndStripsCombinators) {
-  for (const char* name : {"sum",
-                           "COUNT",
-                           "avg",
-                           "sumIf",
-                           "uniqMerge",
-                           "countState",
-                           "uniqExactMergeState",
-                           "groupArrayArray",
-                           "quantilesTimingArrayIf",
-                           "argMaxOrNull",
-                           "sumForEach",
-                           "maxMap",
-                           "anyLastSimpleState",
-                           "avgResample",
-                           "countDistinct",
-                           "minOrDefault",
-                           "string_agg",
-                           "bool_and",
-                           "COUNTIF",
-                           "approx_count_distinct",
-                           "array_agg",
-                           "row_number",
-                           "finalizeAggregation",
-                           // Around the one-probe lookup of names of 2 to 16 bytes: at 16, at 17 and beyond, with a
-                           // combinator after a long name.
-                           "QuantilesTiming",
-                           "sequenceNextNode",
-                           "sequenceNextNodeIf",
-                           "medianTimingWeighted",
-                           "exponentialTimeDecayedAvgIf",
-                           "summapfilteredwithoverflow"}) {
+  for (const char* name :
+       {"sum", "COUNT", "avg", "sumIf", "uniqMerge", "countState", "uniqExactMergeState", "groupArrayArray",
+        "quantilesTimingArrayIf", "argMaxOrNull", "sumForEach", "maxMap", "anyLastSimpleState", "avgResample",
+        "countDistinct", "minOrDefault", "string_agg", "bool_and", "COUNTIF", "approx_count_distinct", "array_agg",
+        "row_number", "finalizeAggregation",
+        // Around the one-probe lookup of names of 2 to 16 bytes: at 16, at 17 and beyond, with a
+        // combinator after a long name.
+        "QuantilesTiming", "sequenceNextNode", "sequenceNextNodeIf", "medianTimingWeighted",
+        "exponentialTimeDecayedAvgIf", "summapfilteredwithoverflow"}) {
     EXPECT_TRUE(IsAggregateFunction(name)) << name;
   }
-  for (const char* name : {"multiIf", "nullIf", "arrayMap", "arrayDistinct", "toStartOfDay", "coalesce", "If", "Map",
-                           "lower", "ifNull", "", "__ref", "cast", "toString", "sumx", "sumsIf", "y",
-                           "sequenceNextNodes", "medianTimingWeightedx"}) {
+  for (const char* name :
+       {"multiIf", "nullIf", "arrayMap", "arrayDistinct", "toStartOfDay", "coalesce", "If", "Map", "lower", "ifNull",
+        "", "__ref", "cast", "toString", "sumx", "sumsIf", "y", "sequenceNextNodes", "medianTimingWeightedx"}) {
     EXPECT_FALSE(IsAggregateFunction(name)) << name;
   }
   // Names longer than the lookup's stack buffer (64 bytes).

@@ -9,8 +9,6 @@ namespace sluice::sql {
 
 bool IsCastFunctionName(std::string_view word) { return (WordClasses(word) & token_class::kCast) != 0; }
 
-bool IsTypeContinuationWord(std::string_view word) {
-  return (WordClasses(word) & token_class::kTypeContinuation) != 0;
-}
+bool IsTypeContinuationWord(std::string_view word) { return (WordClasses(word) & token_class::kTypeContinuation) != 0; }
 
 }  // namespace sluice::sql

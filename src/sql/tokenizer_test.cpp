@@ -104,6 +104,8 @@ TEST(Tokenizer, ClassifiesEveryToken) {
   const uint32_t w = tc::kWord;
   const uint32_t open = tc::kOpenBracket;
   const uint32_t close = tc::kCloseBracket;
+  // One line per group of tokens, the group as a comment.
+  // clang-format off
   EXPECT_EQ(classes, (std::vector<uint32_t>{
                          w | tc::kSelect,                                      // SELECT
                          w | tc::kCast, tc::kOpenParen | open,                 // Cast (
@@ -114,6 +116,7 @@ TEST(Tokenizer, ClassifiesEveryToken) {
                          0, tc::kComma, 0, tc::kComma,                         // "as" , 'end' ,
                          w, tc::kComma, w | tc::kCast, w | tc::kBoundary, w,  // 1abc , try_cast FROM t
                          0, tc::kSemicolon}));                                 // -- as ;
+  // clang-format on
   for (Dialect dialect : kAllDialects) {
     for (const Token& token : Tokenize(text, dialect)) EXPECT_EQ(token.classes, ExpectedClasses(token)) << token.text;
   }
