@@ -19,6 +19,9 @@ Prints, per project size, the median wall time over several runs and the peak RS
 and the ratios a/c, p/c, e/c, b/c, w/c and b/(c+k) (targets: a ≤ 1.2, b ≤ 2.5), and Dataform's `dataform compile` time and
 its ratio to (b) when --dataform-sizes includes the size.
 
+The floor and the three discover columns run in rounds (one run of each per round), so a slow or fast spell of
+the machine falls on all four alike.
+
 Every cold compile and every create-floor run writes into a fresh folder, removed only when the whole benchmark
 ends: on ext4 without a journal, creating files right after deleting as many is several times slower (the inode
 allocator steps over recently deleted inodes), which would measure the previous run's `rm -rf`, not Sluice.
@@ -57,6 +60,18 @@ def median_of(argv, runs, cwd=None, env=None, before=None):
             before()
         samples.append(measure(argv, cwd, env))
     return statistics.median(s[0] for s in samples), max(s[1] for s in samples)
+
+
+def alternating_medians(commands, runs):
+    """median_of for each (argv, env, before) of `commands`, their runs interleaved: round after round, one run of
+    each command in order."""
+    samples = [[] for _ in commands]
+    for _ in range(runs):
+        for k, (argv, env, before) in enumerate(commands):
+            if before:
+                before()
+            samples[k].append(measure(argv, env=env))
+    return [(statistics.median(s[0] for s in runs_of), max(s[1] for s in runs_of)) for runs_of in samples]
 
 
 def dataform_cli(work):
@@ -111,15 +126,20 @@ def main():
             subprocess.run(gen, check=True)
             runs = args.runs if size < 100000 else max(3, args.runs // 2)
             measure([args.floor, project])  # warm the page cache once
-            floor = median_of([args.floor, project], runs)
             no_cache = dict(os.environ, SLUICE_PARSE_CACHE="off")
             discover_argv = [args.sluice, "--project-dir", project, "discover"]
-            analysis = median_of(discover_argv, runs, env=no_cache)
             subprocess.run(["rm", "-rf", os.path.join(project, ".sluice")], check=True)
-            measure(discover_argv)  # writes the parse cache
-            cached = median_of(discover_argv, runs)
+            measure(discover_argv)  # writes the parse cache (a run without the cache neither reads nor writes it)
             edited_model = first_model(project)
-            edited = median_of(discover_argv, runs, before=lambda: toggle_edit(edited_model))
+            # The floor and the three discover columns in rounds, one run of each per round, so a slow or fast
+            # spell of the machine falls on all four alike and their ratios keep (runs of one command in a block
+            # would each see a different spell).
+            floor, analysis, cached, edited = alternating_medians([
+                ([args.floor, project], None, None),
+                (discover_argv, no_cache, None),
+                (discover_argv, None, None),
+                (discover_argv, None, lambda: toggle_edit(edited_model)),
+            ], runs)
             target = os.path.join(project, "target")
             compile_argv = [args.sluice, "--project-dir", project, "compile"]
             # Cold: every artifact created in a new, empty target folder, every model parsed. Warm: the project's
