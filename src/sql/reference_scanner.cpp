@@ -21,35 +21,26 @@ class ReferenceReader {
   ReferenceReader(std::string_view text, Dialect dialect, const std::string& file, const std::vector<Token>& tokens)
       : text_(text), dialect_(dialect), file_(file), tokens_(tokens) {}
 
-  // Reads the calls starting at the listed word indices (ascending); a word inside an earlier call's
-  // arguments starts none, as in Run().
+  // Reads the calls starting at the candidate words (indices of kReferenceCall tokens, ascending); a word inside
+  // an earlier call's arguments starts none.
   std::vector<ReferenceCall> Run(const std::vector<size_t>& reference_words) {
     std::vector<ReferenceCall> calls;
     size_t after = 0;  // one past the last call read
     for (size_t i : reference_words) {
-      const Token& token = tokens_[i];
-      if (i < after || (token.text != "__source" && token.text != "__ref")) continue;
+      if (i < after || !IsReferenceCallWord(tokens_[i])) continue;
       calls.push_back(ReadCall(i));
       after = i;
     }
     return calls;
   }
 
+  // Run over every token's candidacy.
   std::vector<ReferenceCall> Run() {
-    std::vector<ReferenceCall> calls;
-    const Token* const tokens = tokens_.data();  // locals: the loop reads one class word per token
-    const size_t count = tokens_.size();
-    size_t i = 0;
-    while (i < count) {
-      const Token& token = tokens[i];
-      // The class bit first: it is set for the two words in any case, so the text confirms.
-      if ((token.classes & token_class::kReferenceCall) && (token.text == "__source" || token.text == "__ref")) {
-        calls.push_back(ReadCall(i));
-      } else {
-        ++i;
-      }
+    std::vector<size_t> reference_words;
+    for (size_t i = 0; i < tokens_.size(); ++i) {
+      if (tokens_[i].classes & token_class::kReferenceCall) reference_words.push_back(i);
     }
-    return calls;
+    return Run(reference_words);
   }
 
  private:
@@ -176,7 +167,9 @@ std::string_view Trim(std::string_view text) {
 }  // namespace
 
 std::vector<ReferenceCall> FindReferences(std::string_view text, Dialect dialect, const std::string& file) {
-  return ReferenceReader(text, dialect, file, TokenizeSignificant(text, dialect, file)).Run();
+  std::vector<size_t> reference_words;
+  std::vector<Token> tokens = TokenizeSignificant(text, 0, dialect, file, reference_words);
+  return ReferenceReader(text, dialect, file, tokens).Run(reference_words);
 }
 
 std::vector<ReferenceCall> FindReferences(std::string_view text, const std::vector<Token>& significant_tokens,

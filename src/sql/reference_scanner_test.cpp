@@ -98,6 +98,18 @@ TEST(FindReferences, ListedWordsScanMatchesTheFullScan) {
   EXPECT_GT(calls_seen, 100u);
 }
 
+// A reference word inside a call's arguments starts no call of its own.
+TEST(FindReferences, AWordInsideACallStartsNoCall) {
+  std::string text = "SELECT * FROM __ref(__ref) JOIN __source(__source) s ON 1";
+  std::vector<ReferenceCall> calls = FindReferences(text, Dialect::kClickHouse);
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0].kind, ReferenceKind::kRef);
+  EXPECT_EQ(calls[0].name, "__ref");
+  EXPECT_EQ(Span(text, calls[0].begin, calls[0].end), "__ref(__ref)");
+  EXPECT_EQ(calls[1].kind, ReferenceKind::kSource);
+  EXPECT_EQ(calls[1].name, "__source");
+}
+
 TEST(FindReferences, FindsSourceAndRefWithSpans) {
   std::string text = "SELECT * FROM __source('events') JOIN __ref(orders) o ON 1";
   std::vector<ReferenceCall> calls = FindReferences(text, Dialect::kClickHouse);

@@ -594,8 +594,7 @@ size_t Parser::ParseTablePrimary(size_t p, size_t e, size_t block, size_t depth,
       p = ParseSourceModifiers(close + 1, e, source);
       return p;  // a bracketed join: its sources were recorded one by one
     }
-  } else if (first.kind == TokenKind::kWord && (first.text == "__source" || first.text == "__ref") &&
-             Punct(p + 1, e, '(')) {
+  } else if (IsReferenceCallWord(first) && Punct(p + 1, e, '(')) {
     size_t close = match_[p + 1];
     source.kind = SourceKind::kReference;
     source.name = std::string(first.text);

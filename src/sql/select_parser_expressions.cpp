@@ -126,7 +126,7 @@ bool Parser::WalkExpression(size_t b, size_t e, size_t block, size_t depth) {
     if ((classes & token_class::kWord) && Has(i + 1, e, token_class::kOpenParen)) {
       size_t close = match_[i + 1];
       auto call = [&] { return FunctionCall{std::string(token.text), TextSpan{token.begin, tokens_[close].end}}; };
-      if ((classes & token_class::kReferenceCall) && (token.text == "__source" || token.text == "__ref")) {
+      if (IsReferenceCallWord(token)) {
         result_.blocks[block].expression_references.push_back(call());
       } else if (classes & token_class::kCast) {  // first: every model column is a cast, and no cast name aggregates
         size_t as = FindTopLevelAs(i + 2, close);

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "sql/token.hpp"
+
 namespace sluice::sql {
 
 namespace token_class {
@@ -33,5 +35,11 @@ inline constexpr uint32_t kWith = 1u << 19;
 inline constexpr uint32_t kValues = 1u << 20;
 inline constexpr uint32_t kReferenceCall = 1u << 21;  // __source, __ref — and __SOURCE, __Ref …: compare the text
 }  // namespace token_class
+
+// The word of a reference call: `__source` or `__ref`, exactly so written (the class bit is set in any case; the
+// text confirms).
+inline bool IsReferenceCallWord(const Token& token) {
+  return (token.classes & token_class::kReferenceCall) != 0 && (token.text == "__source" || token.text == "__ref");
+}
 
 }  // namespace sluice::sql
