@@ -89,30 +89,21 @@ class AggregateTable {
     }
   }
 
-  bool Contains(std::string_view lower_name) const { return Contains(lower_name, HashOf(lower_name)); }
-
-  // `hash` is HashOf(lower_name), computed by the caller (while it lowers the name).
-  bool Contains(std::string_view lower_name, uint32_t hash) const {
-    for (size_t slot = SlotOf(hash);; slot = (slot + 1) % kSlots) {
+  bool Contains(std::string_view lower_name) const {
+    for (size_t slot = SlotOf(lower_name);; slot = (slot + 1) % kSlots) {
       if (slots_[slot].empty()) return false;
       if (slots_[slot] == lower_name) return true;
     }
   }
 
-  static constexpr uint32_t kHashSeed = 2166136261u;
-  static uint32_t HashStep(uint32_t hash, char c) { return (hash ^ static_cast<unsigned char>(c)) * 16777619u; }
-
-  static uint32_t HashOf(std::string_view name) {
-    uint32_t hash = kHashSeed;
-    for (char c : name) hash = HashStep(hash, c);
-    return hash;
-  }
-
  private:
   static constexpr size_t kSlots = 1024;  // a power of two, about four times the names
 
-  static size_t SlotOf(uint32_t hash) { return (hash ^ (hash >> 15)) % kSlots; }
-  static size_t SlotOf(std::string_view name) { return SlotOf(HashOf(name)); }
+  static size_t SlotOf(std::string_view name) {
+    uint32_t hash = 2166136261u;
+    for (char c : name) hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
+    return (hash ^ (hash >> 15)) % kSlots;
+  }
 
   std::array<std::string_view, kSlots> slots_{};
 };
@@ -131,7 +122,10 @@ constexpr auto kShortAggregates = [] {
 static_assert(
     [] {
       for (std::string_view name : kAggregateNames) {
-        if (name.size() >= 2 && name.size() <= 16 && kShortAggregates.Find(name) == 0) return false;
+        if (name.size() >= kShortAggregates.kShortestWord && name.size() <= kShortAggregates.kLongestWord &&
+            kShortAggregates.Find(name) == 0) {
+          return false;
+        }
       }
       return true;
     }(),
@@ -155,13 +149,9 @@ bool IsAggregateFunction(std::string_view name) {
     long_name.resize(name.size());
     lowered = long_name.data();
   }
-  uint32_t hash = AggregateTable::kHashSeed;
-  for (size_t k = 0; k < name.size(); ++k) {
-    lowered[k] = LowerAscii(name[k]);
-    hash = AggregateTable::HashStep(hash, lowered[k]);
-  }
+  for (size_t k = 0; k < name.size(); ++k) lowered[k] = LowerAscii(name[k]);
   std::string_view base(lowered, name.size());
-  if (kAggregates.Contains(base, hash)) return true;
+  if (kAggregates.Contains(base)) return true;
   // Strip one combinator at a time, checking after each (groupArrayArray is groupArray + Array).
   bool changed = true;
   while (changed && !base.empty() && kCombinatorEnds[static_cast<unsigned char>(base.back())]) {
