@@ -1,7 +1,7 @@
 // The classes of a token: what SQL readers ask of a token most often, as bits the tokenizer computes once per
 // token (Token::classes) — its bracket or separator role, and the keyword lists a bare word belongs to
 // (case-insensitive). The lists, and WordClasses() that reads them, are in sql/keyword_table.hpp.
-// Thread-safety: constants.
+// Thread-safety: constants and a pure function.
 #pragma once
 
 #include <cstdint>
