@@ -18,6 +18,9 @@ bool IsIdentifier(std::string_view part);
 
 class AssetKey {
  public:
+  // The empty key (both parts empty): a place to assign a key to, never a valid asset's key (as a moved-from
+  // key is empty too).
+  AssetKey() = default;
   // Throws Error(SLU-CORE-001) unless parts has 1 or 2 valid identifier parts.
   static AssetKey FromParts(const std::vector<std::string>& parts,
                             std::string_view default_namespace = kDefaultNamespace);

@@ -78,21 +78,17 @@ struct PipelineLoad {
   std::exception_ptr error;  // the pipeline's config or folder failure
 };
 
+// What the load keeps of a model besides its asset, which the parallel parse fills (the parse's own products
+// live only while the parse works on the model, so their memory serves the thread's next model).
 struct LoadedModel {
   size_t pipeline_index = 0;
   const std::string* file = nullptr;  // relative path, owned by PipelineFiles
   std::exception_ptr error;           // reading or parsing failed
-  ParsedModel parsed;
-  ModelContract contract;
+  std::exception_ptr key_error;       // the model's asset key failed (SLU-CORE-001)
   std::exception_ptr contract_error;  // the SQL body contract failed
-  const PipelineConfig* pipeline_config = nullptr;
-  std::string pipeline;
-  std::string name_space;
-  std::string relation_name;
-  // The contract's output columns as the asset holds them, and the lineage modes (LineageModeBit) whose
-  // columns are among them.
-  ColumnList columns;
-  unsigned lineage_modes = 0;
+  std::string name;                   // the file stem
+  bool anchor_candidate = false;      // from the contract
+  unsigned lineage_modes = 0;         // the lineage modes (LineageModeBit) whose columns the model outputs
   std::string text;               // file text, for located diagnostics; kept only when the header declares audits
   ModelAuditDeclarations audits;  // the header's audits, read once by the parallel parse
   // The model's parse-cache entry: the one this load encoded (the body was parsed and can be cached), or a view
@@ -158,8 +154,8 @@ MacroContextValues MacroContextFor(const Project& project, const PipelineConfig&
 }
 
 // StreamBuild §3.4/§3.7 on one model (ContractInputOf says which header keys it reads).
-ModelContract CheckContract(LoadedModel& model, sql::Dialect dialect) {
-  return CheckModelContract(ContractInputOf(model.parsed, model.text, dialect));
+ModelContract CheckContract(ParsedModel& parsed, const std::string& text, sql::Dialect dialect) {
+  return CheckModelContract(ContractInputOf(parsed, text, dialect));
 }
 
 // A model's file text for a diagnostic's caret line: kept only for models that declare audits (the audits
@@ -322,38 +318,61 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       }
     }
   }
+  // Every asset's place, the sources' first, then the models' in file order: the parallel parse fills a model's
+  // asset (assets[first_model_asset + its index in `models`]) from what it parsed. A model's asset holds a
+  // SeedCompute until then: it allocates nothing (a default SqlCompute's storage keys would allocate twice per
+  // model, only to be replaced).
+  const size_t first_model_asset = project.sources.size();
+  std::vector<Asset> assets;
+  assets.reserve(project.sources.size() + models.size());
+  PrefaultInParallel(assets.data(), assets.capacity() * sizeof(Asset));
+  std::exception_ptr source_key_error;  // rethrown where the keys are checked, after the models' names
+  for (const SourceDeclaration& source : project.sources) {
+    Asset asset{{}, source.name, "", "", std::nullopt, {}, {}, source.at};
+    try {
+      asset.key = AssetKey::Of(project.target.database, source.name);
+    } catch (const Error&) {
+      if (!source_key_error) source_key_error = std::current_exception();
+    }
+    std::visit([&](const auto& compute) { asset.compute = compute; }, source.compute);
+    if (const auto* table = std::get_if<ExternalTable>(&source.compute)) asset.relation_name = table->table_name;
+    if (std::holds_alternative<KafkaSource>(source.compute)) asset.relation_name = "raw__" + source.name;
+    assets.push_back(std::move(asset));
+  }
+  for (size_t m = 0; m < models.size(); ++m) {
+    assets.push_back(Asset{{}, {}, {}, {}, std::nullopt, {}, SeedCompute{}, {}});
+  }
   // A model whose file the parse cache knows unchanged gets its body's analysis from there (parse_cache.hpp):
   // only its name and header are parsed, and the checks that depend on the pipeline run as for any model.
   const ParseCache cache = ParseCache::Read(root, project.dialect);
-  auto reuse_cached = [&](size_t m, const ModelFileKey& key) {
-    LoadedModel& model = models[m];
-    std::optional<CachedBodyAnalysis> cached = cache.Find(*model.file, key, m);  // written in model order
-    if (!cached) return false;
-    std::optional<ParsedModel> parsed =
-        ParseModelFileWithReferences(*model.file, model.text, std::move(cached->references));
-    if (!parsed) return false;
-    model.parsed = std::move(*parsed);
-    model.contract.aggregate = cached->aggregate;
-    model.contract.anchor_candidate = cached->anchor_candidate;
-    model.columns = std::move(cached->columns);
-    model.lineage_modes = cached->lineage_modes;
-    model.reused_cache_entry = cached->entry;
-    return true;
-  };
   ParallelFor(models.size(), [&](size_t m) {
     LoadedModel& model = models[m];
     const PipelineLoad& load = loads[model.pipeline_index];
     const std::string& file = *model.file;
     ModelFileKey file_key;
+    ParsedModel parsed;
+    ColumnList columns;  // the contract's output columns, as the asset holds them
+    bool aggregate = false;
     bool from_cache = false;
     try {
       if (prepared.empty() || model.text.empty()) model.text = root_folder.ReadFile(file);
       if (ParseCache::Enabled()) {
         file_key = ModelFileKey::Of(model.text);
-        from_cache = reuse_cached(m, file_key);
+        if (std::optional<CachedBodyAnalysis> cached = cache.Find(file, file_key, m)) {  // written in model order
+          if (std::optional<ParsedModel> reparsed =
+                  ParseModelFileWithReferences(file, model.text, std::move(cached->references))) {
+            parsed = std::move(*reparsed);
+            aggregate = cached->aggregate;
+            model.anchor_candidate = cached->anchor_candidate;
+            columns = std::move(cached->columns);
+            model.lineage_modes = cached->lineage_modes;
+            model.reused_cache_entry = cached->entry;
+            from_cache = true;
+          }
+        }
       }
       if (!from_cache) {
-        model.parsed = ParseModelFile(file, model.text, project.dialect, [&](size_t begin, size_t end) {
+        parsed = ParseModelFile(file, model.text, project.dialect, [&](size_t begin, size_t end) {
           if (!prepared.empty()) {
             PreparedBody& body = prepared[m];
             if (begin == body.begin && end == model.text.size()) {
@@ -366,7 +385,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       }
       if (load.config.mode != PipelineMode::kVirtual) {
         for (const char* key : {"replay_on_change", "bounded_replay_fallback"}) {
-          if (const HeaderEntry* entry = FindEntry(model.parsed.header, key)) {
+          if (const HeaderEntry* entry = FindEntry(parsed.header, key)) {
             CheckModelReplayPolicy(load.config, file, model.text, ModelReplayPolicy{key, entry->key_offset});
           }
         }
@@ -377,35 +396,46 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     }
     if (!from_cache) {  // else the contract's products came from the cache
       try {
-        model.contract = CheckContract(model, project.dialect);
+        ModelContract contract = CheckContract(parsed, model.text, project.dialect);
         // The output columns take the asset's form here, in parallel; which lineage modes the columns satisfy is
         // noted before they are freed (the pipeline's mode is known later).
-        ModelContract& contract = model.contract;
+        aggregate = contract.aggregate;
+        model.anchor_candidate = contract.anchor_candidate;
         model.lineage_modes = LineageModesOf(contract, project.dialect);
-        model.columns = ColumnListOf(contract.columns);
-        std::vector<OutputColumn>().swap(contract.columns);
-        if (ParseCache::Enabled() && model.parsed.expanded_text.empty()) {
-          model.new_cache_entry =
-              EncodeParseCacheEntry(file, file_key, model.parsed.references, model.columns, contract.aggregate,
-                                    contract.anchor_candidate, model.lineage_modes);
+        columns = ColumnListOf(contract.columns);
+        if (ParseCache::Enabled() && parsed.expanded_text.empty()) {
+          model.new_cache_entry = EncodeParseCacheEntry(file, file_key, parsed.references, columns, aggregate,
+                                                        model.anchor_candidate, model.lineage_modes);
         }
       } catch (const Error&) {
         model.contract_error = std::current_exception();
       }
     }
-    // The scan buffers, the expanded text and the header served the contract and the checks above; keep only
-    // what later passes read (what is freed here is reused by this thread's next model, not fresh memory).
-    std::string().swap(model.parsed.expanded_text);
-    std::vector<sql::Token>().swap(model.parsed.significant_tokens);
-    model.audits = AuditDeclarationsFromHeader(model.parsed.header);
-    HeaderMap().swap(model.parsed.header);
+    model.audits = AuditDeclarationsFromHeader(parsed.header);
     if (!model.audits.audits && model.audits.columns.empty()) std::string().swap(model.text);
-    // What the pipeline gives the model.
-    model.pipeline_config = &load.config;
-    model.pipeline = pipeline_files[model.pipeline_index].name;
-    model.name_space = load.name_space;
-    const std::string& prefix = model.parsed.kind == ModelKind::kView ? load.view_prefix : load.table_prefix;
-    model.relation_name = model.parsed.relation_name.value_or(prefix + model.parsed.name);
+    // The model's asset: what the pipeline gives it and what the parse found. Its references are resolved
+    // once every model's name is known (below); until then their upstream keys are empty.
+    Asset& asset = assets[first_model_asset + m];
+    try {
+      asset.key = AssetKey::Of(load.name_space, parsed.name);
+    } catch (const Error&) {
+      model.key_error = std::current_exception();
+    }
+    model.name = std::move(parsed.name);
+    const std::string& prefix = parsed.kind == ModelKind::kView ? load.view_prefix : load.table_prefix;
+    asset.relation_name = parsed.relation_name ? std::move(*parsed.relation_name) : prefix + model.name;
+    asset.pipeline = pipeline_files[model.pipeline_index].name;
+    asset.description = std::move(parsed.description);
+    asset.partitions = std::move(parsed.partitions);
+    asset.defined_at = SourceLocation{std::move(parsed.file), 1, 1};
+    SqlCompute compute{parsed.kind, std::move(parsed.body), parsed.body_offset, {}, std::move(parsed.storage)};
+    compute.references.reserve(parsed.references.size());
+    for (ModelReference& ref : parsed.references) {
+      compute.references.push_back(ResolvedReference{std::move(ref.call), AssetKey(), ref.edge, std::move(ref.at)});
+    }
+    compute.columns = std::move(columns);
+    compute.aggregate = aggregate;
+    asset.compute = std::move(compute);
   });
 
   MarkPhase("models parsed");
@@ -432,10 +462,10 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       LoadedModel& model = models[next_model];
       const std::string& file = *model.file;
       if (model.error) std::rethrow_exception(model.error);
-      const std::string& name = model.parsed.name;
+      const std::string& name = model.name;
       if (auto [first, added] = model_index.Insert(name, next_model); !added) {
         throw Error(Diagnostic{"SLU-PROJECT-003",
-                               "model '" + name + "' is defined twice: " + models[first].parsed.file + " and " + file,
+                               "model '" + name + "' is defined twice: " + *models[first].file + " and " + file,
                                {file, 1, 1},
                                "model names (file stems) are unique across the project",
                                {}});
@@ -459,58 +489,32 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   CheckProjectReplayPolicy(project.config, project.target, any_virtual_pipeline);
 
   MarkPhase("models checked");
-  // Resolve references into assets.
-  std::vector<Asset> assets;
-  assets.reserve(project.sources.size() + models.size());
-  PrefaultInParallel(assets.data(), assets.capacity() * sizeof(Asset));
-  auto source_key = [&](const std::string& name) { return AssetKey::Of(project.target.database, name); };
-  for (const SourceDeclaration& source : project.sources) {
-    Asset asset{source_key(source.name), source.name, "", "", std::nullopt, {}, {}, source.at};
-    std::visit([&](const auto& compute) { asset.compute = compute; }, source.compute);
-    if (const auto* table = std::get_if<ExternalTable>(&source.compute)) asset.relation_name = table->table_name;
-    if (std::holds_alternative<KafkaSource>(source.compute)) asset.relation_name = "raw__" + source.name;
-    assets.push_back(std::move(asset));
+  if (source_key_error) std::rethrow_exception(source_key_error);
+  for (const LoadedModel& model : models) {
+    if (model.key_error) std::rethrow_exception(model.key_error);
   }
-  // Every model's asset with its key first (a model's asset is assets[first_model_asset + its index in `models`,
-  // which model_index gives by name; a source's is assets[its index in project.sources]); then, in parallel, the
-  // body, storage and description move into it (the checks input below views the body there) and its references
-  // are resolved against the keys. The graph checks below read the upstream asset each reference resolved to
-  // (reference_upstream, a model's run starting at reference_begin) and each model's driving input
-  // (driving_upstream) by index, not by name. The first model (in order) with an unknown reference is the one
-  // reported.
-  const size_t first_model_asset = project.sources.size();
-  std::vector<std::optional<AssetKey>> model_keys(models.size());
-  ParallelFor(models.size(),
-              [&](size_t m) { model_keys[m] = AssetKey::Of(models[m].name_space, models[m].parsed.name); });
-  for (std::optional<AssetKey>& key : model_keys) {
-    // SeedCompute holds the place of the SqlCompute the resolve pass moves in: it allocates nothing (a default
-    // SqlCompute's storage keys would allocate twice per model, only to be replaced).
-    assets.push_back(Asset{std::move(*key), {}, {}, {}, std::nullopt, {}, SeedCompute{}, {}});
-  }
+  // Resolve each model's references against the keys (a model's asset is assets[first_model_asset + its index in
+  // `models`], which model_index gives by name; a source's is assets[its index in project.sources]). The graph
+  // checks below read the upstream asset each reference resolved to (reference_upstream, a model's run starting
+  // at reference_begin) and each model's driving input (driving_upstream) by index, not by name. The first model
+  // (in order) with an unknown reference is the one reported.
   auto source_asset = [&](const std::string& name) {
     auto it = sources.find(name);
     return it == sources.end() ? kNoAsset : static_cast<size_t>(it->second - project.sources.data());
   };
+  auto references_of = [&](size_t m) -> std::vector<ResolvedReference>& {
+    return std::get<SqlCompute>(assets[first_model_asset + m].compute).references;
+  };
   std::vector<size_t> reference_begin(models.size() + 1, 0);
-  for (size_t m = 0; m < models.size(); ++m) {
-    reference_begin[m + 1] = reference_begin[m] + models[m].parsed.references.size();
-  }
+  for (size_t m = 0; m < models.size(); ++m) reference_begin[m + 1] = reference_begin[m] + references_of(m).size();
   std::vector<size_t> reference_upstream(reference_begin.back(), kNoAsset);
   std::vector<size_t> driving_upstream(models.size(), kNoAsset);
   ParallelFor(models.size(), [&](size_t m) {
-    LoadedModel& model = models[m];
-    ParsedModel& parsed = model.parsed;
-    SqlCompute compute{parsed.kind, std::move(parsed.body), parsed.body_offset, {}, std::move(parsed.storage)};
     Asset& asset = assets[first_model_asset + m];
-    asset.relation_name = model.relation_name;
-    asset.pipeline = model.pipeline;
-    asset.description = std::move(parsed.description);
-    asset.partitions = std::move(parsed.partitions);
-    asset.defined_at = SourceLocation{parsed.file, 1, 1};
-    compute.references.reserve(parsed.references.size());
-    asset.deps.reserve(parsed.references.size());
-    for (size_t r = 0; r < parsed.references.size(); ++r) {
-      ModelReference& ref = parsed.references[r];
+    std::vector<ResolvedReference>& references = references_of(m);
+    asset.deps.reserve(references.size());
+    for (size_t r = 0; r < references.size(); ++r) {
+      ResolvedReference& ref = references[r];
       const std::string& name = ref.call.name;
       size_t upstream = kNoAsset;
       if (ref.call.kind == sql::ReferenceKind::kSource) {
@@ -522,24 +526,21 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       }
       if (upstream == kNoAsset) {
         std::string what = ref.call.kind == sql::ReferenceKind::kSource ? "source" : "model or source";
-        FailAt(root, model, ref.at, "SLU-GRAPH-002", "unknown " + what + " '" + name + "'",
+        FailAt(root, models[m], ref.at, "SLU-GRAPH-002", "unknown " + what + " '" + name + "'",
                ref.call.kind == sql::ReferenceKind::kSource
                    ? "declare it in sources/*.yml"
                    : "add pipelines/<pipeline>/" + name + ".sql or declare a source");
       }
       reference_upstream[reference_begin[m] + r] = upstream;
-      const AssetKey& key = assets[upstream].key;  // set above, never written by this loop
+      const AssetKey& key = assets[upstream].key;  // set by the parse, never written by this loop
+      ref.upstream = key;
       auto existing = std::find_if(asset.deps.begin(), asset.deps.end(),
                                    [&](const AssetDependency& dep) { return dep.upstream == key; });
       if (existing == asset.deps.end()) {
         asset.deps.push_back(AssetDependency{key, ref.edge});
         if (ref.edge == EdgeType::kDrivingInput) driving_upstream[m] = upstream;
       }
-      // The parse's reference is not read again (the checks input views the asset's).
-      compute.references.push_back(ResolvedReference{std::move(ref.call), key, ref.edge, std::move(ref.at)});
     }
-    std::vector<ModelReference>().swap(parsed.references);
-    asset.compute = std::move(compute);
   });
 
   // Physical relation names — the assets' own and the generated kafka__/raw__/mv__ objects — are unique per
@@ -603,15 +604,16 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       const ResolvedReference& ref = references[r];
       if (std::get<SqlCompute>(upstream.compute).kind == ModelKind::kView) {
         FailAt(root, model, ref.at, "SLU-GRAPH-005",
-               "'" + model.parsed.name + "' reads the view '" + upstream.name() + "'; views are terminal",
+               "'" + model.name + "' reads the view '" + upstream.name() + "'; views are terminal",
                "make " + upstream.name() + " a table (kind table), or read what the view reads");
       }
-      PipelineMode mode = model.pipeline_config->mode;
-      PipelineMode upstream_mode = models[upstream_index - first_model_asset].pipeline_config->mode;
+      PipelineMode mode = loads[model.pipeline_index].config.mode;
+      PipelineMode upstream_mode = loads[models[upstream_index - first_model_asset].pipeline_index].config.mode;
       if (mode != upstream_mode) {
         FailAt(root, model, ref.at, "SLU-GRAPH-006",
-               "'" + model.parsed.name + "' (" + PipelineModeName(mode) + " pipeline " + model.pipeline + ") reads '" +
-                   upstream.name() + "' of the " + PipelineModeName(upstream_mode) + " pipeline " + upstream.pipeline,
+               "'" + model.name + "' (" + PipelineModeName(mode) + " pipeline " +
+                   pipeline_files[model.pipeline_index].name + ") reads '" + upstream.name() + "' of the " +
+                   PipelineModeName(upstream_mode) + " pipeline " + upstream.pipeline,
                "direct and virtual pipelines cannot depend on each other; give both pipelines the same mode");
       }
     }
@@ -680,7 +682,8 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   }
 
   // The SQL body contract, now that each pipeline's replay lineage mode is known.
-  std::map<std::string, LineageMode> lineage;
+  std::vector<LineageMode> lineage;  // by pipeline index, as `pipelines` is
+  lineage.reserve(pipelines.size());
   for (const Pipeline& pipeline : pipelines) {
     LineageMode mode = LineageMode::kOffsets;
     if (pipeline.source) {
@@ -693,16 +696,14 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
           },
           sources.at(*pipeline.source)->compute);
     }
-    lineage.emplace(pipeline.name, mode);
+    lineage.push_back(mode);
   }
   for (size_t m = 0; m < models.size(); ++m) {
     LoadedModel& model = models[m];
     if (model.contract_error) std::rethrow_exception(model.contract_error);
     auto& compute = std::get<SqlCompute>(assets[first_model_asset + m].compute);
-    compute.aggregate = model.contract.aggregate;
     compute.anchor_eligible =
-        model.contract.anchor_candidate && (model.lineage_modes & LineageModeBit(lineage.at(model.pipeline))) != 0;
-    compute.columns = std::move(model.columns);
+        model.anchor_candidate && (model.lineage_modes & LineageModeBit(lineage[model.pipeline_index])) != 0;
   }
 
   MarkPhase("graph checks and contracts");
@@ -716,11 +717,11 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   PrefaultInParallel(checks.models.data(), models.size() * sizeof(ModelCheckInput));
   for (size_t m = 0; m < models.size(); ++m) {
     LoadedModel& model = models[m];
-    ParsedModel& parsed = model.parsed;
-    const auto& compute = std::get<SqlCompute>(assets[first_model_asset + m].compute);
-    checks.models.push_back(ModelCheckInput{parsed.name, model.pipeline, parsed.file, parsed.kind, model.relation_name,
-                                            model.name_space, std::move(model.text), compute.body, &compute.references,
-                                            &compute.columns, std::move(model.audits)});
+    const Asset& asset = assets[first_model_asset + m];
+    const auto& compute = std::get<SqlCompute>(asset.compute);
+    checks.models.push_back(ModelCheckInput{
+        asset.name(), asset.pipeline, asset.defined_at.file, compute.kind, asset.relation_name, asset.key.name_space(),
+        std::move(model.text), compute.body, &compute.references, &compute.columns, std::move(model.audits)});
   }
   for (size_t p = 0; p < pipeline_files.size(); ++p) {
     checks.pipeline_audit_defaults.try_emplace(pipeline_files[p].name, loads[p].config.audit_defaults);
@@ -730,8 +731,8 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     return project.macros->Expand(file, text, begin, end, check_context);
   };
   project.checks = CompileTestsAndAudits(checks);
-  for (ModelCheckInput& model : checks.models) {  // the views end here
-    model.body = {};
+  for (ModelCheckInput& model : checks.models) {  // the views of the assets end here
+    model.name = model.pipeline = model.file = model.relation_name = model.name_space = model.body = {};
     model.references = nullptr;
     model.columns = nullptr;
   }
@@ -746,7 +747,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     for (Diagnostic& diagnostic : diagnostics) {
       const std::string& file = diagnostic.location.file;
       if (size_t m = model_index.Find(std::filesystem::path(file).stem().string());
-          m != NameIndex::kNone && models[m].parsed.file == file) {
+          m != NameIndex::kNone && *models[m].file == file) {
         diagnostic = MakeDiagnostic(diagnostic.code, diagnostic.message, diagnostic.location, diagnostic.hint,
                                     TextForDiagnostic(root, file, checks.models[m].text));
       }
