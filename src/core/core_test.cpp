@@ -268,6 +268,36 @@ TEST(FileSystem, AnOpenDirectoryReadsByRelativePathAndNamesTheWholePathInErrors)
   EXPECT_EQ(CodeOf([&] { missing.ReadFile("m.sql"); }), "SLU-IO-001");
 }
 
+// A listed file is read without asking its size: every size around the scratch buffer's 64 KiB reads whole,
+// and failures are reported as ReadFile reports them.
+TEST(FileSystem, AListedFileReadsWholeAtEverySize) {
+  ScratchFolder scratch("sluice_listed_file_test");
+  const std::filesystem::path& dir = scratch.path;
+  OpenDirectory folder(dir);
+  constexpr size_t kScratch = size_t{64} << 10;
+  for (size_t size : {size_t{0}, size_t{1}, size_t{1400}, kScratch - 1, kScratch, kScratch + 1, 3 * kScratch + 7,
+                      size_t{10} << 20}) {
+    std::string text(size, 'x');
+    for (size_t i = 0; i < size; i += 4093) text[i] = static_cast<char>('a' + i % 26);  // not one repeated byte
+    WriteFileAtomic(dir / "m.sql", text);
+    EXPECT_EQ(folder.ReadListedFile("m.sql"), text) << size;
+    EXPECT_EQ(folder.ReadFile("m.sql"), text) << size;
+  }
+  EXPECT_EQ(CodeOf([&] { folder.ReadListedFile("missing.sql"); }), "SLU-IO-001");
+  std::filesystem::create_directories(dir / "folder.sql");
+  try {
+    folder.ReadListedFile("folder.sql");
+    FAIL() << "expected SLU-IO-001";
+  } catch (const Error& error) {
+    const Diagnostic& d = error.diagnostics().front();
+    EXPECT_EQ(d.code, "SLU-IO-001");
+    EXPECT_EQ(d.location.file, (dir / "folder.sql").string());
+    EXPECT_NE(d.message.find("Is a directory"), std::string::npos) << d.message;
+  }
+  OpenDirectory missing(dir / "nowhere");
+  EXPECT_EQ(CodeOf([&] { missing.ReadListedFile("m.sql"); }), "SLU-IO-001");
+}
+
 TEST(FileSystem, AtomicWriteReplacesContents) {
   ScratchFolder scratch("sluice_core_test");
   const std::filesystem::path& dir = scratch.path;

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <system_error>
 #include <utility>
@@ -22,9 +23,16 @@ namespace sluice {
 
 namespace {
 
+// How ReadFileAt learns where a file ends.
+enum class FileEnd {
+  kAsked,   // fstat gives the size: for any file
+  kListed,  // a folder listing showed a regular file: a read that returns less than it asked for is at the end
+};
+
 // Reads `name`, a path relative to the open folder `directory` (AT_FDCWD: the working directory); errors name
 // base / name (name alone when base is empty).
-std::string ReadFileAt(int directory, const char* name, const std::filesystem::path& base) {
+std::string ReadFileAt(int directory, const char* name, const std::filesystem::path& base,
+                       FileEnd end = FileEnd::kAsked) {
   auto fail = [&]() {
     int error = errno;
     std::filesystem::path shown = base.empty() ? std::filesystem::path(name) : base / name;
@@ -34,39 +42,57 @@ std::string ReadFileAt(int directory, const char* name, const std::filesystem::p
                            "check that the file exists and is readable",
                            {}});
   };
-  // One open, one fstat and (for a file that does not change meanwhile) one read into a buffer of the right
-  // size: a regular file that gives exactly its fstat size into a buffer one byte larger is at its end, so the
-  // read that would return 0 is skipped (4 system calls instead of 5: ~4 µs a file on this VM).
-  int fd = ::openat(directory, name, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail();
-  struct stat info {};
-  if (::fstat(fd, &info) != 0) {
+  auto close_and_fail = [&](int fd) {
     int saved = errno;
     ::close(fd);
     errno = saved;
     fail();
-  }
-  if (S_ISDIR(info.st_mode)) {
-    ::close(fd);
-    errno = EISDIR;
-    fail();
-  }
+  };
+  int fd = ::openat(directory, name, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail();
+  // A regular file's read returns less than it asked for only at the file's end (Linux). So a file that gives
+  // exactly its fstat size into a buffer one byte larger is read whole, and the read that would return 0 is
+  // skipped (4 system calls instead of 5). A listed file is read into this thread's scratch buffer without
+  // asking its size: a read that does not fill the buffer is the end (3 system calls; ~10% less time reading a
+  // project's models on this VM). A file that turns out larger, or of another kind, is read until a read
+  // returns 0.
   std::string contents;
   size_t size = 0;
-  contents.resize(info.st_size > 0 ? static_cast<size_t>(info.st_size) + 1 : 4096);
+  std::optional<size_t> regular_size;  // fstat's size of a regular file
+  if (end == FileEnd::kListed) {
+    constexpr size_t kScratchBytes = size_t{64} << 10;
+    thread_local std::unique_ptr<char[]> scratch(new char[kScratchBytes]);
+    ssize_t n = 0;
+    do {
+      n = ::read(fd, scratch.get(), kScratchBytes);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) close_and_fail(fd);
+    if (static_cast<size_t>(n) < kScratchBytes) {
+      ::close(fd);
+      return std::string(scratch.get(), static_cast<size_t>(n));
+    }
+    contents.assign(scratch.get(), kScratchBytes);
+    size = kScratchBytes;
+  } else {
+    struct stat info {};
+    if (::fstat(fd, &info) != 0) close_and_fail(fd);
+    if (S_ISDIR(info.st_mode)) {
+      errno = EISDIR;
+      close_and_fail(fd);
+    }
+    if (S_ISREG(info.st_mode)) regular_size = static_cast<size_t>(info.st_size);
+    contents.resize(info.st_size > 0 ? static_cast<size_t>(info.st_size) + 1 : 4096);
+  }
   while (true) {
     if (size == contents.size()) contents.resize(contents.size() * 2);
     ssize_t n = ::read(fd, contents.data() + size, contents.size() - size);
     if (n < 0) {
       if (errno == EINTR) continue;
-      int saved = errno;
-      ::close(fd);
-      errno = saved;
-      fail();
+      close_and_fail(fd);
     }
     if (n == 0) break;
     size += static_cast<size_t>(n);
-    if (S_ISREG(info.st_mode) && size == static_cast<size_t>(info.st_size) && size < contents.size()) break;
+    if (size == regular_size && size < contents.size()) break;
   }
   ::close(fd);
   contents.resize(size);
@@ -122,6 +148,11 @@ OpenDirectory::~OpenDirectory() {
 std::string OpenDirectory::ReadFile(const std::string& relative) const {
   if (fd_ < 0 || relative.empty() || relative.front() == '/') return sluice::ReadFile(path_ / relative);
   return ReadFileAt(fd_, relative.c_str(), path_);
+}
+
+std::string OpenDirectory::ReadListedFile(const std::string& relative) const {
+  if (fd_ < 0 || relative.empty() || relative.front() == '/') return sluice::ReadFile(path_ / relative);
+  return ReadFileAt(fd_, relative.c_str(), path_, FileEnd::kListed);
 }
 
 namespace {

@@ -47,6 +47,9 @@ class OpenDirectory {
 
   // ReadFile(path / relative).
   std::string ReadFile(const std::string& relative) const;
+  // The same for a file that a listing of its folder (WalkFiles) showed as a regular file: its size is not asked
+  // for; a read that returns less than it asked for is taken as its end, as for any regular file.
+  std::string ReadListedFile(const std::string& relative) const;
 
  private:
   std::filesystem::path path_;

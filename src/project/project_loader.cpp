@@ -300,7 +300,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     ParallelFor(models.size(), [&](size_t m) {
       LoadedModel& model = models[m];
       try {
-        model.text = root_folder.ReadFile(*model.file);
+        model.text = root_folder.ReadListedFile(*model.file);
         if (model.text.find('@') == std::string::npos) return;
         prepared[m].begin = ParseHeaderBlock(model.text, 0, "MODEL", *model.file).end;
       } catch (const Error&) {
@@ -355,7 +355,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     bool aggregate = false;
     bool from_cache = false;
     try {
-      if (prepared.empty() || model.text.empty()) model.text = root_folder.ReadFile(file);
+      if (prepared.empty() || model.text.empty()) model.text = root_folder.ReadListedFile(file);
       if (ParseCache::Enabled()) {
         file_key = ModelFileKey::Of(model.text);
         if (std::optional<CachedBodyAnalysis> cached = cache.Find(file, file_key, m)) {  // written in model order
