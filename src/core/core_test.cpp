@@ -275,8 +275,8 @@ TEST(FileSystem, AListedFileReadsWholeAtEverySize) {
   const std::filesystem::path& dir = scratch.path;
   OpenDirectory folder(dir);
   constexpr size_t kScratch = size_t{64} << 10;
-  for (size_t size : {size_t{0}, size_t{1}, size_t{1400}, kScratch - 1, kScratch, kScratch + 1, 3 * kScratch + 7,
-                      size_t{10} << 20}) {
+  for (size_t size :
+       {size_t{0}, size_t{1}, size_t{1400}, kScratch - 1, kScratch, kScratch + 1, 3 * kScratch + 7, size_t{10} << 20}) {
     std::string text(size, 'x');
     for (size_t i = 0; i < size; i += 4093) text[i] = static_cast<char>('a' + i % 26);  // not one repeated byte
     WriteFileAtomic(dir / "m.sql", text);
