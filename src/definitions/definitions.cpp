@@ -92,25 +92,36 @@ std::string ShownCycle(const std::vector<std::string>& path) {
 }  // namespace
 
 Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipelines)
+    : Definitions(std::move(assets), std::move(pipelines), {}) {}
+
+Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipelines,
+                         std::vector<size_t> resolved_upstreams)
     : pipelines_(std::move(pipelines)) {
-  // Key order: sort positions, then move each asset into place along the permutation's cycles (sorting the
-  // ~500-byte assets themselves moved each one log n times; a second array would be 50 MB at 100,000 assets).
   assets_ = std::move(assets);
-  std::vector<size_t> order(assets_.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  ParallelStableSort(order.begin(), order.end(), [&](size_t a, size_t b) { return assets_[a].key < assets_[b].key; });
-  std::vector<bool> placed(order.size(), false);
-  for (size_t start = 0; start < order.size(); ++start) {
-    if (placed[start] || order[start] == start) continue;
-    Asset held = std::move(assets_[start]);
-    size_t at = start;
-    while (order[at] != start) {
-      assets_[at] = std::move(assets_[order[at]]);
+  auto key_less = [&](size_t a, size_t b) { return assets_[a].key < assets_[b].key; };
+  bool in_key_order = true;
+  for (size_t i = 1; i < assets_.size() && in_key_order; ++i) in_key_order = !key_less(i, i - 1);
+  if (!in_key_order) {
+    // Key order: sort positions, then move each asset into place along the permutation's cycles (sorting the
+    // ~500-byte assets themselves moved each one log n times; a second array would be 50 MB at 100,000
+    // assets). The caller's upstream indexes name the old places: they are looked up instead.
+    resolved_upstreams.clear();
+    std::vector<size_t> order(assets_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    ParallelStableSort(order.begin(), order.end(), key_less);
+    std::vector<bool> placed(order.size(), false);
+    for (size_t start = 0; start < order.size(); ++start) {
+      if (placed[start] || order[start] == start) continue;
+      Asset held = std::move(assets_[start]);
+      size_t at = start;
+      while (order[at] != start) {
+        assets_[at] = std::move(assets_[order[at]]);
+        placed[at] = true;
+        at = order[at];
+      }
+      assets_[at] = std::move(held);
       placed[at] = true;
-      at = order[at];
     }
-    assets_[at] = std::move(held);
-    placed[at] = true;
   }
   std::sort(pipelines_.begin(), pipelines_.end(), [](const Pipeline& a, const Pipeline& b) { return a.name < b.name; });
   index_ = HashedIndex(assets_.size());
@@ -126,12 +137,19 @@ Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipeli
     }
     by_name_.Insert(assets_[i].name(), i);
   }
-  // Each asset's upstreams by index (deps order, asset i's at upstreams[upstream_begin[i], upstream_begin[i + 1])),
-  // looked up in parallel; the first asset in key order with an unknown upstream is the one reported.
+  // Each asset's upstreams by index (deps order, asset i's at upstreams[upstream_begin[i], upstream_begin[i + 1])):
+  // the caller's, or looked up in parallel; the first asset in key order with an unknown upstream is the one
+  // reported.
   std::vector<size_t> upstream_begin(assets_.size() + 1, 0);
   for (size_t i = 0; i < assets_.size(); ++i) upstream_begin[i + 1] = upstream_begin[i] + assets_[i].deps.size();
-  std::vector<size_t> upstreams(upstream_begin.back());
-  ParallelFor(assets_.size(), [&](size_t i) {
+  if (!resolved_upstreams.empty() && resolved_upstreams.size() != upstream_begin.back()) {
+    throw std::invalid_argument("Definitions: " + std::to_string(resolved_upstreams.size()) +
+                                " resolved upstreams for " + std::to_string(upstream_begin.back()) + " dependencies");
+  }
+  const bool look_up = resolved_upstreams.empty();
+  std::vector<size_t> upstreams = std::move(resolved_upstreams);
+  upstreams.resize(upstream_begin.back());
+  ParallelFor(look_up ? assets_.size() : 0, [&](size_t i) {
     size_t at = upstream_begin[i];
     for (const AssetDependency& dep : assets_[i].deps) {
       const size_t upstream = Lookup(dep.upstream);

@@ -207,6 +207,11 @@ class Definitions {
  public:
   Definitions() = default;
   Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipelines);
+  // The same for a caller that resolved the dependencies already (the project loader) and gives the assets in
+  // key order: resolved_upstreams[k] is the index in `assets` of the k-th dependency's upstream, counting asset
+  // by asset in deps order. Then the assets are neither sorted nor moved and no upstream is looked up. Assets
+  // not in key order are sorted and their upstreams looked up, as by the constructor above.
+  Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipelines, std::vector<size_t> resolved_upstreams);
   Definitions(const Definitions&) = delete;
   Definitions& operator=(const Definitions&) = delete;
   Definitions(Definitions&&) = default;

@@ -245,6 +245,54 @@ TEST(Definitions, TheFirstAssetInKeyOrderWithAnUnknownUpstreamIsReported) {
   EXPECT_TRUE(chain.Downstream(chain.assets().back().key).empty());
 }
 
+// The upstream indexes a caller resolved (the project loader) give the same graph as looking them up, for assets
+// in key order; for assets in another order they name old places, so they are ignored and the upstreams looked
+// up; a count that does not match the dependencies is a caller's bug.
+TEST(Definitions, ResolvedUpstreamsGiveTheGraphThatLookingUpGives) {
+  // A diamond per four assets: m(4k+1) and m(4k+2) read m(4k), m(4k+3) reads both.
+  std::vector<Asset> assets = Chain(2000, false);
+  std::vector<size_t> resolved;
+  for (size_t i = 0; i < assets.size(); ++i) {
+    assets[i].deps.clear();
+    auto read = [&](size_t upstream) {
+      assets[i].deps.push_back(AssetDependency{assets[upstream].key, EdgeType::kReference});
+      resolved.push_back(upstream);
+    };
+    if (i % 4 == 1 || i % 4 == 2) read(i - i % 4);
+    if (i % 4 == 3) {
+      read(i - 2);
+      read(i - 1);
+    }
+  }
+  Definitions looked_up(assets, {});
+  Definitions given(assets, {}, resolved);
+  ASSERT_EQ(given.assets().size(), looked_up.assets().size());
+  for (const Asset& asset : looked_up.assets()) {
+    EXPECT_EQ(given.Downstream(asset.key), looked_up.Downstream(asset.key)) << asset.key.ToString();
+    EXPECT_EQ(given.Find(asset.key)->deps, asset.deps);
+  }
+  EXPECT_EQ(given.TopologicalOrder(), looked_up.TopologicalOrder());
+  EXPECT_EQ(given.Downstream(AssetKey::FromParts({"core", "m00000"})),
+            (std::vector<AssetKey>{AssetKey::FromParts({"core", "m00001"}), AssetKey::FromParts({"core", "m00002"})}));
+
+  std::vector<Asset> shuffled = assets;
+  std::mt19937 random(5);
+  std::shuffle(shuffled.begin(), shuffled.end(), random);
+  Definitions reordered(std::move(shuffled), {}, resolved);
+  for (const Asset& asset : looked_up.assets()) {
+    EXPECT_EQ(reordered.Downstream(asset.key), looked_up.Downstream(asset.key)) << asset.key.ToString();
+  }
+
+  std::vector<size_t> short_by_one(resolved.begin(), resolved.end() - 1);
+  EXPECT_THROW(Definitions(assets, {}, short_by_one), std::invalid_argument);
+
+  // A cycle through resolved upstreams is found as through looked-up ones.
+  std::vector<Asset> cycle = Chain(1000, true);
+  std::vector<size_t> cycle_upstreams(1000);
+  for (size_t i = 0; i < 1000; ++i) cycle_upstreams[i] = (i + 999) % 1000;
+  EXPECT_EQ(ErrorCode([&] { Definitions(std::move(cycle), {}, cycle_upstreams); }), "SLU-GRAPH-001");
+}
+
 TEST(Definitions, ALongCycleIsNamedWithItsMiddleElided) {
   try {
     Definitions definitions(Chain(1000, true), {});

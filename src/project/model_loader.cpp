@@ -297,14 +297,6 @@ void ClassifyReferences(const ModelFile& model, ParsedModel& parsed) {
   }
 }
 
-// std::filesystem::path(file).stem() of a relative file path, without building a path.
-std::string_view FileStem(std::string_view file) {
-  std::string_view name = file.substr(file.rfind('/') + 1);  // npos + 1 == 0
-  if (name == "." || name == "..") return name;
-  size_t dot = name.rfind('.');
-  return dot == std::string_view::npos || dot == 0 ? name : name.substr(0, dot);
-}
-
 // The name and the MODEL header of a model file, checked; body_offset set, the body not yet read.
 ParsedModel ParseNameAndHeader(const ModelFile& model) {
   ParsedModel parsed;
@@ -322,6 +314,13 @@ ParsedModel ParseNameAndHeader(const ModelFile& model) {
 }
 
 }  // namespace
+
+std::string_view FileStem(std::string_view file) {
+  std::string_view name = file.substr(file.rfind('/') + 1);  // npos + 1 == 0
+  if (name == "." || name == "..") return name;
+  size_t dot = name.rfind('.');
+  return dot == std::string_view::npos || dot == 0 ? name : name.substr(0, dot);
+}
 
 ParsedModel ParseModelFile(const std::string& relative_file, const std::string& text, sql::Dialect dialect,
                            const BodyExpander& expand) {

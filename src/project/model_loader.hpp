@@ -29,6 +29,9 @@ struct ModelReference {
   bool operator==(const ModelReference&) const = default;
 };
 
+// std::filesystem::path(file).stem() of a relative file path, without building a path: a model's name.
+std::string_view FileStem(std::string_view file);
+
 struct ParsedModel {
   std::string name;  // file stem
   std::string file;  // relative path

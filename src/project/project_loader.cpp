@@ -100,6 +100,49 @@ struct LoadedModel {
 // An asset index that is none: an unknown reference's upstream, a model without a driving input.
 constexpr size_t kNoAsset = SIZE_MAX;
 
+// Where each asset goes in the assets array: key order (namespace, then name; ties in load order, the sources
+// first), the order Definitions keeps, so that it neither sorts nor moves them. A model's key is its pipeline's
+// namespace and its file stem, both known before its file is read.
+struct AssetPlaces {
+  static constexpr size_t kNoModel = SIZE_MAX;
+  std::vector<size_t> source_place;  // by index in the sources
+  std::vector<size_t> model_place;   // by index in the models
+  std::vector<size_t> model_at;      // by place: the model there, or kNoModel for a source
+};
+
+AssetPlaces PlaceAssets(const std::vector<SourceDeclaration>& sources, const std::string& database,
+                        const std::vector<LoadedModel>& models, const std::vector<PipelineLoad>& loads) {
+  struct Entry {
+    std::string_view name_space;
+    std::string_view name;
+    size_t loaded;  // sources, then models
+  };
+  std::vector<Entry> entries;
+  entries.reserve(sources.size() + models.size());
+  for (size_t s = 0; s < sources.size(); ++s) entries.push_back(Entry{database, sources[s].name, s});
+  for (size_t m = 0; m < models.size(); ++m) {
+    entries.push_back(Entry{loads[models[m].pipeline_index].name_space, FileStem(*models[m].file), sources.size() + m});
+  }
+  ParallelStableSort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    if (int order = a.name_space.compare(b.name_space); order != 0) return order < 0;
+    return a.name < b.name;
+  });
+  AssetPlaces places;
+  places.source_place.resize(sources.size());
+  places.model_place.resize(models.size());
+  places.model_at.assign(entries.size(), AssetPlaces::kNoModel);
+  for (size_t place = 0; place < entries.size(); ++place) {
+    const size_t loaded = entries[place].loaded;
+    if (loaded < sources.size()) {
+      places.source_place[loaded] = place;
+    } else {
+      places.model_place[loaded - sources.size()] = place;
+      places.model_at[place] = loaded - sources.size();
+    }
+  }
+  return places;
+}
+
 // A physical relation: its namespace and its name, written as a generated-object prefix ("", "mv__" or
 // "kafka__") and the rest, both viewed in the asset that claims it. Two keys are equal when their namespaces and
 // whole names are: the table model `orders`' mv__orders and a model whose relation_name is mv__orders collide.
@@ -318,16 +361,20 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       }
     }
   }
-  // Every asset's place, the sources' first, then the models' in file order: the parallel parse fills a model's
-  // asset (assets[first_model_asset + its index in `models`]) from what it parsed. A model's asset holds a
-  // SeedCompute until then: it allocates nothing (a default SqlCompute's storage keys would allocate twice per
-  // model, only to be replaced).
-  const size_t first_model_asset = project.sources.size();
+  // Every asset in its place (PlaceAssets): the parallel parse fills a model's asset
+  // (assets[places.model_place[its index in `models`]]) from what it parsed. A model's asset holds a SeedCompute
+  // until then: it allocates nothing (a default SqlCompute's storage keys would allocate twice per model, only to
+  // be replaced).
+  const AssetPlaces places = PlaceAssets(project.sources, project.target.database, models, loads);
   std::vector<Asset> assets;
   assets.reserve(project.sources.size() + models.size());
   PrefaultInParallel(assets.data(), assets.capacity() * sizeof(Asset));
+  for (size_t place = 0; place < places.model_at.size(); ++place) {
+    assets.push_back(Asset{{}, {}, {}, {}, std::nullopt, {}, SeedCompute{}, {}});
+  }
   std::exception_ptr source_key_error;  // rethrown where the keys are checked, after the models' names
-  for (const SourceDeclaration& source : project.sources) {
+  for (size_t s = 0; s < project.sources.size(); ++s) {
+    const SourceDeclaration& source = project.sources[s];
     Asset asset{{}, source.name, "", "", std::nullopt, {}, {}, source.at};
     try {
       asset.key = AssetKey::Of(project.target.database, source.name);
@@ -337,10 +384,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     std::visit([&](const auto& compute) { asset.compute = compute; }, source.compute);
     if (const auto* table = std::get_if<ExternalTable>(&source.compute)) asset.relation_name = table->table_name;
     if (std::holds_alternative<KafkaSource>(source.compute)) asset.relation_name = "raw__" + source.name;
-    assets.push_back(std::move(asset));
-  }
-  for (size_t m = 0; m < models.size(); ++m) {
-    assets.push_back(Asset{{}, {}, {}, {}, std::nullopt, {}, SeedCompute{}, {}});
+    assets[places.source_place[s]] = std::move(asset);
   }
   // A model whose file the parse cache knows unchanged gets its body's analysis from there (parse_cache.hpp):
   // only its name and header are parsed, and the checks that depend on the pipeline run as for any model.
@@ -415,7 +459,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     if (!model.audits.audits && model.audits.columns.empty()) std::string().swap(model.text);
     // The model's asset: what the pipeline gives it and what the parse found. Its references are resolved
     // once every model's name is known (below); until then their upstream keys are empty.
-    Asset& asset = assets[first_model_asset + m];
+    Asset& asset = assets[places.model_place[m]];
     try {
       asset.key = AssetKey::Of(load.name_space, parsed.name);
     } catch (const Error&) {
@@ -493,24 +537,27 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   for (const LoadedModel& model : models) {
     if (model.key_error) std::rethrow_exception(model.key_error);
   }
-  // Resolve each model's references against the keys (a model's asset is assets[first_model_asset + its index in
-  // `models`], which model_index gives by name; a source's is assets[its index in project.sources]). The graph
-  // checks below read the upstream asset each reference resolved to (reference_upstream, a model's run starting
-  // at reference_begin) and each model's driving input (driving_upstream) by index, not by name. The first model
-  // (in order) with an unknown reference is the one reported.
+  // Resolve each model's references against the keys (a model's asset is assets[places.model_place[its index in
+  // `models`]], which model_index gives by name; a source's is assets[places.source_place[its index in
+  // project.sources]]). The graph checks below read the upstream asset each reference resolved to
+  // (reference_upstream, a model's run starting at reference_begin) and each model's driving input
+  // (driving_upstream) by index, not by name; Definitions takes each dependency's (dep_upstream, the same runs).
+  // The first model (in order) with an unknown reference is the one reported.
   auto source_asset = [&](const std::string& name) {
     auto it = sources.find(name);
-    return it == sources.end() ? kNoAsset : static_cast<size_t>(it->second - project.sources.data());
+    return it == sources.end() ? kNoAsset
+                               : places.source_place[static_cast<size_t>(it->second - project.sources.data())];
   };
   auto references_of = [&](size_t m) -> std::vector<ResolvedReference>& {
-    return std::get<SqlCompute>(assets[first_model_asset + m].compute).references;
+    return std::get<SqlCompute>(assets[places.model_place[m]].compute).references;
   };
   std::vector<size_t> reference_begin(models.size() + 1, 0);
   for (size_t m = 0; m < models.size(); ++m) reference_begin[m + 1] = reference_begin[m] + references_of(m).size();
   std::vector<size_t> reference_upstream(reference_begin.back(), kNoAsset);
+  std::vector<size_t> dep_upstream(reference_begin.back(), kNoAsset);
   std::vector<size_t> driving_upstream(models.size(), kNoAsset);
   ParallelFor(models.size(), [&](size_t m) {
-    Asset& asset = assets[first_model_asset + m];
+    Asset& asset = assets[places.model_place[m]];
     std::vector<ResolvedReference>& references = references_of(m);
     asset.deps.reserve(references.size());
     for (size_t r = 0; r < references.size(); ++r) {
@@ -520,7 +567,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       if (ref.call.kind == sql::ReferenceKind::kSource) {
         upstream = source_asset(name);
       } else if (size_t m_upstream = model_index.Find(name); m_upstream != NameIndex::kNone) {
-        upstream = first_model_asset + m_upstream;
+        upstream = places.model_place[m_upstream];
       } else {
         upstream = source_asset(name);
       }
@@ -537,6 +584,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
       auto existing = std::find_if(asset.deps.begin(), asset.deps.end(),
                                    [&](const AssetDependency& dep) { return dep.upstream == key; });
       if (existing == asset.deps.end()) {
+        dep_upstream[reference_begin[m] + asset.deps.size()] = upstream;
         asset.deps.push_back(AssetDependency{key, ref.edge});
         if (ref.edge == EdgeType::kDrivingInput) driving_upstream[m] = upstream;
       }
@@ -545,9 +593,9 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
 
   // Physical relation names — the assets' own and the generated kafka__/raw__/mv__ objects — are unique per
   // namespace. Several sources may adopt one table (with identical boundaries, checked by the sources loader).
-  // Every claim in order — an asset's relation_name, then its generated objects — then the first claim whose key
-  // an earlier one holds fails. A claim is its asset's index and the prefix of its name; the table holds claim
-  // indexes by key hash and confirms a key by rebuilding it from the asset.
+  // Every claim in load order (the sources', then the models') — an asset's relation_name, then its generated
+  // objects — then the first claim whose key an earlier one holds fails. A claim is its asset's index and the prefix of
+  // its name; the table holds claim indexes by key hash and confirms a key by rebuilding it from the asset.
   struct Claim {
     uint32_t asset;
     uint8_t prefix;  // into kClaimPrefixes; 0 names the relation_name, the others prefix the asset's name
@@ -560,9 +608,11 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   };
   std::vector<Claim> claims;
   claims.reserve(assets.size() * 2);
-  for (size_t i = 0; i < assets.size(); ++i) {
-    const Asset& asset = assets[i];
-    const auto at = static_cast<uint32_t>(i);
+  for (size_t loaded = 0; loaded < assets.size(); ++loaded) {
+    const size_t place = loaded < project.sources.size() ? places.source_place[loaded]
+                                                         : places.model_place[loaded - project.sources.size()];
+    const Asset& asset = assets[place];
+    const auto at = static_cast<uint32_t>(place);
     claims.push_back(Claim{at, 0});
     if (const auto* sql = std::get_if<SqlCompute>(&asset.compute); sql && sql->kind == ModelKind::kTable) {
       claims.push_back(Claim{at, 1});
@@ -596,10 +646,11 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   // Views are terminal, and direct and virtual pipelines do not read each other's models.
   for (size_t m = 0; m < models.size(); ++m) {
     const LoadedModel& model = models[m];
-    const auto& references = std::get<SqlCompute>(assets[first_model_asset + m].compute).references;
+    const auto& references = std::get<SqlCompute>(assets[places.model_place[m]].compute).references;
     for (size_t r = 0; r < references.size(); ++r) {
       size_t upstream_index = reference_upstream[reference_begin[m] + r];
-      if (upstream_index < first_model_asset) continue;  // a source
+      const size_t upstream_model = places.model_at[upstream_index];
+      if (upstream_model == AssetPlaces::kNoModel) continue;  // a source
       const Asset& upstream = assets[upstream_index];
       const ResolvedReference& ref = references[r];
       if (std::get<SqlCompute>(upstream.compute).kind == ModelKind::kView) {
@@ -608,7 +659,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
                "make " + upstream.name() + " a table (kind table), or read what the view reads");
       }
       PipelineMode mode = loads[model.pipeline_index].config.mode;
-      PipelineMode upstream_mode = loads[models[upstream_index - first_model_asset].pipeline_index].config.mode;
+      PipelineMode upstream_mode = loads[models[upstream_model].pipeline_index].config.mode;
       if (mode != upstream_mode) {
         FailAt(root, model, ref.at, "SLU-GRAPH-006",
                "'" + model.name + "' (" + PipelineModeName(mode) + " pipeline " +
@@ -640,7 +691,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
         source = at;
         break;
       }
-      at = driving_upstream[at - first_model_asset];
+      at = driving_upstream[places.model_at[at]];
       if (at == kNoAsset) break;
     }
     for (size_t asset : walked) driving_sources[asset] = source;
@@ -652,9 +703,9 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
     for (size_t k = 0; k < pipeline.models.size(); ++k) {
       const std::string& name = pipeline.models[k];
       const size_t m = names_in_file_order[p] ? model_begin[p] + k : model_index.Find(name);
-      const Asset& asset = assets[first_model_asset + m];
+      const Asset& asset = assets[places.model_place[m]];
       if (std::get<SqlCompute>(asset.compute).kind == ModelKind::kView) continue;
-      size_t source_index = driving_source(first_model_asset + m);
+      size_t source_index = driving_source(places.model_place[m]);
       if (source_index == kNoAsset) continue;
       const std::string& source = assets[source_index].name();
       if (!pipeline.source) {
@@ -701,7 +752,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   for (size_t m = 0; m < models.size(); ++m) {
     LoadedModel& model = models[m];
     if (model.contract_error) std::rethrow_exception(model.contract_error);
-    auto& compute = std::get<SqlCompute>(assets[first_model_asset + m].compute);
+    auto& compute = std::get<SqlCompute>(assets[places.model_place[m]].compute);
     compute.anchor_eligible =
         model.anchor_candidate && (model.lineage_modes & LineageModeBit(lineage[model.pipeline_index])) != 0;
   }
@@ -717,7 +768,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   PrefaultInParallel(checks.models.data(), models.size() * sizeof(ModelCheckInput));
   for (size_t m = 0; m < models.size(); ++m) {
     LoadedModel& model = models[m];
-    const Asset& asset = assets[first_model_asset + m];
+    const Asset& asset = assets[places.model_place[m]];
     const auto& compute = std::get<SqlCompute>(asset.compute);
     checks.models.push_back(ModelCheckInput{
         asset.name(), asset.pipeline, asset.defined_at.file, compute.kind, asset.relation_name, asset.key.name_space(),
@@ -738,8 +789,19 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   }
 
   MarkPhase("tests and audits");
+  // The assets are in key order (PlaceAssets) and their dependencies resolved: Definitions takes each
+  // dependency's upstream place, place by place (sources depend on nothing).
+  std::vector<size_t> resolved_upstreams;
+  resolved_upstreams.reserve(dep_upstream.size());
+  for (size_t place = 0; place < assets.size(); ++place) {
+    const size_t m = places.model_at[place];
+    if (m == AssetPlaces::kNoModel) continue;
+    const auto run = dep_upstream.begin() + static_cast<std::ptrdiff_t>(reference_begin[m]);
+    resolved_upstreams.insert(resolved_upstreams.end(), run,
+                              run + static_cast<std::ptrdiff_t>(assets[place].deps.size()));
+  }
   try {
-    project.definitions = Definitions(std::move(assets), std::move(pipelines));
+    project.definitions = Definitions(std::move(assets), std::move(pipelines), std::move(resolved_upstreams));
     MarkPhase("definitions");
   } catch (const Error& error) {
     // Graph errors are located in model files; add the offending line for the caret snippet.
