@@ -3,15 +3,18 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "core/asset_key.hpp"
 #include "core/build_id.hpp"
 #include "core/content_hash.hpp"
 #include "core/diagnostic.hpp"
@@ -81,6 +84,36 @@ TEST(ParallelForTest, ParallelStableSortMatchesStableSortOnEverySize) {
     ParallelStableSort(items.begin(), items.end(), by_key);
     EXPECT_EQ(items, expected) << count;
   }
+}
+
+// The places agree with a stable sort of the strings: names around the 16 bytes compared as numbers, names
+// that share those bytes, names that differ only by trailing zero bytes, equal keys, several namespaces, and
+// enough keys for the parallel sort.
+TEST(PlacesInKeyOrderTest, AgreesWithAStableSortOfTheStrings) {
+  std::mt19937 random(3);
+  const std::vector<std::string> name_spaces = {"core", "analytics", "core2", "", "a"};
+  const std::string stem = "model_name_shared_prefix_";  // 25 bytes
+  std::vector<std::string> owned_names;
+  owned_names.reserve(20000);
+  std::vector<AssetKeyParts> keys;
+  for (size_t i = 0; i < 20000; ++i) {
+    std::string name = stem.substr(0, random() % (stem.size() + 1));
+    const size_t extra = random() % 4;
+    for (size_t k = 0; k < extra; ++k) name += static_cast<char>("ab_z"[random() % 4]);
+    if (random() % 50 == 0) name += std::string(random() % 3 + 1, '\0');
+    owned_names.push_back(std::move(name));
+    keys.push_back(AssetKeyParts{name_spaces[random() % name_spaces.size()], owned_names.back()});
+  }
+  std::vector<size_t> expected(keys.size());
+  for (size_t i = 0; i < expected.size(); ++i) expected[i] = i;
+  std::stable_sort(expected.begin(), expected.end(), [&](size_t a, size_t b) {
+    if (keys[a].name_space != keys[b].name_space) return keys[a].name_space < keys[b].name_space;
+    return keys[a].name < keys[b].name;
+  });
+  const std::vector<size_t> places = PlacesInKeyOrder(keys);
+  ASSERT_EQ(places.size(), keys.size());
+  for (size_t place = 0; place < expected.size(); ++place) EXPECT_EQ(places[expected[place]], place) << place;
+  EXPECT_TRUE(PlacesInKeyOrder({}).empty());
 }
 
 TEST(NameIndexTest, FindsEveryInsertedNameAndNothingElseAcrossGrowth) {

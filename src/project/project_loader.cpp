@@ -112,33 +112,21 @@ struct AssetPlaces {
 
 AssetPlaces PlaceAssets(const std::vector<SourceDeclaration>& sources, const std::string& database,
                         const std::vector<LoadedModel>& models, const std::vector<PipelineLoad>& loads) {
-  struct Entry {
-    std::string_view name_space;
-    std::string_view name;
-    size_t loaded;  // sources, then models
-  };
-  std::vector<Entry> entries;
-  entries.reserve(sources.size() + models.size());
-  for (size_t s = 0; s < sources.size(); ++s) entries.push_back(Entry{database, sources[s].name, s});
-  for (size_t m = 0; m < models.size(); ++m) {
-    entries.push_back(Entry{loads[models[m].pipeline_index].name_space, FileStem(*models[m].file), sources.size() + m});
+  std::vector<AssetKeyParts> keys;
+  keys.reserve(sources.size() + models.size());
+  for (const SourceDeclaration& source : sources) keys.push_back(AssetKeyParts{database, source.name});
+  for (const LoadedModel& model : models) {
+    keys.push_back(AssetKeyParts{loads[model.pipeline_index].name_space, FileStem(*model.file)});
   }
-  ParallelStableSort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    if (int order = a.name_space.compare(b.name_space); order != 0) return order < 0;
-    return a.name < b.name;
-  });
+  const std::vector<size_t> place_of = PlacesInKeyOrder(keys);
   AssetPlaces places;
   places.source_place.resize(sources.size());
   places.model_place.resize(models.size());
-  places.model_at.assign(entries.size(), AssetPlaces::kNoModel);
-  for (size_t place = 0; place < entries.size(); ++place) {
-    const size_t loaded = entries[place].loaded;
-    if (loaded < sources.size()) {
-      places.source_place[loaded] = place;
-    } else {
-      places.model_place[loaded - sources.size()] = place;
-      places.model_at[place] = loaded - sources.size();
-    }
+  places.model_at.assign(keys.size(), AssetPlaces::kNoModel);
+  for (size_t s = 0; s < sources.size(); ++s) places.source_place[s] = place_of[s];
+  for (size_t m = 0; m < models.size(); ++m) {
+    places.model_place[m] = place_of[sources.size() + m];
+    places.model_at[place_of[sources.size() + m]] = m;
   }
   return places;
 }
