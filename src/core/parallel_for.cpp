@@ -36,21 +36,24 @@ void ParallelFor(size_t count, const std::function<void(size_t)>& body, size_t m
   std::mutex failure_mutex;  // guards failed_index and failure
   size_t failed_index = std::numeric_limits<size_t>::max();
   std::exception_ptr failure;
+  const size_t threads = ParallelThreadsFor(count, min_items_per_thread);
+  const size_t run = std::clamp<size_t>(count / (threads * 256), 1, 64);
   auto work = [&]() {
-    for (size_t i = next.fetch_add(1, std::memory_order_relaxed); i < count;
-         i = next.fetch_add(1, std::memory_order_relaxed)) {
-      try {
-        body(i);
-      } catch (...) {
-        std::lock_guard lock(failure_mutex);
-        if (i < failed_index) {
-          failed_index = i;
-          failure = std::current_exception();
+    for (size_t begin = next.fetch_add(run, std::memory_order_relaxed); begin < count;
+         begin = next.fetch_add(run, std::memory_order_relaxed)) {
+      for (size_t i = begin; i < std::min(count, begin + run); ++i) {
+        try {
+          body(i);
+        } catch (...) {
+          std::lock_guard lock(failure_mutex);
+          if (i < failed_index) {
+            failed_index = i;
+            failure = std::current_exception();
+          }
         }
       }
     }
   };
-  size_t threads = ParallelThreadsFor(count, min_items_per_thread);
   std::vector<std::thread> helpers;
   helpers.reserve(threads - 1);
   for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);

@@ -1,7 +1,10 @@
 // Data parallelism for independent items (model files, artifact files): ParallelFor runs body(i) for every i
 // in [0, count) on a few threads and returns when all are done.
 //
-// Work is handed out one index at a time from a shared counter, so uneven items balance. When bodies throw,
+// Work is handed out from a shared counter in runs of consecutive indexes, short enough that uneven items
+// balance (a run is 1/256 of a thread's share, 1 to 64 indexes: ~100 µs of model files at 10,000 models) and
+// long enough that threads working through many small items (a reference resolution, well under a
+// microsecond) do not take turns at the counter's cache line for every item. When bodies throw,
 // every remaining index still runs and the exception of the lowest throwing index is rethrown, so the error
 // a caller reports does not depend on thread timing.
 // Thread-safety: `body` is called concurrently from several threads for distinct indices; it must only touch

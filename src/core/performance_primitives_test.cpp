@@ -39,11 +39,14 @@ TEST(HeapHintTest, ReachesTheInstalledPolicyAndNothingWithoutOne) {
   EXPECT_EQ(last_expected_heap, size_t{600} << 20);
 }
 
+// Every count, including those whose last run of indexes is partial and those of runs of 1 to 64 indexes.
 TEST(ParallelForTest, RunsEveryIndexExactlyOnce) {
-  constexpr size_t kCount = 10000;
-  std::vector<std::atomic<int>> hits(kCount);
-  ParallelFor(kCount, [&](size_t i) { hits[i].fetch_add(1); });
-  for (size_t i = 0; i < kCount; ++i) ASSERT_EQ(hits[i].load(), 1) << i;
+  for (size_t count :
+       {size_t{1}, size_t{33}, size_t{1000}, size_t{10000}, size_t{10007}, size_t{70001}, size_t{200003}}) {
+    std::vector<std::atomic<int>> hits(count);
+    ParallelFor(count, [&](size_t i) { hits[i].fetch_add(1); });
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(hits[i].load(), 1) << count << " items, index " << i;
+  }
 }
 
 TEST(ParallelForTest, RethrowsTheLowestFailingIndexAfterRunningTheRest) {
