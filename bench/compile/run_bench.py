@@ -20,7 +20,8 @@ and the ratios a/c, p/c, e/c, b/c, w/c and b/(c+k) (targets: a ≤ 1.2, b ≤ 2.
 its ratio to (b) when --dataform-sizes includes the size.
 
 The floor and the three discover columns run in rounds (one run of each per round), so a slow or fast spell of
-the machine falls on all four alike.
+the machine falls on all four alike: 11 rounds below 100,000 models, 7 at 100,000 (or --runs, if more). The
+generated files are synced to disk before any run is timed.
 
 Every cold compile and every create-floor run writes into a fresh folder, removed only when the whole benchmark
 ends: on ext4 without a journal, creating files right after deleting as many is several times slower (the inode
@@ -124,7 +125,12 @@ def main():
             if df_project:
                 gen += ["--dataform", df_project]
             subprocess.run(gen, check=True)
+            # The generator's files go to disk before anything is timed: the kernel writing them back meanwhile
+            # takes CPU from the two-threaded sluice more than from the one-threaded floor.
+            os.sync()
             runs = args.runs if size < 100000 else max(3, args.runs // 2)
+            # The four discover columns take well under a second a run: more rounds for steadier medians.
+            rounds = max(runs, 11 if size < 100000 else 7)
             measure([args.floor, project])  # warm the page cache once
             no_cache = dict(os.environ, SLUICE_PARSE_CACHE="off")
             discover_argv = [args.sluice, "--project-dir", project, "discover"]
@@ -139,7 +145,7 @@ def main():
                 (discover_argv, no_cache, None),
                 (discover_argv, None, None),
                 (discover_argv, None, lambda: toggle_edit(edited_model)),
-            ], runs)
+            ], rounds)
             target = os.path.join(project, "target")
             compile_argv = [args.sluice, "--project-dir", project, "compile"]
             # Cold: every artifact created in a new, empty target folder, every model parsed. Warm: the project's
