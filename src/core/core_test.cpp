@@ -34,13 +34,24 @@ struct ScratchFolder {
   std::filesystem::path path;
 };
 
-std::string CodeOf(const std::function<void()>& f) {
+// The first diagnostic f throws; code "no error" when it throws none.
+Diagnostic DiagnosticOf(const std::function<void()>& f) {
   try {
     f();
   } catch (const Error& e) {
-    return e.diagnostics().front().code;
+    return e.diagnostics().front();
   }
-  return "no error";
+  return Diagnostic{"no error", "", {}, "", {}};
+}
+
+std::string CodeOf(const std::function<void()>& f) { return DiagnosticOf(f).code; }
+
+// f fails to read: SLU-IO-001 located at `file`, the message giving `reason`.
+void ExpectReadError(const std::function<void()>& f, const std::filesystem::path& file, const std::string& reason) {
+  const Diagnostic d = DiagnosticOf(f);
+  EXPECT_EQ(d.code, "SLU-IO-001");
+  EXPECT_EQ(d.location.file, file.string());
+  EXPECT_NE(d.message.find(reason), std::string::npos) << d.message;
 }
 
 TEST(AssetKey, OnePartUsesDefaultNamespace) {
@@ -254,15 +265,8 @@ TEST(FileSystem, AnOpenDirectoryReadsByRelativePathAndNamesTheWholePathInErrors)
   std::filesystem::rename(dir / "elsewhere", dir / "project");
   EXPECT_EQ(project.ReadFile("pipelines/p/m.sql"), "SELECT 1\n");
   EXPECT_EQ(project.ReadFile((dir / "project/pipelines/p/m.sql").string()), "SELECT 2\n");  // absolute: as given
-  try {
-    project.ReadFile("pipelines/p/missing.sql");
-    FAIL() << "expected SLU-IO-001";
-  } catch (const Error& error) {
-    const Diagnostic& d = error.diagnostics().front();
-    EXPECT_EQ(d.code, "SLU-IO-001");
-    EXPECT_EQ(d.location.file, (dir / "project/pipelines/p/missing.sql").string());
-    EXPECT_NE(d.message.find("No such file or directory"), std::string::npos) << d.message;
-  }
+  ExpectReadError([&] { project.ReadFile("pipelines/p/missing.sql"); }, dir / "project/pipelines/p/missing.sql",
+                  "No such file or directory");
   // A folder that cannot be opened: reads report the whole path.
   OpenDirectory missing(dir / "nowhere");
   EXPECT_EQ(CodeOf([&] { missing.ReadFile("m.sql"); }), "SLU-IO-001");
@@ -285,15 +289,7 @@ TEST(FileSystem, AListedFileReadsWholeAtEverySize) {
   }
   EXPECT_EQ(CodeOf([&] { folder.ReadListedFile("missing.sql"); }), "SLU-IO-001");
   std::filesystem::create_directories(dir / "folder.sql");
-  try {
-    folder.ReadListedFile("folder.sql");
-    FAIL() << "expected SLU-IO-001";
-  } catch (const Error& error) {
-    const Diagnostic& d = error.diagnostics().front();
-    EXPECT_EQ(d.code, "SLU-IO-001");
-    EXPECT_EQ(d.location.file, (dir / "folder.sql").string());
-    EXPECT_NE(d.message.find("Is a directory"), std::string::npos) << d.message;
-  }
+  ExpectReadError([&] { folder.ReadListedFile("folder.sql"); }, dir / "folder.sql", "Is a directory");
   OpenDirectory missing(dir / "nowhere");
   EXPECT_EQ(CodeOf([&] { missing.ReadListedFile("m.sql"); }), "SLU-IO-001");
 }
