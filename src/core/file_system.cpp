@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,7 +27,8 @@ namespace {
 // How ReadFileAt learns where a file ends.
 enum class FileEnd {
   kAsked,   // fstat gives the size: for any file
-  kListed,  // a folder listing showed a regular file: a read that returns less than it asked for is at the end
+  kListed,  // a folder listing showed a regular file on a local file system (ShortReadIsTheEnd): a read that
+            // returns less than it asked for is at the end
 };
 
 // Reads `name`, a path relative to the open folder `directory` (AT_FDCWD: the working directory); errors name
@@ -138,8 +140,33 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   return *this;
 }
 
+namespace {
+
+// Whether the file system of the open folder `fd` is one whose regular files give a short read only at their end:
+// the local disk and memory file systems. Network and FUSE file systems (NFS, CIFS, 9p, sshfs, virtiofs …) may
+// return less than asked before the end, so their files are read by their fstat size.
+bool ShortReadIsTheEnd(int fd) {
+  struct statfs info {};
+  if (fd < 0 || ::fstatfs(fd, &info) != 0) return false;
+  switch (static_cast<unsigned long>(info.f_type)) {
+    case 0xEF53UL:      // ext2, ext3, ext4
+    case 0x58465342UL:  // xfs
+    case 0x9123683EUL:  // btrfs
+    case 0x01021994UL:  // tmpfs
+    case 0x794C7630UL:  // overlayfs
+    case 0xF2F52010UL:  // f2fs
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 OpenDirectory::OpenDirectory(std::filesystem::path path)
-    : path_(std::move(path)), fd_(::open(path_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)) {}
+    : path_(std::move(path)),
+      fd_(::open(path_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)),
+      short_read_is_the_end_(ShortReadIsTheEnd(fd_)) {}
 
 OpenDirectory::~OpenDirectory() {
   if (fd_ >= 0) ::close(fd_);
@@ -152,7 +179,7 @@ std::string OpenDirectory::ReadFile(const std::string& relative) const {
 
 std::string OpenDirectory::ReadListedFile(const std::string& relative) const {
   if (fd_ < 0 || relative.empty() || relative.front() == '/') return sluice::ReadFile(path_ / relative);
-  return ReadFileAt(fd_, relative.c_str(), path_, FileEnd::kListed);
+  return ReadFileAt(fd_, relative.c_str(), path_, short_read_is_the_end_ ? FileEnd::kListed : FileEnd::kAsked);
 }
 
 namespace {

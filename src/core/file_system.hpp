@@ -47,13 +47,17 @@ class OpenDirectory {
 
   // ReadFile(path / relative).
   std::string ReadFile(const std::string& relative) const;
-  // The same for a file that a listing of its folder (WalkFiles) showed as a regular file: its size is not asked
-  // for; a read that returns less than it asked for is taken as its end, as for any regular file.
+  // The same for a file that a listing of its folder (WalkFiles) showed as a regular file: on a local disk or
+  // memory file system (ext4, xfs, btrfs, tmpfs, overlayfs, f2fs: the folder's, checked once when it is
+  // opened) its size is not asked for, and a read that returns less than it asked for is taken as its end, as
+  // a regular file's is there. Elsewhere (NFS, FUSE …, where a read may return less before the end) it is read
+  // as ReadFile reads. A file system mounted inside the folder counts as the folder's.
   std::string ReadListedFile(const std::string& relative) const;
 
  private:
   std::filesystem::path path_;
   int fd_ = -1;
+  bool short_read_is_the_end_ = false;  // see ReadListedFile
 };
 
 // Writes all of `bytes` to the open file `fd`, retrying interrupted and partial writes. Returns 0, or the errno of
