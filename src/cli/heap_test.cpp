@@ -83,7 +83,7 @@ TEST(Heap, ASmallExpectedHeapKeepsHugePages) {
   ExpectHugePagesWhereOffered(out);
 }
 
-// 100,000 models' analysis keeps ~600 MiB: page faults would wait for the kernel to compact huge pages.
+// 100,000 models' analysis keeps ~450 MiB: page faults would wait for the kernel to compact huge pages.
 TEST(Heap, ALargeExpectedHeapGivesUpHugePages) {
   std::string out = Probe("-u MALLOC_CONF", std::to_string(size_t{600} << 20));
   EXPECT_EQ(ThpEnabled(out), "0") << out;
@@ -94,6 +94,33 @@ TEST(Heap, MallocConfNamingThpOverridesTheLargeHeapLimit) {
   std::string out = Probe("MALLOC_CONF=thp:always", std::to_string(size_t{600} << 20));
   EXPECT_EQ(ThpEnabled(out), "1") << out;
   ExpectHugePagesWhereOffered(out);
+}
+
+// Page faults the probe took touching its 64 MiB (16,384 pages of 4 KiB).
+long TouchFaults(const std::string& out) {
+  std::string value = Field(out, "touch_faults");
+  return value.empty() ? -1 : std::stol(value);
+}
+constexpr long kPagesTheProbeTouches = (64 << 20) / 4096;
+
+// Above the huge-page limit the expected heap is mapped ahead: touching it takes few page faults.
+TEST(Heap, ALargeExpectedHeapIsFilledAhead) {
+  std::string out = Probe("-u MALLOC_CONF -u SLUICE_HEAP_FILL", std::to_string(size_t{300} << 20));
+  if (Field(out, "populate") != "yes") GTEST_SKIP() << "the kernel has no MADV_POPULATE_WRITE";
+  EXPECT_EQ(ThpEnabled(out), "0") << out;
+  EXPECT_GE(TouchFaults(out), 0) << out;
+  EXPECT_LT(TouchFaults(out), kPagesTheProbeTouches / 8) << out;
+}
+
+TEST(Heap, FillingTheHeapCanBeSwitchedOff) {
+  std::string out = Probe("-u MALLOC_CONF SLUICE_HEAP_FILL=off", std::to_string(size_t{300} << 20));
+  EXPECT_GT(TouchFaults(out), kPagesTheProbeTouches / 2) << out;
+}
+
+// A heap under the limit is not filled ahead (its pages are huge where the machine offers them).
+TEST(Heap, ASmallExpectedHeapIsNotFilled) {
+  std::string out = Probe("-u SLUICE_HEAP_FILL MALLOC_CONF=thp:never", std::to_string(64 << 20));
+  EXPECT_GT(TouchFaults(out), kPagesTheProbeTouches / 2) << out;
 }
 
 // jemalloc's metadata_thp is not its thp setting: the large-heap limit still applies.

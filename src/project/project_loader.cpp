@@ -168,9 +168,10 @@ struct RelationKeyHash {
   }
 };
 
-// What the analysis keeps per model on the heap (~6 KiB for the benchmark's ~30-line models; a compile about
-// twice that): the estimate the heap policy is given (core/heap_hint.hpp).
-constexpr size_t kHeapBytesPerModel = 6 << 10;
+// What the analysis keeps per model on the heap (~4.4 KiB for the benchmark's ~30-line models at 100,000 models,
+// ~1.1 KiB of it in a few arrays of tens of MiB; a compile about twice that): the estimate the heap policy is
+// given (core/heap_hint.hpp), which maps that much heap ahead when it is large (cli/heap.cpp).
+constexpr size_t kHeapBytesPerModel = 4 << 10;
 
 MacroContextValues MacroContextFor(const Project& project, const PipelineConfig& pipeline, const std::string& schema) {
   MacroContextValues context;
@@ -306,7 +307,7 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   for (const PipelineFiles& files : pipeline_files) model_count += files.model_files.size();
   ExpectHeapBytes(model_count * kHeapBytesPerModel);
   models.reserve(model_count);
-  PrefaultInParallel(models.data(), model_count * sizeof(LoadedModel));  // ~900 bytes a model
+  PrefaultInParallel(models.data(), model_count * sizeof(LoadedModel));  // ~250 bytes a model
   for (size_t p = 0; p < pipeline_files.size(); ++p) {
     if (loads[p].error) break;  // the serial pass stops at this pipeline
     for (const std::string& file : pipeline_files[p].model_files) {
