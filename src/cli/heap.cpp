@@ -6,37 +6,33 @@
 // another tenth; on a virtual machine each 4 KiB fault is expensive. jemalloc with huge pages takes the
 // 10,000-model analysis from ~0.31 to ~0.24 s and the compile from ~0.62 to ~0.47 s (docs/performance.md).
 //
-// Huge pages pay off while the kernel has free ones at hand; a heap of many hundreds of MiB makes page faults
-// wait for the kernel to compact memory into huge pages. On this project's 2-core VM, `sluice discover` with
-// huge pages against without: 1,000 and 20,000 models 5-12% faster, 40,000 models 16% slower, 100,000 models
-// 17-50% slower (so was the warm compile: +25%). So when a command expects a heap above kHugePageHeapLimit
-// (core/heap_hint.hpp; the project loader gives its estimate once it has counted the model files), the
-// process stops asking for huge pages: prctl(PR_SET_THP_DISABLE) applies to every later page fault (memory
-// already in huge pages stays there) and is inherited by child processes. A MALLOC_CONF that names a thp
-// setting is obeyed instead, whatever the heap.
+// A large heap is also mapped ahead (FillHeapAhead): on a virtual machine each first touch of a page traps to
+// the hypervisor (~10 µs a 4 KiB page on this project's VM: 1 s of CPU for the ~110,000 pages of the
+// 100,000-model analysis), while madvise(MADV_POPULATE_WRITE) maps a whole range in one call (~0.2 ms per MiB).
+// So when a command expects a heap above kFillHeapLimit (core/heap_hint.hpp; the project loader gives its
+// estimate once it has counted the model files), the expected heap is allocated in 2 MiB blocks (a huge page
+// each) on ParallelFor's threads, so each block comes from the jemalloc arena of the thread that allocates it,
+// the arena that thread's later allocations use; each block is populated and freed. jemalloc is told to keep
+// freed pages (dirty_decay_ms -1) and to split them for small allocations (lg_extent_max_active_fit), so the
+// analysis's allocations land on pages already mapped. jemalloc purges the arena of a thread that exits unless
+// it runs background threads, so it is asked to (they have nothing to purge while dirty pages never decay).
+// The filled pages and the freed memory stay with the process until it exits. SLUICE_HEAP_FILL=off turns the
+// filling off; without MADV_POPULATE_WRITE (Linux before 5.14) nothing is filled.
 //
-// A heap that large is also filled ahead (FillHeapAhead): on a virtual machine each first touch of a 4 KiB page
-// traps to the hypervisor (~10 µs each on this project's VM: 1 s of CPU for the ~110,000 pages of the
-// 100,000-model analysis), while madvise(MADV_POPULATE_WRITE) maps the same pages in one call (~0.2 ms per MiB).
-// So the expected heap is allocated in 2 MiB blocks on ParallelFor's threads (each block comes from its thread's
-// jemalloc arena, the arena that thread's later allocations use), populated and freed, and jemalloc is told to
-// keep freed pages (dirty_decay_ms -1) and to split them for small allocations (lg_extent_max_active_fit), so
-// the analysis's allocations land on pages already mapped. jemalloc purges the arena of a thread that exits
-// unless it runs background threads, so it is asked to (they have nothing to purge while dirty pages decay
-// never). The filled pages and freed memory stay with the process until it exits. SLUICE_HEAP_FILL=off turns
-// the filling off; without MADV_POPULATE_WRITE (Linux before 5.14) nothing is filled.
+// Huge pages without the fill were slower for a large heap on this VM (`sluice discover` at 40,000 models 16%,
+// at 100,000 17-50% slower than 4 KiB pages), so they used to be given up above 160 MiB; with the fill they are
+// faster at every size measured (40,000 models 1.63 -> 1.33x the read floor, 100,000 1.40 -> 1.28x against
+// the fill on 4 KiB pages; docs/performance.md).
 //
 // jemalloc reads this symbol at its first allocation, before main; MALLOC_CONF in the environment is read after
 // it and wins (MALLOC_CONF=thp:never turns huge pages off). Child processes inherit the environment as given.
 // The executable exports its symbols (CMAKE_ENABLE_EXPORTS), so this definition takes the place of the
 // library's empty one.
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/types.h>
 
 #include <cstdlib>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "core/environment.hpp"
@@ -54,19 +50,8 @@ extern "C" int mallctl(const char* name, void* old_value, size_t* old_length, vo
 
 namespace {
 
-constexpr size_t kHugePageHeapLimit = size_t{108} << 20;  // ~27,000 models (project_loader.cpp)
-
-// Whether MALLOC_CONF sets jemalloc's `thp` option (its options are `name:value` pairs separated by commas;
-// `metadata_thp` is another option).
-bool EnvironmentSetsThp() {
-  const char* conf = std::getenv("MALLOC_CONF");
-  if (conf == nullptr) return false;
-  std::string_view options = conf;
-  for (size_t at = options.find("thp:"); at != std::string_view::npos; at = options.find("thp:", at + 1)) {
-    if (at == 0 || options[at - 1] == ',') return true;
-  }
-  return false;
-}
+// ~16,000 models (project_loader.cpp): below it the heap is a few dozen huge pages, whose faults cost little.
+constexpr size_t kFillHeapLimit = size_t{64} << 20;
 
 // Sets a jemalloc setting; false when jemalloc refuses it.
 template <typename T>
@@ -78,7 +63,6 @@ bool SetJemalloc(const char* name, T value) {
 void FillHeapAhead(size_t bytes) {
   if (sluice::EnvironmentSwitch("SLUICE_HEAP_FILL") == false) return;
   constexpr size_t kBlock = size_t{2} << 20;
-  constexpr size_t kPage = 4096;
   if (!SetJemalloc("background_thread", true)) return;
   // Freed pages stay dirty (mapped) in every arena, those of threads not started yet included.
   const ssize_t never = -1;
@@ -94,7 +78,7 @@ void FillHeapAhead(size_t bytes) {
   sluice::ParallelFor(
       blocks.size(),
       [&](size_t b) {
-        void* block = std::aligned_alloc(kPage, kBlock);
+        void* block = std::aligned_alloc(4096, kBlock);
         if (block != nullptr && madvise(block, kBlock, MADV_POPULATE_WRITE) != 0) {
           std::free(block);  // the kernel cannot populate: the rest would not either
           return;
@@ -105,11 +89,8 @@ void FillHeapAhead(size_t bytes) {
   for (void* block : blocks) std::free(block);
 }
 
-// MALLOC_CONF naming a thp setting decides huge pages alone, for any heap.
 void HeapPolicy(size_t expected_bytes) {
-  if (expected_bytes <= kHugePageHeapLimit) return;
-  if (!EnvironmentSetsThp()) prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
-  FillHeapAhead(expected_bytes);
+  if (expected_bytes > kFillHeapLimit) FillHeapAhead(expected_bytes);
 }
 
 [[maybe_unused]] const bool kHeapPolicyInstalled = (sluice::SetHeapPolicy(&HeapPolicy), true);
