@@ -753,16 +753,18 @@ Project LoadProject(const std::filesystem::path& root, const LoadOptions& option
   // The model texts and references move into the checks input (nothing below reads them from `models`; the
   // graph's error path below finds the texts there); bodies and columns are viewed in the assets, which stay
   // put until Definitions takes them, after the checks are compiled.
+  // Filled in parallel: each entry reads its model's asset, which is far from the last one's in memory.
   checks.models.reserve(models.size());
   PrefaultInParallel(checks.models.data(), models.size() * sizeof(ModelCheckInput));
-  for (size_t m = 0; m < models.size(); ++m) {
+  checks.models.resize(models.size());
+  ParallelFor(models.size(), [&](size_t m) {
     LoadedModel& model = models[m];
     const Asset& asset = assets[places.model_place[m]];
     const auto& compute = std::get<SqlCompute>(asset.compute);
-    checks.models.push_back(ModelCheckInput{
+    checks.models[m] = ModelCheckInput{
         asset.name(), asset.pipeline, asset.defined_at.file, compute.kind, asset.relation_name, asset.key.name_space(),
-        std::move(model.text), compute.body, &compute.references, &compute.columns, std::move(model.audits)});
-  }
+        std::move(model.text), compute.body, &compute.references, &compute.columns, std::move(model.audits)};
+  });
   for (size_t p = 0; p < pipeline_files.size(); ++p) {
     checks.pipeline_audit_defaults.try_emplace(pipeline_files[p].name, loads[p].config.audit_defaults);
   }
