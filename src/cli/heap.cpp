@@ -10,8 +10,8 @@
 // the hypervisor (~10 µs a 4 KiB page on this project's VM: 1 s of CPU for the ~110,000 pages of the
 // 100,000-model analysis), while madvise(MADV_POPULATE_WRITE) maps a whole range in one call (~0.2 ms per MiB).
 // So when a command expects a heap above kFillHeapLimit (core/heap_hint.hpp; the project loader gives its
-// estimate once it has counted the model files), the expected heap is allocated in 2 MiB blocks (a huge page
-// each) on ParallelFor's threads, so each block comes from the jemalloc arena of the thread that allocates it,
+// estimate once it has counted the model files), the expected heap is allocated in 2 MiB blocks on
+// ParallelFor's threads, so each block comes from the jemalloc arena of the thread that allocates it,
 // the arena that thread's later allocations use; each block is populated and freed. jemalloc is told to keep
 // freed pages (dirty_decay_ms -1) and to split them for small allocations (lg_extent_max_active_fit), so the
 // analysis's allocations land on pages already mapped. jemalloc purges the arena of a thread that exits unless
@@ -21,14 +21,13 @@
 //
 // Huge pages without the fill were slower for a large heap on this VM (`sluice discover` at 40,000 models 16%,
 // at 100,000 17-50% slower than 4 KiB pages), so they used to be given up above 160 MiB; with the fill they are
-// faster at every size measured (40,000 models 1.63 -> 1.33x the read floor, 100,000 1.40 -> 1.28x against
-// the fill on 4 KiB pages; docs/performance.md).
+// faster at every size measured (the fill on 4 KiB pages against the fill on huge pages, 100,000 models: 1.49 ->
+// 1.40x the read floor, 11 alternating rounds; docs/performance.md).
 //
 // jemalloc reads this symbol at its first allocation, before main; MALLOC_CONF in the environment is read after
 // it and wins (MALLOC_CONF=thp:never turns huge pages off). Child processes inherit the environment as given.
 // The executable exports its symbols (CMAKE_ENABLE_EXPORTS), so this definition takes the place of the
 // library's empty one.
-#include <sys/mman.h>
 #include <sys/types.h>
 
 #include <cstdlib>
@@ -38,10 +37,6 @@
 #include "core/environment.hpp"
 #include "core/heap_hint.hpp"
 #include "core/parallel_for.hpp"
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23  // Linux 5.14
-#endif
 
 extern "C" const char* malloc_conf;
 const char* malloc_conf = "thp:always,metadata_thp:always,lg_extent_max_active_fit:20";
@@ -79,7 +74,7 @@ void FillHeapAhead(size_t bytes) {
       blocks.size(),
       [&](size_t b) {
         void* block = std::aligned_alloc(4096, kBlock);
-        if (block != nullptr && madvise(block, kBlock, MADV_POPULATE_WRITE) != 0) {
+        if (block != nullptr && !sluice::PopulatePages(block, kBlock)) {
           std::free(block);  // the kernel cannot populate: the rest would not either
           return;
         }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/heap_hint.hpp"
+#include "core/parallel_for.hpp"
 
 namespace {
 
@@ -45,7 +46,7 @@ bool KernelPopulates() {
   constexpr size_t kPage = 4096;
   void* page = mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (page == MAP_FAILED) return false;
-  bool populated = madvise(page, kPage, 23 /* MADV_POPULATE_WRITE */) == 0;
+  bool populated = sluice::PopulatePages(page, kPage);
   munmap(page, kPage);
   return populated;
 }

@@ -1,7 +1,6 @@
 // Heap hints: a command about to keep a large structure in memory says how much heap it expects, and the
-// executable's heap policy may act on it (the `sluice` binary's policy, cli/heap.cpp, stops asking for
-// transparent huge pages when the heap will be large, and maps that heap ahead). Without a policy — tests, sanitizer builds — a hint
-// does nothing.
+// executable's heap policy may act on it (the `sluice` binary's policy, cli/heap.cpp, maps a large heap ahead).
+// Without a policy — tests, sanitizer builds — a hint does nothing.
 // Thread-safety: both functions may be called from any thread.
 #pragma once
 

@@ -3,8 +3,8 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <exception>
 #include <limits>
@@ -80,10 +80,7 @@ void PrefaultInParallel(void* data, size_t bytes) {
               [&](size_t item) {
                 const size_t from = item * kPagesPerItem;
                 const size_t to = std::min(pages, from + kPagesPerItem);
-                if (madvise(reinterpret_cast<void*>(first_page + from * kPage), (to - from) * kPage,
-                            MADV_POPULATE_WRITE) == 0) {
-                  return;
-                }
+                if (PopulatePages(reinterpret_cast<void*>(first_page + from * kPage), (to - from) * kPage)) return;
                 // No MADV_POPULATE_WRITE (Linux before 5.14): a write into each page, within the range.
                 for (size_t page = from; page < to; ++page) {
                   const uintptr_t at = std::clamp<uintptr_t>(first_page + page * kPage, begin, begin + bytes - 1);
@@ -92,5 +89,7 @@ void PrefaultInParallel(void* data, size_t bytes) {
               },
               /*min_items_per_thread=*/4);
 }
+
+bool PopulatePages(void* data, size_t bytes) { return madvise(data, bytes, MADV_POPULATE_WRITE) == 0; }
 
 }  // namespace sluice

@@ -36,6 +36,10 @@ void ParallelFor(size_t count, const std::function<void(size_t)>& body,
 // written into each page instead. Only for storage holding no objects yet: its bytes are unspecified afterwards.
 void PrefaultInParallel(void* data, size_t bytes);
 
+// Maps the pages of [data, data + bytes) (data page-aligned) with one madvise(MADV_POPULATE_WRITE), leaving their
+// bytes as they are; false where the kernel cannot (Linux before 5.14) or the range is not mapped writable.
+bool PopulatePages(void* data, size_t bytes);
+
 // Sorts [first, last) as std::stable_sort does (equal elements keep their order): the two halves on two threads,
 // then merged. For large arrays of strings or keys, whose comparisons miss the caches (one thread below 4,096
 // elements).
