@@ -1,21 +1,31 @@
 // The compile benchmark's write floor: load every file under FROM (a compiled target/) into memory, then create
 // the same tree under TO (which must not exist) with one open/write/close per file — the file creation any
-// compiler writing those artifacts must do. Prints the seconds of the creation phase only.
+// compiler writing those artifacts must do. Prints the seconds of the creation phase only. With THREADS (default
+// 1), the folders are made first and the files are then created by that many threads, each taking the next file
+// in turn: the creation spread over every core, as `sluice compile` spreads it.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: create_floor FROM TO\n");
+  if (argc != 3 && argc != 4) {
+    std::fprintf(stderr, "usage: create_floor FROM TO [THREADS]\n");
+    return 2;
+  }
+  int threads = argc == 4 ? std::atoi(argv[3]) : 1;
+  if (threads < 1) {
+    std::fprintf(stderr, "create_floor: THREADS must be a positive number\n");
     return 2;
   }
   namespace fs = std::filesystem;
@@ -31,15 +41,28 @@ int main(int argc, char** argv) {
   auto start = std::chrono::steady_clock::now();
   std::set<fs::path> folders;
   for (const auto& [path, contents] : files) {
-    fs::path file = to / path;
-    if (folders.insert(file.parent_path()).second) fs::create_directories(file.parent_path());
-    int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0 || ::write(fd, contents.data(), contents.size()) != static_cast<ssize_t>(contents.size()) ||
-        ::close(fd) != 0) {
-      std::perror(file.c_str());
-      return 1;
-    }
+    fs::path folder = (to / path).parent_path();
+    if (folders.insert(folder).second) fs::create_directories(folder);
   }
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  auto create = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < files.size() && !failed;) {
+      fs::path file = to / files[i].first;
+      const std::string& contents = files[i].second;
+      int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      if (fd < 0 || ::write(fd, contents.data(), contents.size()) != static_cast<ssize_t>(contents.size()) ||
+          ::close(fd) != 0) {
+        std::perror(file.c_str());
+        failed = true;
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (int t = 1; t < threads; ++t) helpers.emplace_back(create);
+  create();
+  for (auto& helper : helpers) helper.join();
+  if (failed) return 1;
   std::printf("%.6f\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return 0;
 }

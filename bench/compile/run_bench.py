@@ -16,7 +16,8 @@ Prints, per project size, the median wall time over several runs and the peak RS
   (c) floor      `compile_read_floor` — read every model file once
   (k) create     `compile_create_floor` — create the compiled target/'s files once more (open, write, close per
                  file), the file creation a cold compile cannot avoid; the time of that phase alone
-and the ratios a/c, p/c, e/c, b/c, w/c and b/(c+k) (targets: a ≤ 1.2, b ≤ 2.5), and Dataform's `dataform compile` time and
+  (k*) create*   the same on every core (`compile_create_floor … THREADS`), as `sluice compile` creates its files
+and the ratios a/c, p/c, e/c, b/c, w/c, b/(c+k) and k*/c (targets: a ≤ 1.2, b ≤ 2.5), and Dataform's `dataform compile` time and
 its ratio to (b) when --dataform-sizes includes the size.
 
 The floor and the three discover columns run in rounds (one run of each per round), so a slow or fast spell of
@@ -105,6 +106,7 @@ def main():
     scratch = os.path.join(args.work, "scratch")  # fresh output folders, removed at the end
     subprocess.run(["rm", "-rf", scratch], check=False)  # left by an interrupted run
     fresh = iter(range(1 << 30))
+    cores = os.cpu_count() or 1
 
     def fresh_folder():
         return os.path.join(scratch, str(next(fresh)))
@@ -155,12 +157,18 @@ def main():
             cold = statistics.median(s[0] for s in cold_samples), max(s[1] for s in cold_samples)
             measure(compile_argv)  # the project's own target/, then the warm runs
             warm = median_of(compile_argv, runs)
-            create = statistics.median(
-                float(subprocess.run([create_floor, target, fresh_folder()], check=True, stdout=subprocess.PIPE)
-                      .stdout.decode().strip()) for _ in range(runs))
+            # The create floor on one thread and on every core, alternately, so a spell of the file system falls
+            # on both alike.
+            creates = {1: [], cores: []}
+            for _ in range(runs):
+                for threads in creates:
+                    creates[threads].append(float(subprocess.run(
+                        [create_floor, target, fresh_folder(), str(threads)], check=True,
+                        stdout=subprocess.PIPE).stdout.decode().strip()))
+            create, create_all = (statistics.median(creates[threads]) for threads in (1, cores))
             row = {"size": size, "macros": macros, "floor": floor, "analysis": analysis, "cached": cached,
                    "edited": edited, "compile": cold,
-                   "warm": warm, "create": create}
+                   "warm": warm, "create": create, "create_all": create_all}
             if df_project and dataform:
                 # @dataform/core into the generated project, once and untimed (see generate_project.py).
                 subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=df_project,
@@ -199,7 +207,8 @@ def toggle_edit(model):
 
 HEADER = (f"{'models':>8} {'macros':>6} {'floor s':>8} {'analysis s':>10} {'a/floor':>8} {'cached s':>8} "
           f"{'p/floor':>8} {'edited s':>8} {'e/floor':>8} {'cold s':>8} "
-          f"{'b/floor':>8} {'warm s':>8} {'w/floor':>8} {'create s':>8} {'b/(c+k)':>8} {'RSS a':>7} {'RSS b':>7} "
+          f"{'b/floor':>8} {'warm s':>8} {'w/floor':>8} {'create s':>8} {'b/(c+k)':>8} {'create*':>8} {'k*/floor':>8} "
+          f"{'RSS a':>7} {'RSS b':>7} "
           f"{'dataform s':>10} {'df/b':>7}")
 
 
@@ -215,7 +224,8 @@ def print_row(row, flush=False):
     print(f"{row['size']:>8} {str(row['macros']):>6} {floor_s:8.3f} {a_s:10.3f} {a_s / floor_s:8.2f} {p_s:8.3f} "
           f"{p_s / floor_s:8.2f} {e_s:8.3f} {e_s / floor_s:8.2f} {b_s:8.3f} "
           f"{b_s / floor_s:8.2f} {w_s:8.3f} {w_s / floor_s:8.2f} {row['create']:8.3f} "
-          f"{b_s / (floor_s + row['create']):8.2f} {max(a_rss, p_rss, e_rss):7.1f} {max(b_rss, w_rss):7.1f} {df_text}",
+          f"{b_s / (floor_s + row['create']):8.2f} {row['create_all']:8.3f} {row['create_all'] / floor_s:8.2f} "
+          f"{max(a_rss, p_rss, e_rss):7.1f} {max(b_rss, w_rss):7.1f} {df_text}",
           flush=flush)
 
 

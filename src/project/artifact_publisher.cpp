@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <stdexcept>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "core/content_hash.hpp"
@@ -358,11 +360,48 @@ void PublishBySwap(const fs::path& target_dir, const ArtifactFiles& files, const
       folders.EnsureParentOf(staging / item.first);
       items.push_back(&item);
     }
-    ParallelFor(items.size(), [&](size_t i) { WriteWhole(staging / items[i]->first, items[i]->second); });
-    for (const auto& [path, stream] : streamed) {  // fingerprinted as they are written: one rendering each
-      folders.EnsureParentOf(staging / path);
-      SetIn(index, path, WriteStreamed(staging / path, stream));
+    for (const auto& [path, stream] : streamed) folders.EnsureParentOf(staging / path);
+    // The streamed files (the manifest: rendered as it is written, tens of MB) on a thread of their own while
+    // the others are created: file creation leaves the cores idle part of the time (its threads wait on the
+    // file system's locks), which the rendering takes.
+    std::exception_ptr streamed_failure;
+    std::vector<IndexedFile> streamed_entries;
+    std::thread streaming([&] {
+      try {
+        for (const auto& [path, stream] : streamed) {  // fingerprinted as they are written: one rendering each
+          streamed_entries.push_back(IndexedFile{path, WriteStreamed(staging / path, stream)});
+        }
+      } catch (...) {
+        streamed_failure = std::current_exception();
+      }
+    });
+    // A folder's files on one thread: two threads creating files in one folder take turns at its lock.
+    auto folder_of = [&](size_t i) {
+      std::string_view path = items[i]->first;
+      const size_t slash = path.rfind('/');
+      return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
+    };
+    std::vector<size_t> folder_starts;  // items are sorted by path, so a folder's files are consecutive
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (i == 0 || folder_of(i) != folder_of(i - 1)) folder_starts.push_back(i);
     }
+    folder_starts.push_back(items.size());
+    try {
+      ParallelFor(
+          folder_starts.size() - 1,
+          [&](size_t f) {
+            for (size_t i = folder_starts[f]; i < folder_starts[f + 1]; ++i) {
+              WriteWhole(staging / items[i]->first, items[i]->second);
+            }
+          },
+          /*min_items_per_thread=*/1);
+    } catch (...) {
+      streaming.join();
+      throw;
+    }
+    streaming.join();
+    if (streamed_failure) std::rethrow_exception(streamed_failure);
+    for (const IndexedFile& file : streamed_entries) SetIn(index, file.path, file.entry);
   } catch (...) {
     fs::remove_all(staging, ec);
     throw;

@@ -93,6 +93,65 @@ TEST_F(ArtifactPublicationTest, AStreamThatRendersDifferentBytesTheSecondTimeFai
   EXPECT_FALSE(fs::exists(dir_ / ".sluice-publish"));
 }
 
+// A full publication (no index: the first, or after the index was lost) writes the streamed files on a thread of
+// their own while the whole files are created, a folder's files on one thread. Every file arrives with its bytes,
+// whatever the order of folders and subfolders, and the index lists every one of them.
+TEST_F(ArtifactPublicationTest, AFullPublicationWritesEveryFolderWithTheStreamBeside) {
+  ArtifactFiles files;
+  for (int folder = 0; folder < 12; ++folder) {
+    for (int file = 0; file < 40; ++file) {
+      std::string name = "f" + std::to_string(file) + ".sql";
+      files["compiled/p" + std::to_string(folder) + "/" + name] = "SELECT " + std::to_string(folder * 100 + file) + "\n";
+    }
+  }
+  files["compiled/p3/a/deeper.sql"] = "SELECT 'between p3/a... and p3/f...'\n";  // splits p3's files in two runs
+  files["compiled/top.sql"] = "SELECT 'top'\n";
+  std::vector<std::string> pieces(2000, std::string(1000, 'x'));
+  PublishSummary summary = PublishArtifacts(dir_, files, {{"manifest.json", Stream(pieces)}});
+  EXPECT_FALSE(summary.incremental);
+  EXPECT_EQ(summary.written, files.size() + 1);
+  EXPECT_EQ(renderings_, 1);
+  for (const auto& [path, contents] : files) EXPECT_EQ(ReadFile(dir_ / path), contents) << path;
+  EXPECT_EQ(fs::file_size(dir_ / "manifest.json"), 2000u * 1000u);
+  // The index lists them all: the same publication again writes nothing.
+  renderings_ = 0;
+  PublishSummary again = PublishArtifacts(dir_, files, {{"manifest.json", Stream(pieces)}});
+  EXPECT_TRUE(again.incremental);
+  EXPECT_EQ(again.unchanged, files.size() + 1);
+  EXPECT_EQ(again.written, 0u);
+}
+
+// A failure on either side of a full publication (a stream that throws, a file the file system refuses) fails it
+// once both sides have stopped: the published files stay as they were and no staging folder is left.
+TEST_F(ArtifactPublicationTest, AFullPublicationThatFailsOnEitherSideKeepsThePublishedFiles) {
+  PublishArtifacts(dir_, {{"compiled/a.sql", "SELECT 1\n"}}, {{"manifest.json", Stream({"old\n"})}});
+  ArtifactStream throwing = [](const std::function<void(std::string_view)>& sink) {
+    sink("half a manifest");
+    throw std::runtime_error("the renderer failed");
+  };
+  ArtifactFiles many;
+  for (int file = 0; file < 200; ++file) many["compiled/m/f" + std::to_string(file) + ".sql"] = "SELECT 2\n";
+  ArtifactFiles refused = many;
+  refused["compiled/m/" + std::string(300, 'n') + ".sql"] = "SELECT 3\n";  // longer than a file name may be
+  auto full_publication = [&](const ArtifactFiles& files, const ArtifactStream& stream) {
+    fs::remove(dir_ / ".sluice-artifacts.index");  // no index: the next publication is a full one
+    PublishArtifacts(dir_, files, {{"manifest.json", stream}});
+  };
+  EXPECT_THROW(full_publication(many, throwing), std::runtime_error);
+  try {
+    full_publication(refused, Stream(std::vector<std::string>(500, std::string(1000, 'y'))));
+    FAIL() << "expected SLU-IO-003";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.diagnostics().front().code, "SLU-IO-003");
+  }
+  EXPECT_EQ(ReadFile(dir_ / "compiled/a.sql"), "SELECT 1\n");
+  EXPECT_EQ(ReadFile(dir_ / "manifest.json"), "old\n");
+  EXPECT_FALSE(fs::exists(dir_ / "compiled/m"));
+  for (const auto& item : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(item.path().filename().string().rfind(".sluice-staging-", 0), std::string::npos) << item.path();
+  }
+}
+
 TEST_F(ArtifactPublicationTest, APathGivenWholeAndStreamedIsRefused) {
   EXPECT_THROW(PublishArtifacts(dir_, {{"manifest.json", "{}\n"}}, {{"manifest.json", Stream({"{}\n"})}}),
                std::logic_error);
