@@ -3,9 +3,10 @@
 #
 # Hostile input reaches Sluice through the tokenizer, the SELECT parser, the MODEL/TEST/AUDIT header grammar,
 # TOML/YAML loading, templating, the project loader and its parse cache, and what it compiles goes out through
-# the artifact publisher (whose full publication writes on several threads at once). Their unit tests and the fuzz regression corpus
-# (tests/fuzz/regressions: every input a fuzzer ever crashed) run here in the sanitizer build (preset
-# `debug`, build/debug), where a memory error that the optimized build survives by luck fails the run.
+# the artifact publisher (whose full publication writes on several threads at once). Their unit tests and the
+# fuzz regression corpus (tests/fuzz/regressions: every input a fuzzer ever crashed) run here in the sanitizer
+# build (preset `debug`, build/debug), where a memory error that the optimized build survives by luck fails the
+# run.
 # `make debug` builds and runs everything under the sanitizers; this is the subset CI can afford.
 set -euo pipefail
 

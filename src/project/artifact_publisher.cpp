@@ -355,11 +355,19 @@ void PublishBySwap(const fs::path& target_dir, const ArtifactFiles& files, const
   try {
     std::vector<const std::pair<const std::string, std::string>*> items;
     items.reserve(files.size());
+    // A folder's files go to one thread (two threads creating files in one folder take turns at its lock):
+    // `files` is sorted by path, so they are consecutive, and each run of them starts at an index here.
+    std::vector<size_t> folder_starts;
+    std::string_view previous_folder;
     FolderMaker folders;
     for (const auto& item : files) {
       folders.EnsureParentOf(staging / item.first);
+      const std::string_view folder = std::string_view(item.first).substr(0, item.first.rfind('/') + 1);
+      if (items.empty() || folder != previous_folder) folder_starts.push_back(items.size());
+      previous_folder = folder;
       items.push_back(&item);
     }
+    folder_starts.push_back(items.size());
     for (const auto& [path, stream] : streamed) folders.EnsureParentOf(staging / path);
     // The streamed files (the manifest: rendered as it is written, tens of MB) on a thread of their own while
     // the others are created: file creation leaves the cores idle part of the time (its threads wait on the
@@ -375,17 +383,6 @@ void PublishBySwap(const fs::path& target_dir, const ArtifactFiles& files, const
         streamed_failure = std::current_exception();
       }
     });
-    // A folder's files on one thread: two threads creating files in one folder take turns at its lock.
-    auto folder_of = [&](size_t i) {
-      std::string_view path = items[i]->first;
-      const size_t slash = path.rfind('/');
-      return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
-    };
-    std::vector<size_t> folder_starts;  // items are sorted by path, so a folder's files are consecutive
-    for (size_t i = 0; i < items.size(); ++i) {
-      if (i == 0 || folder_of(i) != folder_of(i - 1)) folder_starts.push_back(i);
-    }
-    folder_starts.push_back(items.size());
     try {
       ParallelFor(
           folder_starts.size() - 1,
