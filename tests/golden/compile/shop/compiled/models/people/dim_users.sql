@@ -1,0 +1,4 @@
+SELECT
+  CAST(user_id AS BIGINT) AS user_id,
+  CAST(user_name AS VARCHAR) AS user_name
+FROM users

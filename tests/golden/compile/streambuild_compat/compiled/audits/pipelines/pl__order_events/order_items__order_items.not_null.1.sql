@@ -1,0 +1,1 @@
+SELECT * FROM orders_demo.tbl__order_items WHERE sku IS NULL

@@ -1,0 +1,10 @@
+SELECT
+  CAST(order_id AS String) AS order_id,
+  CAST(JSONExtractString(item, 'sku') AS String) AS sku,
+  CAST(coalesce(JSONExtractFloat(item, 'quantity'), 0) * coalesce(JSONExtractFloat(item, 'price'), 0) AS Float64) AS line_total,
+  CAST(event_at AS DateTime64(3)) AS event_at,
+  CAST(_replay_partition AS Int32) AS _replay_partition,
+  CAST(_replay_offset AS Int64) AS _replay_offset,
+  CAST(_replay_timestamp AS Nullable(DateTime64(3))) AS _replay_timestamp
+FROM tbl__orders
+ARRAY JOIN JSONExtractArrayRaw(status) AS item

@@ -1,0 +1,9 @@
+CREATE MATERIALIZED VIEW orders_demo.mv__daily_revenue
+TO orders_demo.tbl__daily_revenue AS
+SELECT
+  CAST(toDate(i.event_at) AS Date) AS event_day,
+  CAST(r.region AS LowCardinality(String)) AS region,
+  CAST(sum(i.line_total) AS Float64) AS revenue
+FROM orders_demo.tbl__order_items AS i
+LEFT JOIN orders_demo.tbl__region_lookup AS r ON r.order_id = i.order_id
+GROUP BY event_day, region
