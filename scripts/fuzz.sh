@@ -30,15 +30,15 @@ jobs="${JOBS:-$(nproc)}"
 
 # target → -max_len (bytes)
 declare -A max_len=(
-  [header]=4096 [sql_scan]=8192 [select]=8192 [model]=8192 [parse_cache]=8192 [toml_config]=8192 [yaml_sources]=8192 [templating]=512
+  [header]=4096 [sql_scan]=8192 [select]=8192 [model]=8192 [toml_config]=8192 [yaml_sources]=8192 [templating]=512
   [macro_arguments]=4096
 )
 # target → dictionaries under tests/fuzz/dicts/ (several are joined into build/fuzz/dicts/<target>.dict)
 declare -A dictionary=(
-  [header]=header [sql_scan]=sql [select]=sql [model]="header sql" [parse_cache]="header sql" [toml_config]=toml [yaml_sources]=yaml [templating]=templating
+  [header]=header [sql_scan]=sql [select]=sql [model]="header sql" [toml_config]=toml [yaml_sources]=yaml [templating]=templating
   [macro_arguments]=macro_arguments
 )
-all_targets=(header sql_scan select model parse_cache toml_config yaml_sources templating macro_arguments)
+all_targets=(header sql_scan select model toml_config yaml_sources templating macro_arguments)
 
 if [ "${1:-}" = "--list" ]; then
   printf '%s\n' "${all_targets[@]}"
@@ -125,7 +125,6 @@ for f in "${fixture_files[@]}"; do
           seed header 0 "$base" "$f"
           for dialect in 0 1; do
             seed model "$dialect" "$base.$dialect" "$f"
-            seed parse_cache "$dialect" "$base.$dialect" "$f"
           done
           ;;
         TEST) seed header 1 "$base" "$f" ;;

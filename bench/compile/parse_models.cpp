@@ -1,6 +1,6 @@
 // The parse benchmark: the compiler's per-model CPU work without the file system or threads. Reads every model
 // file under <project>/pipelines into memory once, then parses and contract-checks all of them on one thread
-// (ParseModelFile + CheckModelContract, what `sluice discover` does for each model without the parse cache),
+// (ParseModelFile + CheckModelContract, what `sluice discover` does for each model),
 // ROUNDS times, and prints the median and the fastest round and the median per model. Use it to compare two
 // builds of the SQL front end: run the two binaries alternately and compare medians.
 #include <algorithm>
@@ -14,8 +14,8 @@
 
 #include "core/diagnostic.hpp"
 #include "core/file_system.hpp"
-#include "project/model_contract.hpp"
-#include "project/model_loader.hpp"
+#include "project/models/model_contract.hpp"
+#include "project/models/model_file.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 2 || argc > 3) {

@@ -1,15 +1,14 @@
 // status, runs, logs: read commands. They read the state store, never the warehouse file — except when
 // the state store holds no materializations at all and the warehouse file exists: then `status` rebuilds
-// them from the warehouse's own ledger (the state file was lost or is new).
+// them from the warehouse's own ledger (the state file was lost or is new; engine/asset_status.hpp).
 #include <cstdio>
-#include <map>
-#include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/project_context.hpp"
 #include "core/clock.hpp"
+#include "engine/asset_status.hpp"
 
 namespace sluice::cli {
 
@@ -20,66 +19,6 @@ using nlohmann::json;
 std::string Pad(std::string text, size_t width) {
   if (text.size() < width) text.resize(width, ' ');
   return text;
-}
-
-// Rebuilds materializations from the warehouse ledger; returns the number of ledger rows read.
-size_t RebuildFromLedger(const Project& project, MaterializationStore& store) {
-  WarehouseConfig config = WarehouseConfigFor(project, AccessMode::kReadOnly);
-  std::unique_ptr<Warehouse> warehouse;
-  try {
-    warehouse = OpenWarehouse(config);
-  } catch (const Error&) {
-    return 0;  // no warehouse file yet (or not readable now): nothing to rebuild from
-  }
-  std::vector<LedgerEntry> ledger = warehouse->ReadLedger();
-  std::map<std::pair<std::string, std::string>, MaterializationRecord> latest;
-  for (const LedgerEntry& entry : ledger) {
-    std::vector<std::string> keys;
-    if (entry.window) {
-      for (Date d = entry.window->start; d < entry.window->end; d = d.AddDays(1)) keys.push_back(d.ToString());
-    } else {
-      keys.push_back("");
-    }
-    for (const std::string& key : keys) {
-      latest[{entry.asset, key}] = {entry.asset, key, entry.run_id, entry.row_count, entry.sql_hash, entry.written_at};
-    }
-  }
-  std::vector<MaterializationRecord> records;
-  for (auto& [key, record] : latest) records.push_back(std::move(record));
-  if (!records.empty()) store.RecordMaterializations(records);
-  return ledger.size();
-}
-
-struct Range {
-  Date first;
-  Date last;
-};
-
-std::vector<Range> MissingRanges(const std::vector<Date>& all, const std::set<std::string>& done) {
-  std::vector<Range> ranges;
-  for (Date d : all) {
-    if (done.count(d.ToString())) continue;
-    if (!ranges.empty() && ranges.back().last.AddDays(1) == d) {
-      ranges.back().last = d;
-    } else {
-      ranges.push_back({d, d});
-    }
-  }
-  return ranges;
-}
-
-std::string AssetKind(const Asset& asset) {
-  return std::visit(
-      [&](const auto& compute) -> std::string {
-        using T = std::decay_t<decltype(compute)>;
-        if constexpr (std::is_same_v<T, SeedCompute>) return "seed";
-        else if constexpr (std::is_same_v<T, ExternalTable>) return "adopted";
-        else if constexpr (std::is_same_v<T, KafkaSource>) return "kafka";
-        else if constexpr (std::is_same_v<T, PostgresSource>) return "postgres";
-        else if (compute.kind == ModelKind::kView) return "view";
-        else return asset.partitions ? "daily" : "table";
-      },
-      asset.compute);
 }
 
 json EventJson(const StoredEvent& event) {
@@ -117,52 +56,47 @@ std::string EventLine(const RunEvent& event) {
       event);
 }
 
+// The state store's materializations, rebuilt from the warehouse's ledger when it holds none; `rebuilt` says so.
+std::vector<MaterializationRecord> Materializations(const Project& project, StateStore& state, std::string& rebuilt) {
+  if (!state.HasMaterializations()) {
+    std::unique_ptr<Warehouse> warehouse;
+    try {
+      warehouse = OpenWarehouse(WarehouseConfigFor(project, AccessMode::kReadOnly));
+    } catch (const Error&) {
+      // No warehouse file yet (or not readable now): nothing to rebuild from.
+    }
+    const size_t rows = warehouse ? RebuildMaterializations(*warehouse, state) : 0;
+    if (rows > 0) rebuilt = "rebuilt run history from the warehouse ledger (" + std::to_string(rows) + " rows)";
+  }
+  return state.LatestMaterializations();
+}
+
 }  // namespace
 
 int Status(const GlobalOptions& global, bool as_json) {
-  Project& project = LoadProjectFor(global);
-  std::unique_ptr<SqliteStateStore> state = OpenStateStore(project);
+  const Project project = LoadProjectFor(global);
+  std::unique_ptr<StateStore> state = OpenStateStore(project.root);
   std::string rebuilt;
-  if (!state->HasMaterializations()) {
-    size_t rows = RebuildFromLedger(project, *state);
-    if (rows > 0) rebuilt = "rebuilt run history from the warehouse ledger (" + std::to_string(rows) + " rows)";
-  }
-  std::map<std::string, std::vector<MaterializationRecord>> by_asset;
-  for (MaterializationRecord& record : state->LatestMaterializations()) by_asset[record.asset].push_back(record);
-
-  SystemClock clock;
-  Date today = clock.TodayUtc();
+  const std::vector<MaterializationRecord> latest = Materializations(project, *state, rebuilt);
   json assets = json::array();
-  for (const AssetKey& key : project.definitions.TopologicalOrder()) {
-    const Asset& asset = *project.definitions.Find(key);
-    const std::vector<MaterializationRecord>& records = by_asset[key.ToString()];
-    json item{{"asset", key.ToString()},
-              {"kind", AssetKind(asset)},
-              {"relation", key.name_space() + "." + asset.relation_name},
-              {"pipeline", asset.pipeline.empty() ? json(nullptr) : json(asset.pipeline)}};
-    const MaterializationRecord* last = nullptr;
-    for (const MaterializationRecord& record : records) {
-      if (last == nullptr || record.written_at > last->written_at) last = &record;
-    }
+  for (const AssetStatus& status : StatusOf(project.definitions, latest, SystemClock().TodayUtc())) {
+    json item{{"asset", status.key.ToString()},
+              {"kind", status.kind},
+              {"relation", status.relation},
+              {"pipeline", status.pipeline.empty() ? json(nullptr) : json(status.pipeline)}};
+    const std::optional<MaterializationRecord>& last = status.last;
     item["last_materialization"] =
         last ? json{{"run_id", last->run_id}, {"written_at", last->written_at}, {"rows", last->rows},
                     {"partition", last->partition.empty() ? json(nullptr) : json(last->partition)}}
              : json(nullptr);
-    if (asset.partitions) {
-      std::set<std::string> done;
-      for (const MaterializationRecord& record : records) done.insert(record.partition);
-      std::vector<Date> all = asset.partitions->partitions.AllKeys(today);
-      size_t done_count = 0;
-      for (Date d : all) done_count += done.count(d.ToString());
+    if (const std::optional<PartitionStatus>& partitions = status.partitions) {
       json missing = json::array();
-      for (const Range& range : MissingRanges(all, done)) {
-        missing.push_back({range.first.ToString(), range.last.ToString()});
-      }
-      item["partitions"] = json{{"start_date", asset.partitions->partitions.start_date().ToString()},
-                                {"column", asset.partitions->column},
-                                {"total", all.size()},
-                                {"done", done_count},
-                                {"missing", all.size() - done_count},
+      for (const DayRange& range : partitions->missing) missing.push_back({range.first.ToString(), range.last.ToString()});
+      item["partitions"] = json{{"start_date", partitions->start_date.ToString()},
+                                {"column", partitions->column},
+                                {"total", partitions->total},
+                                {"done", partitions->done},
+                                {"missing", partitions->total - partitions->done},
                                 {"missing_ranges", missing}};
     } else {
       item["partitions"] = nullptr;
@@ -204,8 +138,8 @@ int Status(const GlobalOptions& global, bool as_json) {
 }
 
 int Runs(const GlobalOptions& global, bool as_json, int limit) {
-  Project& project = LoadProjectFor(global);
-  std::unique_ptr<SqliteStateStore> state = OpenStateStore(project);
+  const Project project = LoadProjectFor(global);
+  std::unique_ptr<StateStore> state = OpenStateStore(project.root);
   std::vector<RunRecord> runs = state->ListRuns(limit);
   if (as_json) {
     json list = json::array();
@@ -237,8 +171,8 @@ int Runs(const GlobalOptions& global, bool as_json, int limit) {
 }
 
 int Logs(const GlobalOptions& global, const std::string& run_id, bool as_json) {
-  Project& project = LoadProjectFor(global);
-  std::unique_ptr<SqliteStateStore> state = OpenStateStore(project);
+  const Project project = LoadProjectFor(global);
+  std::unique_ptr<StateStore> state = OpenStateStore(project.root);
   std::optional<RunRecord> run = state->GetRun(run_id);
   if (!run) {
     throw Error(Diagnostic{"SLU-CLI-001", "no run with id " + run_id, {}, "list runs with `sluice runs`", {}});

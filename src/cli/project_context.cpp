@@ -2,25 +2,15 @@
 
 #include <cstdio>
 
-#include "core/clock.hpp"
-
 namespace sluice::cli {
 
-Project& LoadProjectFor(const GlobalOptions& global) {
+Project LoadProjectFor(const GlobalOptions& global) {
   LoadOptions options;
   options.target = global.target;
   options.vars_json = global.vars_json;
   options.database = global.database;
   options.connection = ConnectionFlags{global.host, global.port, global.username, global.password};
-  // Never freed: the command ends the process soon after, and freeing a large project's structures one by one
-  // is pure cost (tens of milliseconds at 10,000 models). A static keeps it reachable for leak checkers.
-  static Project* project = nullptr;
-  project = new Project(LoadProject(FindProjectRoot(global.project_dir), options));
-  return *project;
-}
-
-std::unique_ptr<SqliteStateStore> OpenStateStore(const Project& project) {
-  return SqliteStateStore::Open(project.root / ".sluice" / "state.db");
+  return LoadProject(FindProjectRoot(global.project_dir), options);
 }
 
 WarehouseConfig WarehouseConfigFor(const Project& project, AccessMode mode) {

@@ -1,23 +1,23 @@
-// What every command that works on a project needs: the loaded project and where its state lives.
+// What every command that works on a project needs: the loaded project, its warehouse's configuration and its
+// state store.
 #pragma once
 
-#include <filesystem>
+#include <cstdint>
 #include <memory>
+#include <string>
 
 #include "cli/commands.hpp"
 #include "project/project_loader.hpp"
-#include "state/sqlite/sqlite_state_store.hpp"
+#include "state/open_state_store.hpp"
 #include "warehouse/registry.hpp"
 
 namespace sluice::cli {
 
-// Loads the project of --project-dir (or the nearest one upward); it stays alive, never freed, until the
-// process exits.
-Project& LoadProjectFor(const GlobalOptions& global);
+// Loads the project of --project-dir (or the nearest one upward).
+Project LoadProjectFor(const GlobalOptions& global);
 
-// `<project>/.sluice/state.db`, opened (and migrated) — which marks runs of dead processes FAILURE.
-std::unique_ptr<SqliteStateStore> OpenStateStore(const Project& project);
-
+// How to open the project's warehouse: its target's adapter and connection (templates expanded now), waits for
+// another writer announced on stderr.
 WarehouseConfig WarehouseConfigFor(const Project& project, AccessMode mode);
 
 // Thousands separators: 1234567 → "1,234,567".

@@ -35,8 +35,7 @@ std::string Describe(const StepOutcome& step) {
 }  // namespace
 
 int Run(const GlobalOptions& global, const RunOptions& options) {
-  Project& project = LoadProjectFor(global);
-  project.load_scratch.reset();  // a run needs its memory more than a fast exit
+  const Project project = LoadProjectFor(global);
   SystemClock clock;
   RunRequest request{options.select, options.partition ? options.partition : options.from,
                      options.partition ? options.partition : options.to};
@@ -46,7 +45,7 @@ int Run(const GlobalOptions& global, const RunOptions& options) {
     return 0;
   }
   std::unique_ptr<Warehouse> warehouse = OpenWarehouse(WarehouseConfigFor(project, AccessMode::kReadWrite));
-  std::unique_ptr<SqliteStateStore> state = OpenStateStore(project);
+  std::unique_ptr<StateStore> state = OpenStateStore(project.root);
   RunExecutor executor(project.definitions, *warehouse, *state, *state, *state, clock,
                        ExecutorOptions{options.threads, project.root.string()});
   std::string run_id = RunExecutor::NewRunId(clock);

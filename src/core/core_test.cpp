@@ -2,12 +2,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,7 @@
 #include "core/diagnostic.hpp"
 #include "core/environment.hpp"
 #include "core/file_system.hpp"
+#include "core/parallel_for.hpp"
 #include "core/sha256.hpp"
 
 namespace sluice {
@@ -163,6 +167,15 @@ TEST(Clock, FixedClockGivesUtcDayAndText) {
   EXPECT_EQ(FormatUtc(clock.Now()), "1970-01-04T01:01:01.000Z");
 }
 
+TEST(Sha256, PiecesHashAsTheWhole) {
+  const std::string whole = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  for (size_t step : {size_t{1}, size_t{7}, size_t{64}}) {
+    Sha256Hasher hasher;
+    for (size_t at = 0; at < whole.size(); at += step) hasher.Add(std::string_view(whole).substr(at, step));
+    EXPECT_EQ(hasher.Hex(), Sha256Hex(whole)) << "pieces of " << step;
+  }
+}
+
 TEST(Sha256, MatchesKnownDigest) {
   // FIPS 180-4 examples and the classic long messages.
   EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
@@ -170,137 +183,6 @@ TEST(Sha256, MatchesKnownDigest) {
   EXPECT_EQ(Sha256Hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   EXPECT_EQ(Sha256Hex(std::string(1000000, 'a')), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-}
-
-// The SHA-extension code and the portable code give the same digest for every length up to 1,000 bytes and for
-// a multi-megabyte message; the known digests above hold for the portable code too (the default engine is the
-// hardware one wherever the CPU has it, as on the machines this project is built on).
-TEST(Sha256, HardwareAndPortableEnginesAgree) {
-  std::cout << "SHA extensions: " << (Sha256HasHardware() ? "yes" : "no") << "\n";
-  std::string bytes;
-  uint32_t seed = 777;
-  for (size_t size = 0; size <= 1000; ++size) {
-    bytes.resize(size);
-    for (char& c : bytes) {
-      seed = seed * 1103515245 + 12345;
-      c = static_cast<char>(seed >> 16);
-    }
-    ASSERT_EQ(Sha256Hex(bytes), Sha256Hex(bytes, Sha256Engine::kPortable)) << size << " bytes";
-  }
-  bytes.assign(3 << 20, 'x');
-  for (size_t i = 0; i < bytes.size(); i += 4097) bytes[i] = static_cast<char>(i);
-  EXPECT_EQ(Sha256Hex(bytes), Sha256Hex(bytes, Sha256Engine::kPortable));
-  EXPECT_EQ(Sha256Hex("abc", Sha256Engine::kPortable),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  EXPECT_EQ(Sha256Hex(std::string(1000000, 'a'), Sha256Engine::kPortable),
-            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
-}
-
-// Every length around the padding boundaries (55/56/64 bytes and their multiples), against coreutils'
-// sha256sum as the reference implementation.
-TEST(Sha256, AgreesWithSha256sumAtEveryPaddingBoundary) {
-  ScratchFolder scratch("sluice_sha256_test");
-  const std::filesystem::path& dir = scratch.path;
-  std::string bytes;
-  uint32_t seed = 12345;
-  std::vector<std::string> expected;
-  std::string list;
-  for (size_t size = 0; size <= 200; ++size) {
-    bytes.resize(size);
-    for (char& c : bytes) {
-      seed = seed * 1103515245 + 12345;
-      c = static_cast<char>(seed >> 16);
-    }
-    std::string name = (dir / ("m" + std::to_string(size))).string();
-    WriteFileAtomic(name, bytes);
-    expected.push_back(Sha256Hex(bytes));
-    list += " " + name;
-  }
-  FILE* pipe = ::popen(("sha256sum" + list).c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  char line[512];
-  size_t size = 0;
-  while (std::fgets(line, sizeof line, pipe) != nullptr) {
-    ASSERT_LT(size, expected.size());
-    EXPECT_EQ(std::string(line, 64), expected[size]) << "message of " << size << " bytes";
-    ++size;
-  }
-  EXPECT_EQ(::pclose(pipe), 0);
-  EXPECT_EQ(size, expected.size());
-}
-
-TEST(FileSystem, WalkFilesVisitsFilesAtAnyDepthButNotSymlinkedFolders) {
-  ScratchFolder scratch("sluice_walk_test");
-  const std::filesystem::path& dir = scratch.path;
-  WriteFileAtomic(dir / "top/a.sql", "a");
-  WriteFileAtomic(dir / "top/sub/deeper/b.txt", "b");
-  WriteFileAtomic(dir / "elsewhere/c.sql", "c");
-  WriteFileAtomic(dir / "elsewhere/inside/d.sql", "d");
-  std::filesystem::create_symlink(dir / "elsewhere/c.sql", dir / "top/link.sql");
-  std::filesystem::create_symlink(dir / "elsewhere/inside", dir / "top/linked_folder");
-  std::filesystem::create_symlink(dir / "nowhere", dir / "top/broken");
-  std::map<std::string, bool> seen;
-  WalkFiles(dir, "top", [&](std::string&& path, bool regular) { seen.emplace(std::move(path), regular); });
-  EXPECT_EQ(seen,
-            (std::map<std::string, bool>{
-                {"top/a.sql", true}, {"top/broken", false}, {"top/link.sql", true}, {"top/sub/deeper/b.txt", true}}));
-  try {
-    WalkFiles(dir, "missing", [](std::string&&, bool) {});
-    FAIL() << "expected SLU-IO-001";
-  } catch (const Error& error) {
-    EXPECT_EQ(error.diagnostics().front().code, "SLU-IO-001");
-    EXPECT_NE(error.diagnostics().front().message.find("missing"), std::string::npos);
-  }
-}
-
-TEST(FileSystem, AnOpenDirectoryReadsByRelativePathAndNamesTheWholePathInErrors) {
-  ScratchFolder scratch("sluice_open_dir_test");
-  const std::filesystem::path& dir = scratch.path;
-  WriteFileAtomic(dir / "project/pipelines/p/m.sql", "SELECT 1\n");
-  WriteFileAtomic(dir / "elsewhere/pipelines/p/m.sql", "SELECT 2\n");
-  OpenDirectory project(dir / "project");
-  EXPECT_EQ(project.ReadFile("pipelines/p/m.sql"), "SELECT 1\n");
-  // Held open: renaming the folder away and putting another in its place does not change what is read.
-  std::filesystem::rename(dir / "project", dir / "moved");
-  std::filesystem::rename(dir / "elsewhere", dir / "project");
-  EXPECT_EQ(project.ReadFile("pipelines/p/m.sql"), "SELECT 1\n");
-  EXPECT_EQ(project.ReadFile((dir / "project/pipelines/p/m.sql").string()), "SELECT 2\n");  // absolute: as given
-  ExpectReadError([&] { project.ReadFile("pipelines/p/missing.sql"); }, dir / "project/pipelines/p/missing.sql",
-                  "No such file or directory");
-  // A folder that cannot be opened: reads report the whole path.
-  OpenDirectory missing(dir / "nowhere");
-  EXPECT_EQ(CodeOf([&] { missing.ReadFile("m.sql"); }), "SLU-IO-001");
-}
-
-// A listed file is read without asking its size: every size around the scratch buffer's 64 KiB reads whole,
-// and failures are reported as ReadFile reports them.
-TEST(FileSystem, AListedFileReadsWholeAtEverySize) {
-  ScratchFolder scratch("sluice_listed_file_test");
-  const std::filesystem::path& dir = scratch.path;
-  OpenDirectory folder(dir);
-  constexpr size_t kScratch = size_t{64} << 10;
-  for (size_t size :
-       {size_t{0}, size_t{1}, size_t{1400}, kScratch - 1, kScratch, kScratch + 1, 3 * kScratch + 7, size_t{10} << 20}) {
-    std::string text(size, 'x');
-    for (size_t i = 0; i < size; i += 4093) text[i] = static_cast<char>('a' + i % 26);  // not one repeated byte
-    WriteFileAtomic(dir / "m.sql", text);
-    EXPECT_EQ(folder.ReadListedFile("m.sql"), text) << size;
-    EXPECT_EQ(folder.ReadFile("m.sql"), text) << size;
-  }
-  EXPECT_EQ(CodeOf([&] { folder.ReadListedFile("missing.sql"); }), "SLU-IO-001");
-  std::filesystem::create_directories(dir / "folder.sql");
-  ExpectReadError([&] { folder.ReadListedFile("folder.sql"); }, dir / "folder.sql", "Is a directory");
-  OpenDirectory missing(dir / "nowhere");
-  EXPECT_EQ(CodeOf([&] { missing.ReadListedFile("m.sql"); }), "SLU-IO-001");
-}
-
-TEST(FileSystem, AtomicWriteReplacesContents) {
-  ScratchFolder scratch("sluice_core_test");
-  const std::filesystem::path& dir = scratch.path;
-  WriteFileAtomic(dir / "sub" / "f.txt", "one");
-  WriteFileAtomic(dir / "sub" / "f.txt", "two");
-  EXPECT_EQ(ReadFile(dir / "sub" / "f.txt"), "two");
-  EXPECT_EQ(CodeOf([&] { ReadFile(dir / "missing"); }), "SLU-IO-001");
 }
 
 TEST(FileSystem, WriteAllWritesEveryByteOrReportsTheError) {
@@ -320,28 +202,52 @@ TEST(FileSystem, WriteAllWritesEveryByteOrReportsTheError) {
   ::close(read_only);
 }
 
-TEST(FileSystem, AMappedFileShowsTheFileAsOpenedUntilItIsReplacedByARename) {
-  ScratchFolder scratch("sluice_core_test");
-  const std::filesystem::path& dir = scratch.path;
-  EXPECT_FALSE(MappedFile::Open(dir / "missing").has_value());
-  EXPECT_FALSE(MappedFile::Open(dir).has_value());  // a folder
-  WriteFileAtomic(dir / "empty", "");
-  std::optional<MappedFile> empty = MappedFile::Open(dir / "empty");
-  ASSERT_TRUE(empty.has_value());
-  EXPECT_EQ(empty->contents(), "");
+// Every count, including those whose last run of indexes is partial and those of runs of 1 to 64 indexes.
+TEST(ParallelForTest, RunsEveryIndexExactlyOnce) {
+  for (size_t count :
+       {size_t{1}, size_t{33}, size_t{1000}, size_t{10000}, size_t{10007}, size_t{70001}, size_t{200003}}) {
+    std::vector<std::atomic<int>> hits(count);
+    ParallelFor(count, [&](size_t i) { hits[i].fetch_add(1); });
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(hits[i].load(), 1) << count << " items, index " << i;
+  }
+}
 
-  std::string large(3 * 4096 + 17, 'x');
-  large.back() = 'y';
-  WriteFileAtomic(dir / "f", large);
-  std::optional<MappedFile> mapped = MappedFile::Open(dir / "f");
-  ASSERT_TRUE(mapped.has_value());
-  WriteFileAtomic(dir / "f", "replaced");  // a new file renamed over the mapped one
-  EXPECT_EQ(mapped->contents(), large);
-  MappedFile moved = std::move(*mapped);
-  EXPECT_EQ(moved.contents(), large);
-  EXPECT_EQ(mapped->contents(), "");
-  moved = *MappedFile::Open(dir / "f");
-  EXPECT_EQ(moved.contents(), "replaced");
+TEST(ParallelForTest, RethrowsTheLowestFailingIndexAfterRunningTheRest) {
+  constexpr size_t kCount = 5000;
+  std::atomic<size_t> ran{0};
+  try {
+    ParallelFor(kCount, [&](size_t i) {
+      ran.fetch_add(1);
+      if (i % 1000 == 777) throw std::runtime_error("item " + std::to_string(i));
+    });
+    FAIL() << "expected an exception";
+  } catch (const std::runtime_error& error) {
+    EXPECT_STREQ(error.what(), "item 777");
+  }
+  EXPECT_EQ(ran.load(), kCount);
+}
+
+TEST(ParallelForTest, ZeroItemsDoNothing) {
+  bool called = false;
+  ParallelFor(0, [&](size_t) { called = true; });
+  EXPECT_FALSE(called);
+}
+
+TEST(ParallelForTest, SmallCountsStayOnOneThread) { EXPECT_EQ(ParallelThreadsFor(5), 1u); }
+
+
+TEST(ReadFileTest, ReadsEmptySmallAndLargeFilesWhole) {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("sluice_read_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (size_t size : {size_t{0}, size_t{1}, size_t{4095}, size_t{4096}, size_t{1} << 20}) {
+    std::string contents(size, '\0');
+    for (size_t i = 0; i < size; ++i) contents[i] = static_cast<char>('a' + i % 26);
+    std::ofstream(dir / "f", std::ios::binary) << contents;
+    EXPECT_EQ(ReadFile(dir / "f"), contents) << size;
+  }
+  ExpectReadError([&] { ReadFile(dir / "missing"); }, dir / "missing", "No such file");
+  ExpectReadError([&] { ReadFile(dir); }, dir, "Is a directory");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(EnvironmentSwitchTest, UnsetEmptyOffAndOn) {

@@ -1,20 +1,13 @@
 #include "core/parallel_for.hpp"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cstdint>
 #include <cstdlib>
 #include <exception>
 #include <limits>
 #include <mutex>
 #include <thread>
 #include <vector>
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23  // Linux 5.14
-#endif
 
 namespace sluice {
 
@@ -68,28 +61,5 @@ void ParallelFor(size_t count, const std::function<void(size_t)>& body, size_t m
   for (std::thread& helper : helpers) helper.join();
   if (failure) std::rethrow_exception(failure);
 }
-
-void PrefaultInParallel(void* data, size_t bytes) {
-  if (bytes == 0) return;
-  constexpr size_t kPage = 4096;
-  constexpr size_t kPagesPerItem = 256;  // 1 MiB
-  const auto begin = reinterpret_cast<uintptr_t>(data);
-  const uintptr_t first_page = begin / kPage * kPage;
-  const size_t pages = (begin + bytes - first_page + kPage - 1) / kPage;
-  ParallelFor((pages + kPagesPerItem - 1) / kPagesPerItem,
-              [&](size_t item) {
-                const size_t from = item * kPagesPerItem;
-                const size_t to = std::min(pages, from + kPagesPerItem);
-                if (PopulatePages(reinterpret_cast<void*>(first_page + from * kPage), (to - from) * kPage)) return;
-                // No MADV_POPULATE_WRITE (Linux before 5.14): a write into each page, within the range.
-                for (size_t page = from; page < to; ++page) {
-                  const uintptr_t at = std::clamp<uintptr_t>(first_page + page * kPage, begin, begin + bytes - 1);
-                  *reinterpret_cast<volatile unsigned char*>(at) = 0;
-                }
-              },
-              /*min_items_per_thread=*/4);
-}
-
-bool PopulatePages(void* data, size_t bytes) { return madvise(data, bytes, MADV_POPULATE_WRITE) == 0; }
 
 }  // namespace sluice

@@ -1,11 +1,9 @@
-// SHA-256 (FIPS 180-4) of bytes, as 64 lowercase hex characters. Thread-safe.
-//
-// Implemented here rather than taken from OpenSSL: linking libcrypto cost every sluice process about 5 ms of
-// start-up (17,000 relocations), twice when sluice re-executes itself for huge pages, and SHA-256 was all it
-// was used for. The digests hashed here are macro fingerprints, run SQL and DAG identities (the compact JSON of
-// every node and edge: ~20 MB at 100,000 models).
+// SHA-256 (OpenSSL's) of bytes, as 64 lowercase hex characters: the one digest Sluice uses (run SQL, seed
+// files, macro fingerprints, DAG identities, the artifact index's file fingerprints).
+// Thread-safety: Sha256Hex is pure; a Sha256Hasher is used by one thread at a time.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -13,12 +11,21 @@ namespace sluice {
 
 std::string Sha256Hex(std::string_view bytes);
 
-// Which code compresses the blocks: kAuto uses the CPU's SHA extensions where it has them (about five times
-// faster: a 100,000-model DAG identity hashes ~20 MB), kPortable never does. Both give the same digest.
-enum class Sha256Engine { kAuto, kPortable };
-std::string Sha256Hex(std::string_view bytes, Sha256Engine engine);
+// The digest of bytes that arrive in pieces: Add them in order; Hex() gives what Sha256Hex of the whole gives.
+class Sha256Hasher {
+ public:
+  Sha256Hasher();
+  ~Sha256Hasher();
+  Sha256Hasher(const Sha256Hasher&) = delete;
+  Sha256Hasher& operator=(const Sha256Hasher&) = delete;
 
-// Whether kAuto uses the SHA extensions on this machine.
-bool Sha256HasHardware();
+  void Add(std::string_view piece);
+  // The digest of everything added; the hasher takes no more pieces afterwards.
+  std::string Hex();
+
+ private:
+  struct Context;
+  std::unique_ptr<Context> context_;
+};
 
 }  // namespace sluice

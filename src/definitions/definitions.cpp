@@ -2,51 +2,10 @@
 
 #include <algorithm>
 #include <functional>
-#include <limits>
 #include <queue>
-#include <set>
 #include <stdexcept>
 
-#include "core/parallel_for.hpp"
-
 namespace sluice {
-
-ColumnList::ColumnList(std::initializer_list<value_type> columns) {
-  for (const auto& [name, type] : columns) push_back(name, type);
-}
-
-void ColumnList::reserve(size_t columns, size_t text_bytes) {
-  text_.reserve(text_bytes);
-  ends_.reserve(2 * columns);
-}
-
-void ColumnList::push_back(std::string_view name, std::string_view type) {
-  if (text_.size() + name.size() + type.size() > std::numeric_limits<uint32_t>::max()) {
-    throw std::length_error("a model's column names and types exceed 4 GiB");
-  }
-  text_.append(name);
-  ends_.push_back(static_cast<uint32_t>(text_.size()));
-  text_.append(type);
-  ends_.push_back(static_cast<uint32_t>(text_.size()));
-}
-
-std::optional<ColumnList> ColumnList::FromPacked(std::string text, std::vector<uint32_t> ends) {
-  if (ends.size() % 2 != 0 || (ends.empty() ? !text.empty() : ends.back() != text.size())) return std::nullopt;
-  for (size_t i = 1; i < ends.size(); ++i) {
-    if (ends[i] < ends[i - 1]) return std::nullopt;
-  }
-  ColumnList list;
-  list.text_ = std::move(text);
-  list.ends_ = std::move(ends);
-  return list;
-}
-
-ColumnList::value_type ColumnList::operator[](size_t i) const {
-  size_t name_begin = i == 0 ? 0 : ends_[2 * i - 1];
-  size_t name_end = ends_[2 * i];
-  std::string_view text = text_;
-  return {text.substr(name_begin, name_end - name_begin), text.substr(name_end, ends_[2 * i + 1] - name_end)};
-}
 
 std::string EdgeTypeName(EdgeType type) {
   switch (type) {
@@ -58,6 +17,24 @@ std::string EdgeTypeName(EdgeType type) {
       return "mutable_reference";
   }
   return "unknown";
+}
+
+std::string AssetKindName(const Asset& asset) {
+  return std::visit(
+      [](const auto& compute) -> std::string {
+        using T = std::decay_t<decltype(compute)>;
+        if constexpr (std::is_same_v<T, SqlCompute>)
+          return compute.kind == ModelKind::kView ? "view" : "table";
+        else if constexpr (std::is_same_v<T, SeedCompute>)
+          return "seed";
+        else if constexpr (std::is_same_v<T, ExternalTable>)
+          return "stream_table";
+        else if constexpr (std::is_same_v<T, KafkaSource>)
+          return "kafka";
+        else
+          return "postgres";
+      },
+      asset.compute);
 }
 
 namespace {
@@ -89,88 +66,97 @@ std::string ShownCycle(const std::vector<std::string>& path) {
   return shown;
 }
 
+// Every reference and partition-bound span of a SQL model lies inside its body, in text order, without overlap:
+// what rendering its SQL relies on.
+void CheckSpans(const Asset& asset) {
+  const auto* sql = std::get_if<SqlCompute>(&asset.compute);
+  if (sql == nullptr) return;
+  std::vector<std::pair<size_t, size_t>> spans;
+  for (const ResolvedReference& ref : sql->references) spans.emplace_back(ref.call.begin, ref.call.end);
+  for (const PartitionBoundCall& call : sql->partition_bounds) spans.emplace_back(call.begin, call.end);
+  std::sort(spans.begin(), spans.end());
+  for (size_t i = 0; i < spans.size(); ++i) {
+    const bool inside = spans[i].first <= spans[i].second && spans[i].second <= sql->body.size();
+    if (inside && (i == 0 || spans[i - 1].second <= spans[i].first)) continue;
+    throw Error(Diagnostic{"SLU-DEFS-001",
+                           asset.key.ToString() + ": a reference or partition bound at [" +
+                               std::to_string(spans[i].first) + ", " + std::to_string(spans[i].second) +
+                               ") is not a span of its " + std::to_string(sql->body.size()) + "-byte body",
+                           asset.defined_at,
+                           "spans are byte offsets into SqlCompute::body, in text order and not overlapping",
+                           {}});
+  }
+  const auto in_text_order = [](const auto& a, const auto& b) { return a.call.begin < b.call.begin; };
+  if (!std::is_sorted(sql->references.begin(), sql->references.end(), in_text_order) ||
+      !std::is_sorted(sql->partition_bounds.begin(), sql->partition_bounds.end(),
+                      [](const auto& a, const auto& b) { return a.begin < b.begin; })) {
+    throw Error(Diagnostic{"SLU-DEFS-001", asset.key.ToString() + ": references or partition bounds out of text order",
+                           asset.defined_at, "list them in the order they appear in the body", {}});
+  }
+}
+
+template <typename T>
+void SortByName(std::vector<T>& items) {
+  std::stable_sort(items.begin(), items.end(), [](const T& a, const T& b) { return a.name < b.name; });
+}
+
 }  // namespace
 
-Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipelines)
-    : Definitions(std::move(assets), std::move(pipelines), {}) {}
+size_t Definitions::KeyHash::operator()(const AssetKey& key) const {
+  return std::hash<std::string>()(key.name_space()) * 31 + std::hash<std::string>()(key.name());
+}
 
-Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipelines,
-                         std::vector<size_t> resolved_upstreams)
-    : pipelines_(std::move(pipelines)) {
-  assets_ = std::move(assets);
-  auto key_less = [&](size_t a, size_t b) { return assets_[a].key < assets_[b].key; };
-  bool in_key_order = true;
-  for (size_t i = 1; i < assets_.size() && in_key_order; ++i) in_key_order = !key_less(i, i - 1);
-  if (!in_key_order) {
-    // Key order: sort positions, then move each asset into place along the permutation's cycles (sorting the
-    // ~500-byte assets themselves moved each one log n times; a second array would be 50 MB at 100,000
-    // assets). The caller's upstream indexes name the old places: they are looked up instead.
-    resolved_upstreams.clear();
-    std::vector<size_t> order(assets_.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    ParallelStableSort(order.begin(), order.end(), key_less);
-    std::vector<bool> placed(order.size(), false);
-    for (size_t start = 0; start < order.size(); ++start) {
-      if (placed[start] || order[start] == start) continue;
-      Asset held = std::move(assets_[start]);
-      size_t at = start;
-      while (order[at] != start) {
-        assets_[at] = std::move(assets_[order[at]]);
-        placed[at] = true;
-        at = order[at];
-      }
-      assets_[at] = std::move(held);
-      placed[at] = true;
-    }
-  }
-  std::sort(pipelines_.begin(), pipelines_.end(), [](const Pipeline& a, const Pipeline& b) { return a.name < b.name; });
-  index_ = HashedIndex(assets_.size());
-  by_name_ = NameIndex(assets_.size());
+Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipelines)
+    : Definitions(Parts{{}, std::move(assets), std::move(pipelines), {}, {}, {}}) {}
+
+Definitions::Definitions(Parts parts)
+    : project_(std::move(parts.project)),
+      pipelines_(std::move(parts.pipelines)),
+      tests_(std::move(parts.tests)),
+      audits_(std::move(parts.audits)),
+      macros_(std::move(parts.macros)) {
+  // Key order: the positions are sorted, then each asset moved once into place.
+  std::vector<size_t> order(parts.assets.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return parts.assets[a].key < parts.assets[b].key; });
+  assets_.reserve(order.size());
+  for (size_t i : order) assets_.push_back(std::move(parts.assets[i]));
+  SortByName(pipelines_);
+  SortByName(tests_);
+  SortByName(audits_);
+  SortByName(macros_);
+
+  index_.reserve(assets_.size());
+  by_name_.reserve(assets_.size());
   for (size_t i = 0; i < assets_.size(); ++i) {
-    const AssetKey& key = assets_[i].key;
-    if (!index_.Insert(HashOf(key), i, [&](size_t other) { return assets_[other].key == key; }).second) {
+    CheckSpans(assets_[i]);
+    if (!index_.emplace(assets_[i].key, i).second) {
       throw Error(Diagnostic{"SLU-GRAPH-004",
                              "two assets share the key " + assets_[i].key.ToString(),
                              assets_[i].defined_at,
                              "rename one of them",
                              {}});
     }
-    by_name_.Insert(assets_[i].name(), i);
+    by_name_.emplace(assets_[i].name(), i);
   }
-  // Each asset's upstreams by index (deps order, asset i's at upstreams[upstream_begin[i], upstream_begin[i + 1])):
-  // the caller's, or looked up in parallel; the first asset in key order with an unknown upstream is the one
-  // reported.
-  std::vector<size_t> upstream_begin(assets_.size() + 1, 0);
-  for (size_t i = 0; i < assets_.size(); ++i) upstream_begin[i + 1] = upstream_begin[i] + assets_[i].deps.size();
-  if (!resolved_upstreams.empty() && resolved_upstreams.size() != upstream_begin.back()) {
-    throw std::invalid_argument("Definitions: " + std::to_string(resolved_upstreams.size()) +
-                                " resolved upstreams for " + std::to_string(upstream_begin.back()) + " dependencies");
-  }
-  const bool look_up = resolved_upstreams.empty();
-  std::vector<size_t> upstreams = std::move(resolved_upstreams);
-  upstreams.resize(upstream_begin.back());
-  ParallelFor(look_up ? assets_.size() : 0, [&](size_t i) {
-    size_t at = upstream_begin[i];
+  // Each asset's upstreams by index; the first asset in key order with an unknown upstream is the one reported.
+  upstreams_.resize(assets_.size());
+  downstreams_.resize(assets_.size());
+  for (size_t i = 0; i < assets_.size(); ++i) {
+    upstreams_[i].reserve(assets_[i].deps.size());
     for (const AssetDependency& dep : assets_[i].deps) {
-      const size_t upstream = Lookup(dep.upstream);
-      if (upstream == HashedIndex::kNone) {
+      auto found = index_.find(dep.upstream);
+      if (found == index_.end()) {
         throw Error(Diagnostic{"SLU-GRAPH-002",
                                assets_[i].key.ToString() + " depends on unknown asset " + dep.upstream.ToString(),
                                LocateReference(assets_[i], dep.upstream),
                                "define the upstream asset",
                                {}});
       }
-      upstreams[at++] = upstream;
+      upstreams_[i].push_back(found->second);
+      downstreams_[found->second].push_back(i);
     }
-  });
-  // The downstreams: the same edges the other way (each asset's in ascending index order).
-  downstream_begin_.assign(assets_.size() + 1, 0);
-  for (size_t up : upstreams) ++downstream_begin_[up + 1];
-  for (size_t i = 0; i < assets_.size(); ++i) downstream_begin_[i + 1] += downstream_begin_[i];
-  downstream_.resize(upstreams.size());
-  std::vector<size_t> filled(downstream_begin_.begin(), downstream_begin_.end() - 1);
-  for (size_t i = 0; i < assets_.size(); ++i) {
-    for (size_t e = upstream_begin[i]; e < upstream_begin[i + 1]; ++e) downstream_[filled[upstreams[e]]++] = i;
   }
   // Cycle detection: iterative DFS with colors; report the first cycle found in key order.
   enum class Color { kWhite, kGray, kBlack };
@@ -182,8 +168,8 @@ Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipeli
     color[root] = Color::kGray;
     while (!stack.empty()) {
       auto& [node, next] = stack.back();
-      if (upstream_begin[node] + next < upstream_begin[node + 1]) {
-        size_t up = upstreams[upstream_begin[node] + next++];
+      if (next < upstreams_[node].size()) {
+        size_t up = upstreams_[node][next++];
         if (color[up] == Color::kGray) {
           std::vector<std::string> path{assets_[up].key.ToString()};
           for (size_t at = node; at != up && at != SIZE_MAX; at = parent[at]) {
@@ -209,28 +195,20 @@ Definitions::Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipeli
   }
 }
 
-uint64_t Definitions::HashOf(const AssetKey& key) {
-  return std::hash<std::string_view>()(key.name_space()) * 31 + std::hash<std::string_view>()(key.name());
-}
-
-size_t Definitions::Lookup(const AssetKey& key) const {
-  return index_.Find(HashOf(key), [&](size_t i) { return assets_[i].key == key; });
-}
-
 size_t Definitions::IndexOf(const AssetKey& key) const {
-  const size_t i = Lookup(key);
-  if (i == HashedIndex::kNone) throw std::out_of_range("Definitions: no asset " + key.ToString());
-  return i;
+  auto found = index_.find(key);
+  if (found == index_.end()) throw std::out_of_range("Definitions: no asset " + key.ToString());
+  return found->second;
 }
 
 const Asset* Definitions::Find(const AssetKey& key) const {
-  const size_t i = Lookup(key);
-  return i == HashedIndex::kNone ? nullptr : &assets_[i];
+  auto found = index_.find(key);
+  return found == index_.end() ? nullptr : &assets_[found->second];
 }
 
 const Asset* Definitions::FindByName(const std::string& name) const {
-  const size_t i = by_name_.Find(name);
-  return i == NameIndex::kNone ? nullptr : &assets_[i];
+  auto found = by_name_.find(name);
+  return found == by_name_.end() ? nullptr : &assets_[found->second];
 }
 
 const Pipeline* Definitions::FindPipeline(const std::string& name) const {
@@ -243,9 +221,9 @@ const Pipeline* Definitions::FindPipeline(const std::string& name) const {
 std::vector<AssetKey> Definitions::TopologicalOrder() const {
   // Kahn's algorithm with a min-heap on the index (assets_ is sorted by key): stable and O(E log V).
   std::vector<size_t> pending(assets_.size(), 0);
-  for (size_t i = 0; i < assets_.size(); ++i) pending[i] = assets_[i].deps.size();
   std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
   for (size_t i = 0; i < assets_.size(); ++i) {
+    pending[i] = upstreams_[i].size();
     if (pending[i] == 0) ready.push(i);
   }
   std::vector<AssetKey> order;
@@ -254,7 +232,7 @@ std::vector<AssetKey> Definitions::TopologicalOrder() const {
     size_t next = ready.top();
     ready.pop();
     order.push_back(assets_[next].key);
-    for (size_t down : DownstreamOf(next)) {
+    for (size_t down : downstreams_[next]) {
       if (--pending[down] == 0) ready.push(down);
     }
   }
@@ -270,12 +248,8 @@ std::vector<AssetKey> Definitions::Closure(const std::vector<AssetKey>& keys, bo
     stack.pop_back();
     if (seen[at]) continue;
     seen[at] = true;
-    if (upstream) {
-      for (const AssetDependency& dep : assets_[at].deps) stack.push_back(IndexOf(dep.upstream));
-    } else {
-      std::span<const size_t> downstream = DownstreamOf(at);
-      stack.insert(stack.end(), downstream.begin(), downstream.end());
-    }
+    const std::vector<size_t>& next = upstream ? upstreams_[at] : downstreams_[at];
+    stack.insert(stack.end(), next.begin(), next.end());
   }
   std::vector<AssetKey> result;
   for (size_t i = 0; i < assets_.size(); ++i) {
@@ -294,7 +268,7 @@ std::vector<AssetKey> Definitions::DownstreamClosure(const std::vector<AssetKey>
 
 std::vector<AssetKey> Definitions::Downstream(const AssetKey& key) const {
   std::vector<AssetKey> result;
-  for (size_t down : DownstreamOf(IndexOf(key))) result.push_back(assets_[down].key);
+  for (size_t down : downstreams_[IndexOf(key)]) result.push_back(assets_[down].key);
   std::sort(result.begin(), result.end());
   return result;
 }

@@ -1,18 +1,18 @@
-// Definitions: the immutable value every later layer consumes — assets, sources, pipelines and the graph
-// between them. Produced by project/ (SQL-model projects) and later by sdk/ (C++ code); after it, nothing
-// looks at files or SDK objects again.
+// Definitions: the immutable value every later layer consumes — the project it describes, its assets (SQL
+// models, seeds, adopted tables, managed sources) with their rendered-ready SQL, the pipelines, the SQL tests
+// and audits, the macros, and the graph between the assets. Produced by project/ (SQL-model projects) and by
+// sdk/ (C++ code), or built by hand; after it, compile, run and deploy look at nothing else.
 //
+// Construction validates the graph: unique keys (SLU-GRAPH-004), known upstreams (SLU-GRAPH-002), no cycles
+// (SLU-GRAPH-001 naming the cycle, located at the reference that closes it), and that every reference and
+// partition-bound span of a SQL model lies inside its body, in text order (SLU-DEFS-001).
 // Thread-safety: immutable once built; share freely across threads (by const reference or shared_ptr).
 #pragma once
 
 #include <cstdint>
-#include <initializer_list>
-#include <iterator>
 #include <map>
 #include <optional>
-#include <span>
 #include <string>
-#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <variant>
@@ -21,7 +21,7 @@
 #include "core/asset_key.hpp"
 #include "core/daily_partitions.hpp"
 #include "core/diagnostic.hpp"
-#include "core/name_index.hpp"
+#include "definitions/checks.hpp"
 #include "sql/reference_scanner.hpp"
 
 namespace sluice {
@@ -38,64 +38,11 @@ struct PartitionSpec {
 
 enum class ModelKind { kTable, kView };
 
-// The output columns of a SQL model — name → cast type as authored, in projection order — stored compactly:
-// every name and type in one string with their end offsets, ~20 bytes a column instead of two strings' 64
-// (a 10,000-model project has 250,000 columns). Iterating yields (name, type) views of the list.
-class ColumnList {
- public:
-  using value_type = std::pair<std::string_view, std::string_view>;
-
-  class Iterator {
-   public:
-    using iterator_category = std::forward_iterator_tag;
-    using value_type = ColumnList::value_type;
-    using difference_type = std::ptrdiff_t;
-    using pointer = void;
-    using reference = value_type;
-    Iterator() = default;
-    Iterator(const ColumnList* list, size_t index) : list_(list), index_(index) {}
-    value_type operator*() const { return (*list_)[index_]; }
-    Iterator& operator++() {
-      ++index_;
-      return *this;
-    }
-    Iterator operator++(int) {
-      Iterator before = *this;
-      ++index_;
-      return before;
-    }
-    bool operator==(const Iterator& other) const { return index_ == other.index_; }
-
-   private:
-    const ColumnList* list_ = nullptr;
-    size_t index_ = 0;
-  };
-
-  ColumnList() = default;
-  ColumnList(std::initializer_list<value_type> columns);
-
-  // Room for `columns` columns whose names and types total `text_bytes`.
-  void reserve(size_t columns, size_t text_bytes);
-  void push_back(std::string_view name, std::string_view type);
-
-  size_t size() const { return ends_.size() / 2; }
-  bool empty() const { return ends_.empty(); }
-  value_type operator[](size_t i) const;
-  Iterator begin() const { return Iterator(this, 0); }
-  Iterator end() const { return Iterator(this, size()); }
-  bool operator==(const ColumnList&) const = default;
-
-  // The packed form — every name and type with no separator, and the offset where each ends — for storing the
-  // list as is (the parse cache).
-  std::string_view packed_text() const { return text_; }
-  const std::vector<uint32_t>& packed_ends() const { return ends_; }
-  // The list with this packed form; nullopt when `ends` is not one for `text` (an odd count, a decreasing
-  // offset, or a last offset other than text's size).
-  static std::optional<ColumnList> FromPacked(std::string text, std::vector<uint32_t> ends);
-
- private:
-  std::string text_;            // name, type, name, type … with no separator
-  std::vector<uint32_t> ends_;  // where each name and type ends in text_
+// One output column of a SQL model: its name and its cast type as authored.
+struct ModelColumn {
+  std::string name;
+  std::string type;
+  bool operator==(const ModelColumn&) const = default;
 };
 
 // One `__source(...)` / `__ref(...)` occurrence in a model body, resolved to the asset it names.
@@ -103,6 +50,17 @@ struct ResolvedReference {
   sql::ReferenceCall call;  // offsets relative to SqlCompute::body
   AssetKey upstream;
   EdgeType edge;
+  SourceLocation at;  // where the call is written
+};
+
+enum class PartitionBound { kStart, kEnd };
+
+// One `@partition_start()` / `@partition_end()` call in a model body: rendered at run time as a DATE literal of
+// the run window's start or end.
+struct PartitionBoundCall {
+  size_t begin;  // offsets relative to SqlCompute::body
+  size_t end;
+  PartitionBound bound;
   SourceLocation at;  // where the call is written
 };
 
@@ -116,18 +74,19 @@ struct StorageSpec {
   bool operator==(const StorageSpec&) const = default;
 };
 
-// A SQL model: its body is the author's SELECT (bytes kept as written), rendered at run time by replacing
-// each reference span with the upstream's relation and `@partition_start()` / `@partition_end()` with the
-// run window's bounds.
+// A SQL model. `body` is its statement: the author's SELECT after macro expansion, from its first token to its
+// last one, without the trailing `;` (comments kept, bytes as written). Compile and run render it the same way
+// (definitions/model_sql.hpp): each reference span replaced by a relation, each partition bound by a date.
 struct SqlCompute {
   ModelKind kind = ModelKind::kTable;
   std::string body;
-  size_t body_offset = 0;                     // where the body starts in the file (for locating diagnostics)
-  std::vector<ResolvedReference> references;  // in text order
+  size_t body_offset = 0;                           // where the body starts in the (expanded) model file
+  std::vector<ResolvedReference> references;        // in text order
+  std::vector<PartitionBoundCall> partition_bounds;  // in text order
   StorageSpec storage;
-  // From the SQL body contract: the output columns with their cast types as authored, whether the model has
-  // aggregate semantics, and whether it can serve as a replay anchor.
-  ColumnList columns;
+  // From the SQL body contract: the output columns in projection order, whether the model has aggregate
+  // semantics, and whether it can serve as a replay anchor.
+  std::vector<ModelColumn> columns;
   bool aggregate = false;
   bool anchor_eligible = false;
 };
@@ -156,6 +115,9 @@ struct KafkaSource {
   std::vector<std::pair<std::string, std::string>> settings;  // extra engine settings
   std::string replay_mode;                                    // offsets | timestamp | landed_at
   std::string name_origin = "declared";                       // declared | derived (naming macro)
+  // For a derived name: the naming macro that gave it, and that macro's fingerprint (MacroEngine).
+  std::optional<std::string> naming_macro;
+  std::optional<std::string> naming_macro_fingerprint;
 };
 
 // A scheduled PostgreSQL pull (StreamBuild §5.3). Runs only on ClickHouse.
@@ -193,6 +155,9 @@ struct Asset {
   const std::string& name() const { return key.name(); }
 };
 
+// table | view | seed | stream_table | kafka | postgres (the manifest's kinds).
+std::string AssetKindName(const Asset& asset);
+
 struct Pipeline {
   std::string name;
   std::string directory;              // relative to the project root, e.g. "pipelines/orders"
@@ -201,29 +166,53 @@ struct Pipeline {
   std::optional<std::string> source;  // the one source its table models reach; none for view-only
 };
 
-// The graph and its queries. Construction validates: unique keys, known upstreams, no cycles
-// (SLU-GRAPH-001 naming the cycle, located at the reference that closes it).
+// A macro the project defines (the manifest lists them).
+struct MacroSource {
+  std::string name;
+  std::string file;    // relative to the project root, e.g. "macros/common.py"
+  std::string source;  // the function's source text; may be empty
+};
+
+// What the definitions describe: the project's name, the target it was resolved for and that target's
+// adapter (duckdb, clickhouse, …), which is also the dialect its SQL is written in.
+struct ProjectInfo {
+  std::string name;
+  std::string target;
+  std::string adapter = "duckdb";
+};
+
+// The graph and its queries.
 class Definitions {
  public:
+  struct Parts {
+    ProjectInfo project;
+    std::vector<Asset> assets;
+    std::vector<Pipeline> pipelines;
+    std::vector<TestSpec> tests;
+    std::vector<AuditSpec> audits;
+    std::vector<MacroSource> macros;
+  };
+
   Definitions() = default;
+  explicit Definitions(Parts parts);
   Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipelines);
-  // The same for a caller that resolved the dependencies already (the project loader) and gives the assets in
-  // key order: resolved_upstreams[k] is the index in `assets` of the k-th dependency's upstream, counting asset
-  // by asset in deps order. Then the assets are neither sorted nor moved and no upstream is looked up. Assets
-  // not in key order are sorted and their upstreams looked up, as by the constructor above.
-  Definitions(std::vector<Asset> assets, std::vector<Pipeline> pipelines, std::vector<size_t> resolved_upstreams);
   Definitions(const Definitions&) = delete;
   Definitions& operator=(const Definitions&) = delete;
   Definitions(Definitions&&) = default;
   Definitions& operator=(Definitions&&) = default;
 
+  const ProjectInfo& project() const { return project_; }
   // Sorted by key.
   const std::vector<Asset>& assets() const { return assets_; }
   // Sorted by name.
   const std::vector<Pipeline>& pipelines() const { return pipelines_; }
+  // Each sorted by name.
+  const std::vector<TestSpec>& tests() const { return tests_; }
+  const std::vector<AuditSpec>& audits() const { return audits_; }
+  const std::vector<MacroSource>& macros() const { return macros_; }
 
   const Asset* Find(const AssetKey& key) const;
-  // By model or source name (names are unique across the project).
+  // By model or source name (names are unique across a project; the first in key order otherwise).
   const Asset* FindByName(const std::string& name) const;
   const Pipeline* FindPipeline(const std::string& name) const;
 
@@ -236,23 +225,22 @@ class Definitions {
   std::vector<AssetKey> Downstream(const AssetKey& key) const;
 
  private:
+  struct KeyHash {
+    size_t operator()(const AssetKey& key) const;
+  };
   size_t IndexOf(const AssetKey& key) const;
   std::vector<AssetKey> Closure(const std::vector<AssetKey>& keys, bool upstream) const;
+
+  ProjectInfo project_;
   std::vector<Asset> assets_;
   std::vector<Pipeline> pipelines_;
-  // The indexes confirm keys against assets_ and view its names; the assets stay in place once constructed
-  // (moving a Definitions moves the vector's buffer, not the assets; copying is deleted).
-  static uint64_t HashOf(const AssetKey& key);
-  // The index of the asset with this key; HashedIndex::kNone when there is none.
-  size_t Lookup(const AssetKey& key) const;
-  HashedIndex index_;  // by key
-  NameIndex by_name_;  // the first asset (in key order) of each name
-  // The assets reading each asset, by index: asset i's are downstream_[downstream_begin_[i], downstream_begin_[i + 1]).
-  std::span<const size_t> DownstreamOf(size_t i) const {
-    return {downstream_.data() + downstream_begin_[i], downstream_begin_[i + 1] - downstream_begin_[i]};
-  }
-  std::vector<size_t> downstream_begin_;
-  std::vector<size_t> downstream_;
+  std::vector<TestSpec> tests_;
+  std::vector<AuditSpec> audits_;
+  std::vector<MacroSource> macros_;
+  std::unordered_map<AssetKey, size_t, KeyHash> index_;  // by key
+  std::unordered_map<std::string, size_t> by_name_;      // the first asset (in key order) of each name
+  std::vector<std::vector<size_t>> upstreams_;           // by asset: its dependencies' indexes, in deps order
+  std::vector<std::vector<size_t>> downstreams_;         // by asset: the assets reading it, ascending
 };
 
 }  // namespace sluice

@@ -1,45 +1,39 @@
 // Loads a StreamBuild-layout project into Definitions (reference §2): streambuild_project.toml (+ optional
-// streambuild_local.toml), sources/*.yml, pipelines/<name>/**/*.sql (+ optional pipeline.toml).
+// streambuild_local.toml), sources/*.yml, pipelines/<name>/**/*.sql (+ optional pipeline.toml), macros/,
+// tests/ and audits/.
+//
+// The load runs in stages, each in its own function of project_loader.cpp: settings (config, target,
+// macros) → sources → pipelines → models (parsed in parallel) → names → references → graph checks →
+// contracts → tests and audits → Definitions. Every rejection is one located diagnostic; when a project has
+// several problems the one reported does not depend on thread timing.
 //
 // Resolution: each `__source("x")` names a source, each `__ref("x")` a model or a source; every table
 // model's driving chain must reach a source, and all table models of a pipeline the same one.
 // Errors: SLU-PROJECT-001 no project found, -002 pipeline without models, -003 duplicate model name,
-// -004 name shared by a model and a source, -005 two relations with one physical name;
-// SLU-GRAPH-002 unknown reference, -001 cycle, -003 two sources for one pipeline; plus the errors of
-// project_config, source_loader, model_loader and header_grammar. Each is one located diagnostic.
+// -004 name shared by a model and a source, -005 two relations with one physical name, -006 a pipeline
+// without the naming prefix; SLU-GRAPH-002 unknown reference, -001 cycle, -003 two sources for one pipeline,
+// -005 a model reading a view, -006 direct and virtual pipelines reading each other; plus the errors of
+// config/, sources/, models/, checks/, macros/ and header_grammar.
 // Thread-safety: pure function over files.
 #pragma once
 
 #include <filesystem>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/diagnostic.hpp"
 #include "definitions/definitions.hpp"
-#include "project/macros/macro_engine.hpp"
-#include "project/model_loader.hpp"
-#include "project/project_config.hpp"
-#include "project/source_loader.hpp"
-#include "project/tests_audits.hpp"
-#include "sql/token.hpp"
+#include "project/config/project_config.hpp"
 
 namespace sluice {
 
 struct Project {
   std::filesystem::path root;
   ProjectConfig config;
-  TargetSettings target;
-  sql::Dialect dialect = sql::Dialect::kClickHouse;
-  std::vector<SourceDeclaration> sources;  // sorted by name
-  Definitions definitions;
-  std::shared_ptr<const MacroEngine> macros;  // never null; starts Python only when macros/ has files
-  CompiledChecks checks;                      // SQL tests and audits, compiled
-  size_t models_from_parse_cache = 0;         // models whose body analysis the parse cache gave (parse_cache.hpp)
-  // What analysis built on the way and nothing reads afterwards (parsed models, texts, lookup tables), freed
-  // with the project rather than as the loader returns: a command-line process that never frees its project
-  // (cli/project_context.cpp) then never pays for freeing them either.
-  std::shared_ptr<void> load_scratch;
+  TargetSettings target;       // the resolved target: adapter, connection (unexpanded), naming, defaults
+  Definitions definitions;     // everything compile and run need
+  std::vector<Diagnostic> warnings;  // e.g. a test mock nothing reads (SLU-TEST-018); file order
 };
 
 // --target, --vars, --database, --host/--port/--username/--password and the environment lookup

@@ -223,4 +223,16 @@ std::vector<MacroCall> FindMacroCalls(std::string_view text, Dialect dialect, co
   return calls;
 }
 
+std::string ReplaceSpans(std::string_view text, const std::vector<SpanReplacement>& replacements) {
+  std::string out;
+  size_t at = 0;
+  for (const SpanReplacement& replacement : replacements) {
+    out.append(text.substr(at, replacement.begin - at));
+    out += replacement.text;
+    at = replacement.end;
+  }
+  out.append(text.substr(at));
+  return out;
+}
+
 }  // namespace sluice::sql

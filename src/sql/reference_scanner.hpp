@@ -58,4 +58,15 @@ struct MacroCall {
 // `arguments` text, not separate entries. An unclosed call throws SLU-SQL-014.
 std::vector<MacroCall> FindMacroCalls(std::string_view text, Dialect dialect, const std::string& file = {});
 
+// One span of SQL text to replace: [begin, end) becomes `text`.
+struct SpanReplacement {
+  size_t begin;
+  size_t end;
+  std::string text;
+};
+
+// `text` with each span replaced, every other byte kept: the one substitution of reference (and macro) spans.
+// `replacements` are in text order and do not overlap; each lies within `text`.
+std::string ReplaceSpans(std::string_view text, const std::vector<SpanReplacement>& replacements);
+
 }  // namespace sluice::sql

@@ -327,6 +327,17 @@ TEST(FindMacroCalls, UnclosedCallIsLocatedAtTheAt) {
   EXPECT_EQ(MacroErrorOf("@f(' ) ").code, "SLU-SQL-001");
 }
 
+TEST(ReplaceSpans, ReplacesEachSpanAndKeepsEveryOtherByte) {
+  const std::string text = "SELECT * FROM __ref(\"a\") JOIN __source(b) -- end";
+  std::vector<ReferenceCall> calls = FindReferences(text, Dialect::kDuckDb);
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(ReplaceSpans(text, {{calls[0].begin, calls[0].end, "x.a"}, {calls[1].begin, calls[1].end, "(SELECT 1)"}}),
+            "SELECT * FROM x.a JOIN (SELECT 1) -- end");
+  EXPECT_EQ(ReplaceSpans(text, {}), text);
+  EXPECT_EQ(ReplaceSpans("abc", {{0, 3, ""}}), "");
+  EXPECT_EQ(ReplaceSpans("abc", {{3, 3, "d"}}), "abcd");
+}
+
 TEST(ReferenceScanner, RandomBytesOnlyEverSucceedOrThrowError) {
   std::mt19937 random(7);
   const std::vector<std::string> pieces = {

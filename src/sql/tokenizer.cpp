@@ -693,4 +693,26 @@ Dialect DialectForAdapter(std::string_view adapter) {
   return Dialect::kClickHouse;
 }
 
+std::string StripTrailingSemicolons(std::string_view text, size_t begin,
+                                    const std::vector<Token>& significant_tokens) {
+  auto is_semicolon = [](const Token& token) { return token.kind == TokenKind::kPunctuation && token.text == ";"; };
+  size_t last = significant_tokens.size();
+  while (last > 0 && is_semicolon(significant_tokens[last - 1])) --last;
+  const size_t end = last == 0 ? begin : std::max(begin, significant_tokens[last - 1].end);
+  std::string statement(text.substr(begin, end - begin));
+  size_t at = end;
+  for (size_t t = last; t < significant_tokens.size(); ++t) {
+    if (significant_tokens[t].begin < at) continue;
+    statement.append(text.substr(at, significant_tokens[t].begin - at));
+    at = significant_tokens[t].end;
+  }
+  statement.append(text.substr(at));
+  while (!statement.empty() && HasByteClass(statement.back(), kSpaceByte)) statement.pop_back();
+  return statement;
+}
+
+std::string StripTrailingSemicolons(std::string_view text, Dialect dialect) {
+  return StripTrailingSemicolons(text, 0, TokenizeSignificant(text, dialect));
+}
+
 }  // namespace sluice::sql

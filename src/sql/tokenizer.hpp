@@ -39,6 +39,14 @@ std::vector<Token> TokenizeSignificant(std::string_view text, size_t begin, Dial
 std::vector<Token> TokenizeSignificant(std::string_view text, size_t begin, Dialect dialect, const std::string& file,
                                        std::vector<size_t>& reference_words);
 
+// One statement's text from `begin` (where it starts in `text`) to its end: its last significant token other
+// than `;`, then the comments after it — the trailing `;` tokens among them dropped, trailing whitespace trimmed.
+// `significant_tokens` are text's (TokenizeSignificant), with offsets into `text`. The one handling of a
+// statement's trailing semicolons, so the SQL can be embedded as a subquery or written as a DDL's query.
+std::string StripTrailingSemicolons(std::string_view text, size_t begin, const std::vector<Token>& significant_tokens);
+// The same on `text` whole (tokenized here; SLU-SQL-001 for an unterminated string or comment).
+std::string StripTrailingSemicolons(std::string_view text, Dialect dialect);
+
 // The value a kString or kQuotedIdentifier token denotes: prefix (E, r, b, x, n …) and quotes removed,
 // doubled quotes collapsed and backslash escapes decoded where the dialect (or an E'…' prefix) has them.
 // Raw strings (BigQuery r'…') and dollar-quoted bodies are returned verbatim. Other tokens give their text.

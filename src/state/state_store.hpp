@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "state/run_event.hpp"
@@ -37,6 +38,15 @@ struct RunRecord {
 
   bool operator==(const RunRecord&) const = default;
 };
+
+// /proc/<pid>/stat field 22 of a live process, or 0 when it does not exist. A zombie (exited, not yet
+// reaped) counts as not existing: it can no longer finish a run.
+int64_t ProcessStartTime(int64_t pid);
+
+// Field 22 (starttime) of the text of a /proc/<pid>/stat file, or 0 when the text is not one (or the process
+// is a zombie). The second field, the command name in parentheses, may itself hold spaces and parentheses,
+// so fields are counted from the last ')'.
+int64_t ParseProcessStartTime(std::string_view stat);
 
 // True for SUCCESS, FAILURE and CANCELED.
 bool IsTerminal(RunStatus status);
@@ -100,5 +110,8 @@ class MaterializationStore {
   virtual std::vector<MaterializationRecord> LatestMaterializations() = 0;
   virtual bool HasMaterializations() = 0;
 };
+
+// Every store a run records into, as one object: what each backend implements.
+class StateStore : public RunStore, public EventLog, public MaterializationStore {};
 
 }  // namespace sluice

@@ -15,10 +15,6 @@
 //   FuzzSelect          byte % 4 → dialect; ParseSelect
 //   FuzzModel           byte % 4 → dialect; the rest is a model file: ParseModelFile, then the SQL body contract
 //                       (CheckModelContract on ContractInputOf)
-//   FuzzParseCache      byte % 4 → dialect; the rest is a model file: when ParseModelFile and the contract accept
-//                       it, its parse cache entry is written and read back, and ParseModelFileWithReferences on
-//                       what was read must give the model ParseModelFile gave; the entry with one byte altered
-//                       must be refused or decoded within bounds
 //   FuzzTomlConfig      byte % 3 → the rest is streambuild_project.toml (then ResolveTarget and
 //                       ExpandConnection), streambuild_local.toml beside a fixed project file, or a
 //                       pipeline.toml (LoadPipelineConfig); (byte / 3) % 2 flips a mode switch of each
@@ -83,7 +79,6 @@ int FuzzHeader(const uint8_t* data, size_t size);
 int FuzzSqlScan(const uint8_t* data, size_t size);
 int FuzzSelect(const uint8_t* data, size_t size);
 int FuzzModel(const uint8_t* data, size_t size);
-int FuzzParseCache(const uint8_t* data, size_t size);
 int FuzzTomlConfig(const uint8_t* data, size_t size);
 int FuzzYamlSources(const uint8_t* data, size_t size);
 int FuzzTemplating(const uint8_t* data, size_t size);

@@ -17,12 +17,11 @@
 #include "core/diagnostic.hpp"
 #include "fuzz_entries.hpp"
 #include "project/header_grammar.hpp"
-#include "project/model_contract.hpp"
-#include "project/model_loader.hpp"
-#include "project/parse_cache.hpp"
-#include "project/project_config.hpp"
-#include "project/source_loader.hpp"
-#include "project/templating.hpp"
+#include "project/models/model_contract.hpp"
+#include "project/models/model_file.hpp"
+#include "project/config/project_config.hpp"
+#include "project/sources/source_loader.hpp"
+#include "project/config/templating.hpp"
 
 namespace sluice::fuzz {
 
@@ -158,12 +157,19 @@ int FuzzModel(const uint8_t* data, size_t size) {
     ParsedModel parsed = ParseModelFile("pipelines/p/fuzz_model.sql", text, dialect);
     Require(parsed.name == "fuzz_model", "ParseModelFile: the model is not named after its file");
     Require(parsed.body_offset <= text.size(), "ParseModelFile: the body starts outside the text");
-    const size_t body_size = text.size() - parsed.body_offset;
+    Require(parsed.body.empty() || !std::isspace(static_cast<unsigned char>(parsed.body.back())),
+            "ParseModelFile: the statement ends in whitespace");
     for (const ModelReference& ref : parsed.references) {
-      Require(ref.call.begin < ref.call.end && ref.call.end <= body_size,
-              "ParseModelFile: a reference span is outside the body");
+      Require(ref.call.begin < ref.call.end && ref.call.end <= parsed.body.size(),
+              "ParseModelFile: a reference span is outside the statement");
+      Require(parsed.body[ref.call.begin] == '_' && parsed.body[ref.call.end - 1] == ')',
+              "ParseModelFile: a reference span is not a call");
       Require(!ref.call.name.empty(), "ParseModelFile: a reference without a name");
       Require(ref.at.line >= 1 && ref.at.column >= 1, "ParseModelFile: a reference without a line:col");
+    }
+    for (const PartitionBoundCall& call : parsed.partition_bounds) {
+      Require(call.begin < call.end && call.end <= parsed.body.size() && parsed.body[call.begin] == '@',
+              "ParseModelFile: a partition bound span is not a call in the statement");
     }
     ModelContract contract = CheckModelContract(ContractInputOf(parsed, text, dialect));
     for (const OutputColumn& column : contract.columns) {
@@ -175,79 +181,6 @@ int FuzzModel(const uint8_t* data, size_t size) {
             "CheckModelContract: anchor-eligible but not an anchor candidate");
   } catch (const Error& error) {
     CheckRejection(error);
-  }
-  return 0;
-}
-
-int FuzzParseCache(const uint8_t* data, size_t size) {
-  if (size == 0) return 0;
-  const sql::Dialect dialect = DialectOf(data[0]);
-  const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);
-  const std::string file = "pipelines/p/fuzz_model.sql";
-  ParsedModel cold;
-  ModelContract contract;
-  try {
-    cold = ParseModelFile(file, text, dialect);
-    contract = CheckModelContract(ContractInputOf(cold, text, dialect));
-  } catch (const Error& error) {
-    CheckRejection(error);
-    return 0;  // a model that fails is never cached
-  }
-  const ColumnList columns = ColumnListOf(contract.columns);
-  const unsigned lineage_modes = LineageModesOf(contract, dialect);
-  const ModelFileKey key = ModelFileKey::Of(text);
-  const std::string entry = EncodeParseCacheEntry(file, key, cold.references, columns, contract.aggregate,
-                                                  contract.anchor_candidate, lineage_modes);
-  const std::string contents = ParseCacheContents(dialect, {entry});
-
-  // What a warm load reads back must be what the cold load found.
-  ParseCache cache = ParseCache::FromContents(contents, dialect);
-  Require(cache.size() == 1, "ParseCache: the entry written is not the one read");
-  Require(!cache.Find(file, ModelFileKey{key.size + 1, key.hash}), "ParseCache: an entry found for another size");
-  std::optional<CachedBodyAnalysis> cached = cache.Find(file, key);
-  Require(cached.has_value(), "ParseCache: the entry written cannot be decoded");
-  Require(cached->entry == entry, "ParseCache: the entry written is not the one read");
-  Require(cached->columns == columns && cached->aggregate == contract.aggregate &&
-              cached->anchor_candidate == contract.anchor_candidate && cached->lineage_modes == lineage_modes,
-          "ParseCache: the contract read back differs");
-  std::optional<ParsedModel> warm;
-  try {
-    warm = ParseModelFileWithReferences(file, text, std::move(cached->references));
-  } catch (const Error& error) {
-    Require(false, "ParseModelFileWithReferences rejects what ParseModelFile accepted: " + error.diagnostics()[0].code);
-  }
-  Require(warm.has_value(), "ParseModelFileWithReferences: the references read back lie outside the body");
-  Require(warm->name == cold.name && warm->file == cold.file && warm->kind == cold.kind &&
-              warm->description == cold.description && warm->relation_name == cold.relation_name &&
-              warm->partitions == cold.partitions && warm->storage == cold.storage && warm->body == cold.body &&
-              warm->body_offset == cold.body_offset && warm->header.size() == cold.header.size(),
-          "ParseModelFileWithReferences: the model differs from ParseModelFile's");
-  Require(warm->references == cold.references,
-          "ParseModelFileWithReferences: the references differ from ParseModelFile's");
-
-  // An appended record for the same file and key wins over the entry written whole; the input's bytes appended
-  // raw after it are read up to the first record that is not intact, never past the end.
-  const std::string newer = EncodeParseCacheEntry(file, key, {}, ColumnList{}, false, false, 0);
-  ParseCache appended = ParseCache::FromContents(contents + ParseCacheRecord(newer) + text, dialect);
-  Require(appended.size() >= 2, "ParseCache: an intact appended record was not read");
-  if (std::optional<CachedBodyAnalysis> latest = appended.Find(file, key, 0)) {
-    Require(latest->entry.size() > 0, "ParseCache: an empty entry found");
-  }
-  const ParseCache superseded = ParseCache::FromContents(contents + ParseCacheRecord(newer), dialect);
-  std::optional<CachedBodyAnalysis> by_name = superseded.Find(file, key);
-  Require(by_name.has_value() && by_name->entry == newer, "ParseCache: the appended record does not win");
-
-  // The same entry with one byte altered (the file's checksum recomputed, as a deliberate edit would): refused,
-  // or decoded within bounds, and then a load accepts it or rejects it with a sluice::Error.
-  std::string altered = entry;
-  altered[key.hash % altered.size()] ^= static_cast<char>(1u << (key.hash >> 61));
-  ParseCache damaged = ParseCache::FromContents(ParseCacheContents(dialect, {altered}), dialect);
-  if (std::optional<CachedBodyAnalysis> decoded = damaged.Find(file, key)) {
-    try {
-      ParseModelFileWithReferences(file, text, std::move(decoded->references));
-    } catch (const Error& error) {
-      CheckRejection(error);
-    }
   }
   return 0;
 }

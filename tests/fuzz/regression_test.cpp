@@ -33,7 +33,6 @@ constexpr Target kTargets[] = {
     {"sql_scan", FuzzSqlScan},
     {"select", FuzzSelect},
     {"model", FuzzModel},
-    {"parse_cache", FuzzParseCache},
     {"toml_config", FuzzTomlConfig},
     {"yaml_sources", FuzzYamlSources},
     {"templating", FuzzTemplating},

@@ -20,7 +20,7 @@
 #include <sstream>
 
 #include "core/diagnostic.hpp"
-#include "project/artifacts.hpp"
+#include "compile/artifacts.hpp"
 #include "project/project_loader.hpp"
 
 namespace sluice {
@@ -100,7 +100,8 @@ std::pair<std::string, bool> Compile(const GoldenCase& golden) {
   }
   std::string rendered;
   try {
-    WriteArtifacts(LoadProject(root, LoadOptions{}));
+    const Project project = LoadProject(root, LoadOptions{});
+    WriteArtifacts(project.definitions, root / "target");
   } catch (const Error& error) {
     for (const Diagnostic& diagnostic : error.diagnostics()) rendered += FormatDiagnostic(diagnostic);
   }

@@ -106,43 +106,6 @@ std::string SwitchToWal(sqlite3* db, const std::filesystem::path& file) {
 
 }  // namespace
 
-int64_t ParseProcessStartTime(std::string_view stat) {
-  size_t command_end = stat.rfind(')');
-  if (command_end == std::string_view::npos) return 0;
-  // Fields after the command are separated by single spaces; the first of them is field 3 (state).
-  constexpr int kStateField = 3;
-  constexpr int kStartTimeField = 22;
-  std::string_view rest = stat.substr(command_end + 1);
-  std::string_view state;
-  size_t position = 0;
-  for (int field = kStateField; field <= kStartTimeField; ++field) {
-    while (position < rest.size() && rest[position] == ' ') ++position;
-    size_t end = rest.find_first_of(" \n", position);
-    if (end == std::string_view::npos) end = rest.size();
-    std::string_view token = rest.substr(position, end - position);
-    if (token.empty()) return 0;
-    if (field == kStateField) state = token;
-    if (field == kStartTimeField) {
-      if (state == "Z" || state == "X") return 0;
-      uint64_t ticks = 0;
-      auto [parsed_end, error] = std::from_chars(token.data(), token.data() + token.size(), ticks);
-      if (error != std::errc() || parsed_end != token.data() + token.size()) return 0;
-      if (ticks > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return 0;
-      return static_cast<int64_t>(ticks);
-    }
-    position = end;
-  }
-  return 0;
-}
-
-int64_t ProcessStartTime(int64_t pid) {
-  if (pid <= 0) return 0;
-  std::ifstream file("/proc/" + std::to_string(pid) + "/stat", std::ios::binary);
-  if (!file) return 0;
-  std::string stat((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  return ParseProcessStartTime(stat);
-}
-
 std::unique_ptr<SqliteStateStore> SqliteStateStore::Open(const std::filesystem::path& file) {
   return Open(file, SystemClock());
 }

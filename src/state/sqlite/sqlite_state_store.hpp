@@ -19,16 +19,7 @@ struct sqlite3;
 
 namespace sluice {
 
-// /proc/<pid>/stat field 22 of a live process, or 0 when it does not exist. A zombie (exited, not yet
-// reaped) counts as not existing: it can no longer finish a run.
-int64_t ProcessStartTime(int64_t pid);
-
-// Field 22 (starttime) of the text of a /proc/<pid>/stat file, or 0 when the text is not one (or the process
-// is a zombie). The second field, the command name in parentheses, may itself hold spaces and parentheses,
-// so fields are counted from the last ')'.
-int64_t ParseProcessStartTime(std::string_view stat);
-
-class SqliteStateStore final : public RunStore, public EventLog, public MaterializationStore {
+class SqliteStateStore final : public StateStore {
  public:
   // Creates the file (and parent folders) when missing. Throws SLU-STATE-001 when it cannot be opened
   // or migrated.

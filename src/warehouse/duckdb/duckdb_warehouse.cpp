@@ -80,14 +80,7 @@ Error WarehouseError(std::string code, std::string message, std::string hint) {
 // parenthesis; trailing semicolons (legal at top level, not inside parentheses) are dropped, comments
 // after them kept. Everything else is passed byte for byte.
 std::string AsSubquery(const std::string& select_sql) {
-  std::string body = select_sql;
-  std::vector<sql::Token> tokens = sql::Tokenize(select_sql, kDialect);
-  for (auto token = tokens.rbegin(); token != tokens.rend(); ++token) {
-    if (token->kind == sql::TokenKind::kComment) continue;
-    if (token->kind != sql::TokenKind::kPunctuation || token->text != ";") break;
-    body.erase(token->begin, token->end - token->begin);
-  }
-  return "(\n" + body + "\n)";
+  return "(\n" + sql::StripTrailingSemicolons(select_sql, kDialect) + "\n)";
 }
 
 std::string Quote(std::string_view identifier) { return sql::QuoteIdentifier(kDialect, identifier); }

@@ -1,0 +1,100 @@
+#include "compile/compiled_sql.hpp"
+
+#include "definitions/model_sql.hpp"
+#include "sql/clickhouse_ddl.hpp"
+
+namespace sluice {
+
+namespace {
+
+bool RendersClickHouse(const Definitions& definitions) { return definitions.project().adapter == "clickhouse"; }
+
+sql::PostgresTableSpec PostgresTableOf(const PostgresSource& source) {
+  return sql::PostgresTableSpec{source.host, source.port, source.database, source.table, source.user,
+                                source.password_env};
+}
+
+// What a reference becomes: the upstream's relation — unqualified in canonical SQL, `<db>.` qualified in
+// rendered DDL. An adopted table whose replay role columns have other physical names becomes a subquery
+// exposing the canonical `_replay_*` names; a Kafka source its raw landing table; a Postgres source the
+// `postgresql(...)` table function (its password left as a placeholder).
+std::string UpstreamRelation(const Asset& upstream, bool qualified) {
+  const std::string prefix = qualified ? upstream.key.name_space() + "." : "";
+  if (const auto* table = std::get_if<ExternalTable>(&upstream.compute)) {
+    std::string aliases;
+    for (const auto& [role, physical] : table->replay_columns) {
+      if (role != physical) aliases += ", " + physical + " AS " + role;
+    }
+    if (!aliases.empty()) return "(SELECT *" + aliases + " FROM " + prefix + table->table_name + ")";
+  }
+  if (const auto* postgres = std::get_if<PostgresSource>(&upstream.compute); postgres && qualified) {
+    return sql::RenderPostgresRelation(PostgresTableOf(*postgres));
+  }
+  if (std::holds_alternative<KafkaSource>(upstream.compute)) return prefix + "raw__" + upstream.name();
+  return prefix + upstream.relation_name;
+}
+
+std::string ResolvedQuery(const Definitions& definitions, const Asset& model, bool qualified) {
+  return RenderModelSql(std::get<SqlCompute>(model.compute), [&](const ResolvedReference& reference) {
+    return UpstreamRelation(*definitions.Find(reference.upstream), qualified);
+  });
+}
+
+sql::ModelStorage ModelStorageOf(const SqlCompute& model) {
+  sql::ModelStorage storage{{}, model.storage.engine, model.storage.order_by, model.storage.partition_by,
+                            model.storage.ttl, model.storage.settings};
+  for (const ModelColumn& column : model.columns) storage.columns.push_back({column.name, column.type, std::nullopt});
+  return storage;
+}
+
+}  // namespace
+
+std::string ModelQueryPath(const Asset& model) {
+  return "compiled/models/" + model.pipeline + "/" + model.name() + ".sql";
+}
+
+std::string CanonicalSql(const Definitions& definitions, const Asset& model) {
+  return ResolvedQuery(definitions, model, false) + "\n";
+}
+
+std::vector<CompiledResource> ModelResources(const Definitions& definitions, const Asset& model) {
+  if (!RendersClickHouse(definitions)) return {};
+  const auto& compute = std::get<SqlCompute>(model.compute);
+  const std::string& db = model.key.name_space();
+  const std::string base = "compiled/resources/models/" + model.pipeline + "/" + model.name();
+  const std::string query = ResolvedQuery(definitions, model, true);
+  if (compute.kind == ModelKind::kView) {
+    return {{"view", model.relation_name, base + ".view.sql", sql::RenderView(db, model.relation_name, query) + "\n"}};
+  }
+  const std::string table =
+      sql::RenderModelTable(db, model.relation_name, ModelStorageOf(compute), sql::SecretHandling::kRedact);
+  const std::string mv_name = "mv__" + model.name();
+  const PostgresSource* postgres = nullptr;
+  for (const ResolvedReference& ref : compute.references) {
+    if (ref.edge == EdgeType::kDrivingInput) {
+      postgres = std::get_if<PostgresSource>(&definitions.Find(ref.upstream)->compute);
+    }
+  }
+  const std::string mv = postgres && postgres->refresh
+                             ? sql::RenderRefreshableMaterializedView(db, mv_name, model.relation_name, query,
+                                                                      *postgres->refresh, postgres->append)
+                             : sql::RenderMaterializedView(db, mv_name, model.relation_name, query);
+  return {{"table", model.relation_name, base + ".table.sql", table + "\n"},
+          {"materialized_view", mv_name, base + ".mv.sql", mv + "\n"}};
+}
+
+std::vector<CompiledResource> SourceResources(const Definitions& definitions, const Asset& source) {
+  const auto* kafka = std::get_if<KafkaSource>(&source.compute);
+  if (!RendersClickHouse(definitions) || kafka == nullptr) return {};
+  const sql::KafkaTableSpec spec{kafka->topic, kafka->broker_list, kafka->consumer_group,
+                                 kafka->format, kafka->ttl,         kafka->settings};
+  std::vector<CompiledResource> files;
+  for (const sql::ClickHouseResource& resource :
+       sql::RenderKafkaSourceResources(source.key.name_space(), source.name(), spec, sql::SecretHandling::kRedact)) {
+    files.push_back({sql::ClickHouseResourceKindName(resource.kind), resource.name,
+                     "compiled/resources/sources/" + source.name() + "/" + resource.name + ".sql", resource.sql + "\n"});
+  }
+  return files;
+}
+
+}  // namespace sluice

@@ -1,0 +1,50 @@
+// The SQL tests and audits of a project, compiled (StreamBuild reference §10): each one's identity, where it
+// came from, what it checks and the SQL that runs it. project/checks/ compiles them from a project's files;
+// compile/ writes them as artifacts; running them is the engine's job.
+// Thread-safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sluice {
+
+enum class AuditSeverity { kError, kWarning };
+std::string AuditSeverityName(AuditSeverity severity);  // error | warning
+
+enum class TestMode { kModel, kMacro };
+std::string TestModeName(TestMode mode);  // model | macro
+
+struct TestSpec {
+  std::string name;
+  std::string file;                  // the test file, relative to the project root
+  std::string path;                  // compiled path relative to target/, e.g. "compiled/tests/orders/x.sql"
+  std::vector<std::string> targets;  // the `__expected__` models, sorted; for a macro test "macro <name>"
+  TestMode mode = TestMode::kModel;
+  std::string sql;  // the compiled statement, ending with exactly one newline; returns the failures
+};
+
+enum class AuditOrigin { kConcrete, kGeneric };
+
+inline constexpr int kAuditSampleRows = 5;
+
+struct AuditSpec {
+  std::string name;
+  std::string file;                            // the audit file, or the model file for a generic invocation
+  std::string path;                            // compiled path relative to target/
+  std::vector<std::string> referenced_models;  // first-reference order
+  AuditSeverity severity = AuditSeverity::kError;
+  std::optional<int64_t> every_seconds;  // the cadence; set iff scheduled
+  int64_t warmup_seconds = 0;
+  bool scheduled = false;
+  std::optional<std::string> description;
+  AuditOrigin origin = AuditOrigin::kConcrete;
+  std::optional<std::string> definition;  // the generic definition's name
+  std::string sql;                        // the resolved audit query, ending with exactly one newline (the file)
+  std::string failure_count_sql;          // one row, one column: the number of failing rows
+  std::string sample_sql;                 // at most kAuditSampleRows failing rows
+};
+
+}  // namespace sluice
