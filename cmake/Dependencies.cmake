@@ -8,6 +8,13 @@ find_package(CLI11 REQUIRED)
 find_package(GTest REQUIRED)
 pkg_check_modules(TOMLPLUSPLUS REQUIRED IMPORTED_TARGET tomlplusplus)
 find_package(OpenSSL REQUIRED)
+# The sluice executable's allocator (src/cli/allocator.cpp). Not with sanitizers, which bring their own.
+if(SLUICE_SANITIZE OR CMAKE_CXX_FLAGS MATCHES "-fsanitize")
+  set(SLUICE_JEMALLOC OFF)
+else()
+  pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET jemalloc)
+  set(SLUICE_JEMALLOC ON)
+endif()
 
 set(SLUICE_DUCKDB_DIR "${PROJECT_SOURCE_DIR}/third_party/duckdb")
 if(NOT EXISTS "${SLUICE_DUCKDB_DIR}/lib/libduckdb.so")

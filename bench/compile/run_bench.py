@@ -1,35 +1,30 @@
 #!/usr/bin/env python3
 """Compile benchmark: Sluice's project analysis and full compile against the floor (reading every model file
-once), measured in the same run so machine noise cancels; optionally Dataform's `dataform compile` as a peer.
+once), measured in the same run so machine noise cancels; optionally an earlier build of Sluice and Dataform's
+`dataform compile` as peers.
 
 Prints, per project size, the median wall time over several runs and the peak RSS of:
-  (a) analysis   `sluice discover` without the parse cache (SLUICE_PARSE_CACHE=off) — load, validate, resolve,
-                 build the graph, every model parsed (what `dbt parse` does without partial parsing)
-  (p) cached     `sluice discover` with the parse cache of the unchanged project — every model file read and
-                 hashed, its header parsed, its body's analysis taken from .sluice/parse-cache
-  (e) edited     `sluice discover` after one model file changed — that model parsed, its entry appended to the cache
-                 (the edit loop of a large project)
-  (b) compile    `sluice compile` into an empty target/, without the parse cache — every model parsed and every
-                 artifact created ("cold")
-  (w) warm       `sluice compile` again on the unchanged project with its parse cache — publication finds
-                 nothing to write
+  (a) analysis   `sluice discover`: load, validate, resolve, build the graph, every model parsed
+  (b) compile    `sluice compile` into an empty target/ ("cold"): the same plus every artifact created
+  (w) warm       `sluice compile` again on the unchanged project: publication finds nothing to write
   (c) floor      `compile_read_floor` — read every model file once
   (k) create     `compile_create_floor` — create the compiled target/'s files once more (open, write, close per
                  file), the file creation a cold compile cannot avoid; the time of that phase alone
   (k*) create*   the same on every core (`compile_create_floor … THREADS`), as `sluice compile` creates its files
-and the ratios a/c, p/c, e/c, b/c, w/c, b/(c+k) and k*/c (targets: a ≤ 1.2, b ≤ 2.5), and Dataform's `dataform compile` time and
-its ratio to (b) when --dataform-sizes includes the size.
+and the ratios a/c, b/c, w/c, b/(c+k) and k*/c. With --baseline BIN, that build's analysis (a0) and cold compile
+(b0) run in the same rounds, and a/a0 and b/b0 compare the two builds; with --dataform-sizes, Dataform's
+`dataform compile` time and its ratio to (b).
 
-The floor and the three discover columns run in rounds (one run of each per round), so a slow or fast spell of
-the machine falls on all four alike: 11 rounds below 100,000 models, 7 at 100,000 (or --runs, if more). The
+The floor and the discover columns run in rounds (one run of each per round), so a slow or fast spell of the
+machine falls on all of them alike: 11 rounds below 100,000 models, 7 at 100,000 (or --runs, if more). The
 generated files are synced to disk before any run is timed.
 
 Every cold compile and every create-floor run writes into a fresh folder, removed only when the whole benchmark
 ends: on ext4 without a journal, creating files right after deleting as many is several times slower (the inode
 allocator steps over recently deleted inodes), which would measure the previous run's `rm -rf`, not Sluice.
 
-usage: run_bench.py --sluice BIN --floor BIN --work DIR [--create-floor BIN] [--sizes 1000,10000,100000]
-                    [--runs 5] [--macros] [--dataform-sizes 1000,10000]
+usage: run_bench.py --sluice BIN --floor BIN --work DIR [--create-floor BIN] [--baseline BIN]
+                    [--sizes 1000,10000,100000] [--runs 5] [--macros] [--dataform-sizes 1000,10000]
 """
 import argparse
 import os
@@ -96,6 +91,7 @@ def main():
     parser.add_argument("--floor", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--create-floor", help="default: compile_create_floor next to --floor")
+    parser.add_argument("--baseline", help="an earlier sluice binary to compare with, in the same rounds")
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--macros", action="store_true", help="also measure projects that use a macro in every model")
@@ -134,26 +130,26 @@ def main():
             # The four discover columns take well under a second a run: more rounds for steadier medians.
             rounds = max(runs, 11 if size < 100000 else 7)
             measure([args.floor, project])  # warm the page cache once
-            no_cache = dict(os.environ, SLUICE_PARSE_CACHE="off")
             discover_argv = [args.sluice, "--project-dir", project, "discover"]
-            subprocess.run(["rm", "-rf", os.path.join(project, ".sluice")], check=True)
-            measure(discover_argv)  # writes the parse cache (a run without the cache neither reads nor writes it)
-            edited_model = first_model(project)
-            # The floor and the three discover columns in rounds, one run of each per round, so a slow or fast
-            # spell of the machine falls on all four alike and their ratios keep (runs of one command in a block
-            # would each see a different spell).
-            floor, analysis, cached, edited = alternating_medians([
-                ([args.floor, project], None, None),
-                (discover_argv, no_cache, None),
-                (discover_argv, None, None),
-                (discover_argv, None, lambda: toggle_edit(edited_model)),
-            ], rounds)
+            # The floor and the discover columns in rounds, one run of each per round, so a slow or fast spell of
+            # the machine falls on all of them alike and their ratios keep (runs of one command in a block would
+            # each see a different spell).
+            commands = [([args.floor, project], None, None), (discover_argv, None, None)]
+            if args.baseline:
+                commands.append(([args.baseline, "--project-dir", project, "discover"], BASELINE_ENV, None))
+            medians = alternating_medians(commands, rounds)
+            floor, analysis = medians[0], medians[1]
             target = os.path.join(project, "target")
             compile_argv = [args.sluice, "--project-dir", project, "compile"]
-            # Cold: every artifact created in a new, empty target folder, every model parsed. Warm: the project's
-            # own target/ compiled again with its parse cache, where publication compares and writes nothing.
-            cold_samples = [measure(compile_argv + ["--target-dir", fresh_folder()], env=no_cache)
-                            for _ in range(runs)]
+            # Cold: every artifact created in a new, empty target folder. Warm: the project's own target/ compiled
+            # again, where publication compares and writes nothing. The baseline's cold compiles alternate with
+            # these.
+            cold_samples, baseline_samples = [], []
+            for _ in range(runs):
+                cold_samples.append(measure(compile_argv + ["--target-dir", fresh_folder()]))
+                if args.baseline:
+                    baseline_samples.append(measure([args.baseline, "--project-dir", project, "compile",
+                                                     "--target-dir", fresh_folder()], env=BASELINE_ENV))
             cold = statistics.median(s[0] for s in cold_samples), max(s[1] for s in cold_samples)
             measure(compile_argv)  # the project's own target/, then the warm runs
             warm = median_of(compile_argv, runs)
@@ -166,9 +162,12 @@ def main():
                         [create_floor, target, fresh_folder(), str(threads)], check=True,
                         stdout=subprocess.PIPE).stdout.decode().strip()))
             create, create_all = (statistics.median(creates[threads]) for threads in (1, cores))
-            row = {"size": size, "macros": macros, "floor": floor, "analysis": analysis, "cached": cached,
-                   "edited": edited, "compile": cold,
+            row = {"size": size, "macros": macros, "floor": floor, "analysis": analysis, "compile": cold,
                    "warm": warm, "create": create, "create_all": create_all}
+            if args.baseline:
+                row["baseline_analysis"] = medians[2]
+                row["baseline_compile"] = (statistics.median(s[0] for s in baseline_samples),
+                                           max(s[1] for s in baseline_samples))
             if df_project and dataform:
                 # @dataform/core into the generated project, once and untimed (see generate_project.py).
                 subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=df_project,
@@ -189,26 +188,12 @@ def main():
         print_row(row)
 
 
-def first_model(project):
-    """The first model file of `project` in path order."""
-    return min(os.path.join(folder, name)
-               for folder, _, names in os.walk(os.path.join(project, "pipelines")) for name in names
-               if name.endswith(".sql"))
+# An earlier build's parse cache (it had one) would not be an analysis: it is switched off.
+BASELINE_ENV = dict(os.environ, SLUICE_PARSE_CACHE="off")
 
-
-def toggle_edit(model):
-    """Changes a model file (a trailing comment added or removed), so the next load parses it."""
-    with open(model) as f:
-        text = f.read()
-    mark = "-- edited by the benchmark\n"
-    with open(model, "w") as f:
-        f.write(text[:-len(mark)] if text.endswith(mark) else text + mark)
-
-
-HEADER = (f"{'models':>8} {'macros':>6} {'floor s':>8} {'analysis s':>10} {'a/floor':>8} {'cached s':>8} "
-          f"{'p/floor':>8} {'edited s':>8} {'e/floor':>8} {'cold s':>8} "
+HEADER = (f"{'models':>8} {'macros':>6} {'floor s':>8} {'analysis s':>10} {'a/floor':>8} {'cold s':>8} "
           f"{'b/floor':>8} {'warm s':>8} {'w/floor':>8} {'create s':>8} {'b/(c+k)':>8} {'create*':>8} {'k*/floor':>8} "
-          f"{'RSS a':>7} {'RSS b':>7} "
+          f"{'RSS a':>7} {'RSS b':>7} {'a0 s':>7} {'a/a0':>6} {'b0 s':>7} {'b/b0':>6} {'RSS a0':>7} {'RSS b0':>7} "
           f"{'dataform s':>10} {'df/b':>7}")
 
 
@@ -219,13 +204,16 @@ def print_row(row, flush=False):
     w_s, w_rss = row["warm"]
     df = row.get("dataform")
     df_text = f"{df[0]:10.3f} {df[0] / b_s:7.1f}" if df else f"{'-':>10} {'-':>7}"
-    p_s, p_rss = row["cached"]
-    e_s, e_rss = row["edited"]
-    print(f"{row['size']:>8} {str(row['macros']):>6} {floor_s:8.3f} {a_s:10.3f} {a_s / floor_s:8.2f} {p_s:8.3f} "
-          f"{p_s / floor_s:8.2f} {e_s:8.3f} {e_s / floor_s:8.2f} {b_s:8.3f} "
+    if "baseline_analysis" in row:
+        a0_s, a0_rss = row["baseline_analysis"]
+        b0_s, b0_rss = row["baseline_compile"]
+        base_text = f"{a0_s:7.3f} {a_s / a0_s:6.2f} {b0_s:7.3f} {b_s / b0_s:6.2f} {a0_rss:7.1f} {b0_rss:7.1f}"
+    else:
+        base_text = f"{'-':>7} {'-':>6} {'-':>7} {'-':>6} {'-':>7} {'-':>7}"
+    print(f"{row['size']:>8} {str(row['macros']):>6} {floor_s:8.3f} {a_s:10.3f} {a_s / floor_s:8.2f} {b_s:8.3f} "
           f"{b_s / floor_s:8.2f} {w_s:8.3f} {w_s / floor_s:8.2f} {row['create']:8.3f} "
           f"{b_s / (floor_s + row['create']):8.2f} {row['create_all']:8.3f} {row['create_all'] / floor_s:8.2f} "
-          f"{max(a_rss, p_rss, e_rss):7.1f} {max(b_rss, w_rss):7.1f} {df_text}",
+          f"{a_rss:7.1f} {max(b_rss, w_rss):7.1f} {base_text} {df_text}",
           flush=flush)
 
 

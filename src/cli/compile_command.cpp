@@ -8,7 +8,7 @@
 namespace sluice::cli {
 
 int Discover(const GlobalOptions& global) {
-  const Project project = LoadProjectFor(global);
+  const Project& project = LoadProjectFor(global);
   nlohmann::json names = nlohmann::json::array();
   for (const Pipeline& pipeline : project.definitions.pipelines()) names.push_back(pipeline.name);
   std::printf("%s\n", names.dump().c_str());
@@ -16,7 +16,7 @@ int Discover(const GlobalOptions& global) {
 }
 
 int Compile(const GlobalOptions& global, const CompileOptions& options) {
-  const Project project = LoadProjectFor(global);
+  const Project& project = LoadProjectFor(global);
   const std::filesystem::path target_dir =
       options.target_dir.empty() ? project.root / "target" : std::filesystem::path(options.target_dir);
   const ArtifactSummary summary = WriteArtifacts(project.definitions, target_dir);

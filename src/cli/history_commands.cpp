@@ -74,7 +74,7 @@ std::vector<MaterializationRecord> Materializations(const Project& project, Stat
 }  // namespace
 
 int Status(const GlobalOptions& global, bool as_json) {
-  const Project project = LoadProjectFor(global);
+  const Project& project = LoadProjectFor(global);
   std::unique_ptr<StateStore> state = OpenStateStore(project.root);
   std::string rebuilt;
   const std::vector<MaterializationRecord> latest = Materializations(project, *state, rebuilt);
@@ -138,7 +138,7 @@ int Status(const GlobalOptions& global, bool as_json) {
 }
 
 int Runs(const GlobalOptions& global, bool as_json, int limit) {
-  const Project project = LoadProjectFor(global);
+  const Project& project = LoadProjectFor(global);
   std::unique_ptr<StateStore> state = OpenStateStore(project.root);
   std::vector<RunRecord> runs = state->ListRuns(limit);
   if (as_json) {
@@ -171,7 +171,7 @@ int Runs(const GlobalOptions& global, bool as_json, int limit) {
 }
 
 int Logs(const GlobalOptions& global, const std::string& run_id, bool as_json) {
-  const Project project = LoadProjectFor(global);
+  const Project& project = LoadProjectFor(global);
   std::unique_ptr<StateStore> state = OpenStateStore(project.root);
   std::optional<RunRecord> run = state->GetRun(run_id);
   if (!run) {

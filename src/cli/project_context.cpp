@@ -4,13 +4,15 @@
 
 namespace sluice::cli {
 
-Project LoadProjectFor(const GlobalOptions& global) {
+const Project& LoadProjectFor(const GlobalOptions& global) {
   LoadOptions options;
   options.target = global.target;
   options.vars_json = global.vars_json;
   options.database = global.database;
   options.connection = ConnectionFlags{global.host, global.port, global.username, global.password};
-  return LoadProject(FindProjectRoot(global.project_dir), options);
+  static const Project* project = nullptr;  // reachable, for leak checkers
+  project = new Project(LoadProject(FindProjectRoot(global.project_dir), options));
+  return *project;
 }
 
 WarehouseConfig WarehouseConfigFor(const Project& project, AccessMode mode) {

@@ -13,8 +13,10 @@
 
 namespace sluice::cli {
 
-// Loads the project of --project-dir (or the nearest one upward).
-Project LoadProjectFor(const GlobalOptions& global);
+// Loads the project of --project-dir (or the nearest one upward). The project lives until the process exits and
+// is never freed: a command ends the process right after, and freeing a large project's values one by one would
+// only delay that.
+const Project& LoadProjectFor(const GlobalOptions& global);
 
 // How to open the project's warehouse: its target's adapter and connection (templates expanded now), waits for
 // another writer announced on stderr.

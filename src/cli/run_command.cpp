@@ -35,7 +35,7 @@ std::string Describe(const StepOutcome& step) {
 }  // namespace
 
 int Run(const GlobalOptions& global, const RunOptions& options) {
-  const Project project = LoadProjectFor(global);
+  const Project& project = LoadProjectFor(global);
   SystemClock clock;
   RunRequest request{options.select, options.partition ? options.partition : options.from,
                      options.partition ? options.partition : options.to};

@@ -43,7 +43,9 @@ std::string ResolvedQuery(const Definitions& definitions, const Asset& model, bo
 sql::ModelStorage ModelStorageOf(const SqlCompute& model) {
   sql::ModelStorage storage{{}, model.storage.engine, model.storage.order_by, model.storage.partition_by,
                             model.storage.ttl, model.storage.settings};
-  for (const ModelColumn& column : model.columns) storage.columns.push_back({column.name, column.type, std::nullopt});
+  for (const ModelColumn& column : model.columns) {
+    storage.columns.push_back({std::string(column.name), std::string(column.type), std::nullopt});
+  }
   return storage;
 }
 

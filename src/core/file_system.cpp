@@ -11,15 +11,18 @@
 
 namespace sluice {
 
-std::string ReadFile(const std::filesystem::path& path) {
+namespace {
+
+// Reads `name`, relative to the open folder `folder` (AT_FDCWD: the working directory); errors name `shown`.
+std::string ReadFileAt(int folder, const char* name, const std::filesystem::path& shown) {
   auto fail = [&](int error) {
     throw Error(Diagnostic{"SLU-IO-001",
-                           "cannot read " + path.string() + ": " + std::strerror(error),
-                           {path.string(), 0, 0},
+                           "cannot read " + shown.string() + ": " + std::strerror(error),
+                           {shown.string(), 0, 0},
                            "check that the file exists and is readable",
                            {}});
   };
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::openat(folder, name, O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(errno);
   struct stat info {};
   if (::fstat(fd, &info) != 0 || S_ISDIR(info.st_mode)) {
@@ -27,7 +30,9 @@ std::string ReadFile(const std::filesystem::path& path) {
     ::close(fd);
     fail(error);
   }
-  // The size is a hint: a file that grows, or is not a regular file, is read until a read returns nothing.
+  // A regular file's read returns less than asked only at its end, so one that gives exactly its size into a
+  // buffer a byte larger is whole. A file that grows, or is not a regular file, is read until a read returns 0.
+  const bool regular = S_ISREG(info.st_mode);
   std::string contents(info.st_size > 0 ? static_cast<size_t>(info.st_size) + 1 : 4096, '\0');
   size_t size = 0;
   while (true) {
@@ -41,10 +46,27 @@ std::string ReadFile(const std::filesystem::path& path) {
     }
     if (n == 0) break;
     size += static_cast<size_t>(n);
+    if (regular && size == static_cast<size_t>(info.st_size) && size < contents.size()) break;
   }
   ::close(fd);
   contents.resize(size);
   return contents;
+}
+
+}  // namespace
+
+std::string ReadFile(const std::filesystem::path& path) { return ReadFileAt(AT_FDCWD, path.c_str(), path); }
+
+OpenFolder::OpenFolder(std::filesystem::path path)
+    : path_(std::move(path)), fd_(::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {}
+
+OpenFolder::~OpenFolder() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string OpenFolder::ReadFile(const std::string& relative) const {
+  if (fd_ < 0) return sluice::ReadFile(path_ / relative);
+  return ReadFileAt(fd_, relative.c_str(), path_ / relative);
 }
 
 int WriteAll(int fd, std::string_view bytes) {
@@ -69,13 +91,15 @@ void WalkFiles(const std::filesystem::path& root, const std::string& folder,
                            "check that the folder exists and is readable",
                            {}});
   };
-  fs::recursive_directory_iterator entry(root / folder, error);  // symlinked folders are not entered
+  const fs::path start = root / folder;
+  const size_t root_length = start.native().size() - folder.size();  // where `folder/…` begins in each path
+  fs::recursive_directory_iterator entry(start, error);  // symlinked folders are not entered
   if (error) fail();
   for (const fs::recursive_directory_iterator end; entry != end; entry.increment(error)) {
     if (error) fail();
     std::error_code ignored;  // a broken symlink is an entry that is not regular
     if (entry->is_directory(ignored)) continue;
-    visit(entry->path().lexically_relative(root).generic_string(), entry->is_regular_file(ignored));
+    visit(entry->path().native().substr(root_length), entry->is_regular_file(ignored));
   }
   if (error) fail();
 }

@@ -12,6 +12,24 @@ namespace sluice {
 // folder).
 std::string ReadFile(const std::filesystem::path& path);
 
+// A folder held open, so the many files under it are opened by their path relative to it: the kernel then
+// resolves only the relative part. A folder that cannot be opened is not an error here: reads then go through
+// the whole path and report what is wrong with it.
+class OpenFolder {
+ public:
+  explicit OpenFolder(std::filesystem::path path);
+  ~OpenFolder();
+  OpenFolder(const OpenFolder&) = delete;
+  OpenFolder& operator=(const OpenFolder&) = delete;
+
+  // ReadFile(path / relative).
+  std::string ReadFile(const std::string& relative) const;
+
+ private:
+  std::filesystem::path path_;
+  int fd_ = -1;
+};
+
 // Writes all of `bytes` to the open file `fd`, retrying interrupted and partial writes. Returns 0, or the errno of
 // the write that failed (EIO for one that wrote nothing).
 int WriteAll(int fd, std::string_view bytes);

@@ -1,9 +1,11 @@
 #include "core/phase_timer.hpp"
 
+#include <dlfcn.h>
 #include <malloc.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -32,8 +34,21 @@ PhaseClock& Clock() {
   return clock;
 }
 
-// Bytes the program holds on the heap (not what the allocator keeps mapped), over every arena.
+// Bytes the program holds on the heap (not what the allocator keeps mapped): jemalloc's count, asked through
+// mallctl when the process has jemalloc (the sluice executable), else glibc's over every arena.
 double HeapInUseMiB() {
+  using Mallctl = int (*)(const char*, void*, size_t*, void*, size_t);
+  static const auto mallctl = reinterpret_cast<Mallctl>(dlsym(RTLD_DEFAULT, "mallctl"));
+  if (mallctl) {
+    uint64_t epoch = 1;
+    size_t epoch_size = sizeof epoch;
+    mallctl("epoch", &epoch, &epoch_size, &epoch, epoch_size);  // refreshes the statistics
+    size_t allocated = 0;
+    size_t allocated_size = sizeof allocated;
+    if (mallctl("stats.allocated", &allocated, &allocated_size, nullptr, 0) == 0) {
+      return static_cast<double>(allocated) / (1024.0 * 1024.0);
+    }
+  }
   struct mallinfo2 heap = mallinfo2();
   return static_cast<double>(heap.uordblks + heap.hblkhd) / (1024.0 * 1024.0);
 }

@@ -2,10 +2,37 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <queue>
 #include <stdexcept>
 
 namespace sluice {
+
+ModelColumns::ModelColumns(std::initializer_list<ModelColumn> columns) {
+  for (const ModelColumn& column : columns) push_back(column.name, column.type);
+}
+
+void ModelColumns::reserve(size_t columns, size_t text_bytes) {
+  text_.reserve(text_bytes);
+  ends_.reserve(2 * columns);
+}
+
+void ModelColumns::push_back(std::string_view name, std::string_view type) {
+  if (text_.size() + name.size() + type.size() > std::numeric_limits<uint32_t>::max()) {
+    throw std::length_error("a model's column names and types exceed 4 GiB");
+  }
+  text_.append(name);
+  ends_.push_back(static_cast<uint32_t>(text_.size()));
+  text_.append(type);
+  ends_.push_back(static_cast<uint32_t>(text_.size()));
+}
+
+ModelColumn ModelColumns::operator[](size_t i) const {
+  const size_t name_begin = i == 0 ? 0 : ends_[2 * i - 1];
+  const size_t name_end = ends_[2 * i];
+  const std::string_view text = text_;
+  return {text.substr(name_begin, name_end - name_begin), text.substr(name_end, ends_[2 * i + 1] - name_end)};
+}
 
 std::string EdgeTypeName(EdgeType type) {
   switch (type) {
@@ -66,32 +93,32 @@ std::string ShownCycle(const std::vector<std::string>& path) {
   return shown;
 }
 
-// Every reference and partition-bound span of a SQL model lies inside its body, in text order, without overlap:
-// what rendering its SQL relies on.
+// Every reference and partition-bound span of a SQL model lies inside its body, each list in text order and no two
+// spans overlapping: what rendering its SQL relies on.
 void CheckSpans(const Asset& asset) {
   const auto* sql = std::get_if<SqlCompute>(&asset.compute);
   if (sql == nullptr) return;
-  std::vector<std::pair<size_t, size_t>> spans;
-  for (const ResolvedReference& ref : sql->references) spans.emplace_back(ref.call.begin, ref.call.end);
-  for (const PartitionBoundCall& call : sql->partition_bounds) spans.emplace_back(call.begin, call.end);
-  std::sort(spans.begin(), spans.end());
-  for (size_t i = 0; i < spans.size(); ++i) {
-    const bool inside = spans[i].first <= spans[i].second && spans[i].second <= sql->body.size();
-    if (inside && (i == 0 || spans[i - 1].second <= spans[i].first)) continue;
+  // The two lists merged in text order: each span must start at or after the end of the one before it, which a
+  // list out of order, or overlapping spans, do not.
+  size_t r = 0;
+  size_t b = 0;
+  size_t previous_end = 0;
+  while (r < sql->references.size() || b < sql->partition_bounds.size()) {
+    const bool reference = b == sql->partition_bounds.size() ||
+                           (r < sql->references.size() && sql->references[r].call.begin < sql->partition_bounds[b].begin);
+    const size_t begin = reference ? sql->references[r].call.begin : sql->partition_bounds[b].begin;
+    const size_t end = reference ? sql->references[r++].call.end : sql->partition_bounds[b++].end;
+    if (begin >= previous_end && begin <= end && end <= sql->body.size()) {
+      previous_end = end;
+      continue;
+    }
     throw Error(Diagnostic{"SLU-DEFS-001",
-                           asset.key.ToString() + ": a reference or partition bound at [" +
-                               std::to_string(spans[i].first) + ", " + std::to_string(spans[i].second) +
-                               ") is not a span of its " + std::to_string(sql->body.size()) + "-byte body",
+                           asset.key.ToString() + ": the reference or partition bound at [" + std::to_string(begin) +
+                               ", " + std::to_string(end) + ") is not a span of its " +
+                               std::to_string(sql->body.size()) + "-byte body after the one before it",
                            asset.defined_at,
-                           "spans are byte offsets into SqlCompute::body, in text order and not overlapping",
+                           "spans are byte offsets into SqlCompute::body, in text order, not overlapping",
                            {}});
-  }
-  const auto in_text_order = [](const auto& a, const auto& b) { return a.call.begin < b.call.begin; };
-  if (!std::is_sorted(sql->references.begin(), sql->references.end(), in_text_order) ||
-      !std::is_sorted(sql->partition_bounds.begin(), sql->partition_bounds.end(),
-                      [](const auto& a, const auto& b) { return a.begin < b.begin; })) {
-    throw Error(Diagnostic{"SLU-DEFS-001", asset.key.ToString() + ": references or partition bounds out of text order",
-                           asset.defined_at, "list them in the order they appear in the body", {}});
   }
 }
 
@@ -115,13 +142,24 @@ Definitions::Definitions(Parts parts)
       tests_(std::move(parts.tests)),
       audits_(std::move(parts.audits)),
       macros_(std::move(parts.macros)) {
-  // Key order: the positions are sorted, then each asset moved once into place.
-  std::vector<size_t> order(parts.assets.size());
+  // Key order, sorted in place: the positions are sorted, then each asset moves along its permutation's cycle
+  // (no second array of assets).
+  assets_ = std::move(parts.assets);
+  std::vector<size_t> order(assets_.size());  // order[k]: the asset that goes to position k
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return parts.assets[a].key < parts.assets[b].key; });
-  assets_.reserve(order.size());
-  for (size_t i : order) assets_.push_back(std::move(parts.assets[i]));
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return assets_[a].key < assets_[b].key; });
+  std::vector<bool> placed(assets_.size(), false);
+  for (size_t start = 0; start < assets_.size(); ++start) {
+    if (placed[start] || order[start] == start) continue;
+    Asset held = std::move(assets_[start]);
+    size_t at = start;
+    for (; order[at] != start; at = order[at]) {
+      assets_[at] = std::move(assets_[order[at]]);
+      placed[at] = true;
+    }
+    assets_[at] = std::move(held);
+    placed[at] = true;
+  }
   SortByName(pipelines_);
   SortByName(tests_);
   SortByName(audits_);
@@ -141,10 +179,11 @@ Definitions::Definitions(Parts parts)
     by_name_.emplace(assets_[i].name(), i);
   }
   // Each asset's upstreams by index; the first asset in key order with an unknown upstream is the one reported.
-  upstreams_.resize(assets_.size());
-  downstreams_.resize(assets_.size());
+  edge_begin_.assign(assets_.size() + 1, 0);
+  for (size_t i = 0; i < assets_.size(); ++i) edge_begin_[i + 1] = edge_begin_[i] + assets_[i].deps.size();
+  upstreams_.reserve(edge_begin_.back());
+  downstream_begin_.assign(assets_.size() + 1, 0);
   for (size_t i = 0; i < assets_.size(); ++i) {
-    upstreams_[i].reserve(assets_[i].deps.size());
     for (const AssetDependency& dep : assets_[i].deps) {
       auto found = index_.find(dep.upstream);
       if (found == index_.end()) {
@@ -154,9 +193,16 @@ Definitions::Definitions(Parts parts)
                                "define the upstream asset",
                                {}});
       }
-      upstreams_[i].push_back(found->second);
-      downstreams_[found->second].push_back(i);
+      upstreams_.push_back(found->second);
+      ++downstream_begin_[found->second + 1];
     }
+  }
+  // The same edges the other way: counted above, placed here, each asset's readers in ascending order.
+  for (size_t i = 0; i < assets_.size(); ++i) downstream_begin_[i + 1] += downstream_begin_[i];
+  downstreams_.resize(upstreams_.size());
+  std::vector<size_t> filled(downstream_begin_.begin(), downstream_begin_.end() - 1);
+  for (size_t i = 0; i < assets_.size(); ++i) {
+    for (size_t upstream : UpstreamsOf(i)) downstreams_[filled[upstream]++] = i;
   }
   // Cycle detection: iterative DFS with colors; report the first cycle found in key order.
   enum class Color { kWhite, kGray, kBlack };
@@ -168,8 +214,8 @@ Definitions::Definitions(Parts parts)
     color[root] = Color::kGray;
     while (!stack.empty()) {
       auto& [node, next] = stack.back();
-      if (next < upstreams_[node].size()) {
-        size_t up = upstreams_[node][next++];
+      if (next < UpstreamsOf(node).size()) {
+        size_t up = UpstreamsOf(node)[next++];
         if (color[up] == Color::kGray) {
           std::vector<std::string> path{assets_[up].key.ToString()};
           for (size_t at = node; at != up && at != SIZE_MAX; at = parent[at]) {
@@ -193,6 +239,14 @@ Definitions::Definitions(Parts parts)
       }
     }
   }
+}
+
+std::span<const size_t> Definitions::UpstreamsOf(size_t i) const {
+  return {upstreams_.data() + edge_begin_[i], edge_begin_[i + 1] - edge_begin_[i]};
+}
+
+std::span<const size_t> Definitions::DownstreamsOf(size_t i) const {
+  return {downstreams_.data() + downstream_begin_[i], downstream_begin_[i + 1] - downstream_begin_[i]};
 }
 
 size_t Definitions::IndexOf(const AssetKey& key) const {
@@ -223,7 +277,7 @@ std::vector<AssetKey> Definitions::TopologicalOrder() const {
   std::vector<size_t> pending(assets_.size(), 0);
   std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
   for (size_t i = 0; i < assets_.size(); ++i) {
-    pending[i] = upstreams_[i].size();
+    pending[i] = UpstreamsOf(i).size();
     if (pending[i] == 0) ready.push(i);
   }
   std::vector<AssetKey> order;
@@ -232,7 +286,7 @@ std::vector<AssetKey> Definitions::TopologicalOrder() const {
     size_t next = ready.top();
     ready.pop();
     order.push_back(assets_[next].key);
-    for (size_t down : downstreams_[next]) {
+    for (size_t down : DownstreamsOf(next)) {
       if (--pending[down] == 0) ready.push(down);
     }
   }
@@ -248,7 +302,7 @@ std::vector<AssetKey> Definitions::Closure(const std::vector<AssetKey>& keys, bo
     stack.pop_back();
     if (seen[at]) continue;
     seen[at] = true;
-    const std::vector<size_t>& next = upstream ? upstreams_[at] : downstreams_[at];
+    const std::span<const size_t> next = upstream ? UpstreamsOf(at) : DownstreamsOf(at);
     stack.insert(stack.end(), next.begin(), next.end());
   }
   std::vector<AssetKey> result;
@@ -268,7 +322,7 @@ std::vector<AssetKey> Definitions::DownstreamClosure(const std::vector<AssetKey>
 
 std::vector<AssetKey> Definitions::Downstream(const AssetKey& key) const {
   std::vector<AssetKey> result;
-  for (size_t down : downstreams_[IndexOf(key)]) result.push_back(assets_[down].key);
+  for (size_t down : DownstreamsOf(IndexOf(key))) result.push_back(assets_[down].key);
   std::sort(result.begin(), result.end());
   return result;
 }

@@ -5,14 +5,19 @@
 //
 // Construction validates the graph: unique keys (SLU-GRAPH-004), known upstreams (SLU-GRAPH-002), no cycles
 // (SLU-GRAPH-001 naming the cycle, located at the reference that closes it), and that every reference and
-// partition-bound span of a SQL model lies inside its body, in text order (SLU-DEFS-001).
+// partition-bound span of a SQL model lies inside its body, in text order, none overlapping another
+// (SLU-DEFS-001).
 // Thread-safety: immutable once built; share freely across threads (by const reference or shared_ptr).
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
+#include <iterator>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <variant>
@@ -38,11 +43,61 @@ struct PartitionSpec {
 
 enum class ModelKind { kTable, kView };
 
-// One output column of a SQL model: its name and its cast type as authored.
+// One output column of a SQL model: its name and its cast type as authored (views of its ModelColumns).
 struct ModelColumn {
-  std::string name;
-  std::string type;
+  std::string_view name;
+  std::string_view type;
   bool operator==(const ModelColumn&) const = default;
+};
+
+// The output columns of a SQL model, in projection order, kept in one string with their end offsets rather
+// than two strings each: a large project has hundreds of thousands of columns, and the analysis of one is
+// bounded by the memory it touches (docs/performance.md). Iterating yields ModelColumn views.
+class ModelColumns {
+ public:
+  class Iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = ModelColumn;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = ModelColumn;
+    Iterator() = default;
+    Iterator(const ModelColumns* columns, size_t index) : columns_(columns), index_(index) {}
+    ModelColumn operator*() const { return (*columns_)[index_]; }
+    Iterator& operator++() {
+      ++index_;
+      return *this;
+    }
+    Iterator operator++(int) {
+      Iterator before = *this;
+      ++index_;
+      return before;
+    }
+    bool operator==(const Iterator& other) const { return index_ == other.index_; }
+
+   private:
+    const ModelColumns* columns_ = nullptr;
+    size_t index_ = 0;
+  };
+
+  ModelColumns() = default;
+  ModelColumns(std::initializer_list<ModelColumn> columns);
+
+  // Room for `columns` columns whose names and types total `text_bytes`.
+  void reserve(size_t columns, size_t text_bytes);
+  void push_back(std::string_view name, std::string_view type);
+
+  size_t size() const { return ends_.size() / 2; }
+  bool empty() const { return ends_.empty(); }
+  ModelColumn operator[](size_t i) const;
+  Iterator begin() const { return Iterator(this, 0); }
+  Iterator end() const { return Iterator(this, size()); }
+  bool operator==(const ModelColumns&) const = default;
+
+ private:
+  std::string text_;            // name, type, name, type … one after another
+  std::vector<uint32_t> ends_;  // where each name and each type ends in text_
 };
 
 // One `__source(...)` / `__ref(...)` occurrence in a model body, resolved to the asset it names.
@@ -86,7 +141,7 @@ struct SqlCompute {
   StorageSpec storage;
   // From the SQL body contract: the output columns in projection order, whether the model has aggregate
   // semantics, and whether it can serve as a replay anchor.
-  std::vector<ModelColumn> columns;
+  ModelColumns columns;
   bool aggregate = false;
   bool anchor_eligible = false;
 };
@@ -238,9 +293,16 @@ class Definitions {
   std::vector<AuditSpec> audits_;
   std::vector<MacroSource> macros_;
   std::unordered_map<AssetKey, size_t, KeyHash> index_;  // by key
-  std::unordered_map<std::string, size_t> by_name_;      // the first asset (in key order) of each name
-  std::vector<std::vector<size_t>> upstreams_;           // by asset: its dependencies' indexes, in deps order
-  std::vector<std::vector<size_t>> downstreams_;         // by asset: the assets reading it, ascending
+  std::unordered_map<std::string_view, size_t> by_name_;  // the first asset (in key order) of each name, viewing it
+  // The edges by asset index, each asset's run of a flat array: asset i's upstreams (in deps order) are
+  // upstreams_[edge_begin_[i], edge_begin_[i + 1]); the assets reading it (ascending) downstreams_ from
+  // downstream_begin_[i] to downstream_begin_[i + 1].
+  std::span<const size_t> UpstreamsOf(size_t i) const;
+  std::span<const size_t> DownstreamsOf(size_t i) const;
+  std::vector<size_t> edge_begin_;
+  std::vector<size_t> upstreams_;
+  std::vector<size_t> downstream_begin_;
+  std::vector<size_t> downstreams_;
 };
 
 }  // namespace sluice

@@ -132,7 +132,7 @@ TEST(DefinitionsTest, RejectsACycleNamingItAtTheClosingReference) {
   EXPECT_EQ(d.location.file, "hand_built/b");
 }
 
-TEST(DefinitionsTest, RejectsSpansOutsideTheBodyOrOutOfOrder) {
+TEST(DefinitionsTest, RejectsSpansOutsideTheBodyOutOfOrderOrOverlapping) {
   std::vector<Asset> assets = Chain();
   auto& compute = std::get<SqlCompute>(assets[0].compute);
   compute.references[0].call.end = compute.body.size() + 1;

@@ -16,7 +16,7 @@ namespace sluice::testing {
 // `@partition_start()` / `@partition_end()` call is recorded.
 inline Asset HandBuiltModel(const std::string& name_space, const std::string& pipeline, const std::string& name,
                             const std::string& body, const std::map<std::string, AssetKey>& upstreams,
-                            std::vector<ModelColumn> columns = {}) {
+                            ModelColumns columns = {}) {
   Asset asset;
   asset.key = AssetKey::Of(name_space, name);
   asset.relation_name = name;

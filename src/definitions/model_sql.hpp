@@ -2,7 +2,7 @@
 // into the SQL they write or run. The body's bytes are kept except for each reference span, replaced by what
 // `relation` renders for it, and each `@partition_start()` / `@partition_end()` call, replaced by what `bound`
 // renders (left as written when `bound` is empty).
-// Thread-safety: pure function; the callbacks are called on the calling thread, in text order.
+// Thread-safety: pure function; the callbacks are called on the calling thread (references first, in list order).
 #pragma once
 
 #include <functional>

@@ -36,7 +36,7 @@ TEST(LoadedModels, AModelCarriesItsContractColumns) {
   const Asset* clean_events = Shop().definitions.FindByName("clean_events");
   ASSERT_NE(clean_events, nullptr);
   EXPECT_EQ(std::get<SqlCompute>(clean_events->compute).columns,
-            (std::vector<ModelColumn>{
+            (ModelColumns{
                 {"event_id", "BIGINT"}, {"user_id", "BIGINT"}, {"event_date", "DATE"}, {"amount", "BIGINT"}}));
 }
 

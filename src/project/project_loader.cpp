@@ -39,20 +39,27 @@ std::vector<PipelineFiles> DiscoverPipelines(const std::filesystem::path& root) 
     PipelineFiles pipeline;
     pipeline.name = item.path().filename().string();
     pipeline.directory = "pipelines/" + pipeline.name;
-    WalkFiles(root, pipeline.directory, [&](std::string&& path, bool regular) {
-      // `.sql` alone is a hidden file, not a model.
-      if (regular && path.size() > 4 && path.compare(path.size() - 4, 4, ".sql") == 0 && path[path.size() - 5] != '/') {
-        pipeline.model_files.push_back(std::move(path));
-      }
-    });
-    std::sort(pipeline.model_files.begin(), pipeline.model_files.end());
-    if (std::filesystem::is_regular_file(item.path() / "pipeline.toml")) {
-      pipeline.config_file = pipeline.directory + "/pipeline.toml";
-    }
     pipelines.push_back(std::move(pipeline));
   }
   std::sort(pipelines.begin(), pipelines.end(),
             [](const PipelineFiles& a, const PipelineFiles& b) { return a.name < b.name; });
+  // Each folder holds many files: they are listed in parallel, a folder at a time.
+  ParallelFor(
+      pipelines.size(),
+      [&](size_t p) {
+        PipelineFiles& pipeline = pipelines[p];
+        WalkFiles(root, pipeline.directory, [&](std::string&& path, bool regular) {
+          // `.sql` alone is a hidden file, not a model.
+          if (regular && path.ends_with(".sql") && path[path.size() - 5] != '/') {
+            pipeline.model_files.push_back(std::move(path));
+          }
+        });
+        std::sort(pipeline.model_files.begin(), pipeline.model_files.end());
+        if (std::filesystem::is_regular_file(base / pipeline.name / "pipeline.toml")) {
+          pipeline.config_file = pipeline.directory + "/pipeline.toml";
+        }
+      },
+      /*min_items_per_thread=*/1);
   return pipelines;
 }
 
@@ -235,7 +242,9 @@ class ProjectLoad {
     for (size_t p = 0; p < pipeline_files_.size() && !pipeline_settings_[p].error; ++p) {
       for (const std::string& file : pipeline_files_[p].model_files) models_.push_back(LoadedModel{p, file});
     }
-    assets_.resize(sources_.size() + models_.size());
+    // Each model's asset is filled by its parse; until then it holds a SeedCompute, which allocates nothing.
+    assets_.resize(sources_.size() + models_.size(), Asset{{}, {}, {}, {}, std::nullopt, {}, SeedCompute{}, {}});
+    root_folder_ = std::make_unique<OpenFolder>(project_.root);
     const size_t min_items_per_thread =
         macros_->macros().empty() ? kMinItemsPerThread : std::numeric_limits<size_t>::max();
     ParallelFor(models_.size(), [&](size_t m) { ParseModel(m); }, min_items_per_thread);
@@ -246,7 +255,7 @@ class ProjectLoad {
     const PipelineSettings& settings = pipeline_settings_[model.pipeline];
     ParsedModel parsed;
     try {
-      model.text = ReadFile(project_.root / model.file);
+      model.text = root_folder_->ReadFile(model.file);
       parsed = ParseModelFile(model.file, model.text, dialect_, [&](size_t begin, size_t end) {
         return macros_->Expand(model.file, model.text, begin, end, settings.macro_context);
       });
@@ -261,14 +270,14 @@ class ProjectLoad {
       model.error = std::current_exception();
       return;
     }
-    std::vector<ModelColumn> columns;
+    ModelColumns columns;
     bool aggregate = false;
     try {
       ModelContract contract = CheckModelContract(ContractInputOf(parsed, model.text, dialect_));
       aggregate = contract.aggregate;
       model.anchor_candidate = contract.anchor_candidate;
       model.lineage_modes = LineageModesOf(contract, dialect_);
-      columns = ModelColumnsOf(std::move(contract.columns));
+      columns = ModelColumnsOf(contract.columns);
     } catch (const Error&) {
       model.contract_error = std::current_exception();
     }
@@ -300,6 +309,7 @@ class ProjectLoad {
   // unique across the project and never a source's.
   void NameModels() {
     bool any_virtual_pipeline = false;
+    model_index_.reserve(models_.size());
     size_t m = 0;
     for (size_t p = 0; p < pipeline_files_.size(); ++p) {
       const PipelineFiles& files = pipeline_files_[p];
@@ -307,6 +317,7 @@ class ProjectLoad {
       if (settings.error) std::rethrow_exception(settings.error);
       any_virtual_pipeline = any_virtual_pipeline || settings.config.mode == PipelineMode::kVirtual;
       Pipeline pipeline{files.name, files.directory, settings.name_space, {}, {}};
+      std::vector<size_t>& by_name = pipeline_models_.emplace_back();
       for (; m < models_.size() && models_[m].pipeline == p; ++m) {
         const LoadedModel& model = models_[m];
         if (model.error) std::rethrow_exception(model.error);
@@ -327,9 +338,12 @@ class ProjectLoad {
                                  "rename the model file or the source",
                                  {}});
         }
-        pipeline.models.push_back(name);
+        by_name.push_back(m);
       }
-      std::sort(pipeline.models.begin(), pipeline.models.end());
+      std::sort(by_name.begin(), by_name.end(),
+                [&](size_t a, size_t b) { return ModelAsset(a).name() < ModelAsset(b).name(); });
+      pipeline.models.reserve(by_name.size());
+      for (size_t model : by_name) pipeline.models.push_back(ModelAsset(model).name());
       pipelines_.push_back(std::move(pipeline));
     }
     CheckProjectReplayPolicy(project_.config, project_.target, any_virtual_pipeline);
@@ -417,8 +431,8 @@ class ProjectLoad {
     for (size_t p = 0; p < pipelines_.size(); ++p) {
       Pipeline& pipeline = pipelines_[p];
       const Asset* first_model = nullptr;  // the first model (by name) reaching the pipeline's source
-      for (const std::string& name : pipeline.models) {
-        const size_t m = model_index_.at(name);
+      for (const size_t m : pipeline_models_[p]) {
+        const std::string& name = ModelAsset(m).name();
         const Asset& asset = ModelAsset(m);
         if (std::get<SqlCompute>(asset.compute).kind == ModelKind::kView) continue;
         const size_t source = sources[sources_.size() + m];
@@ -483,14 +497,14 @@ class ProjectLoad {
   void CompileChecks() {
     ChecksInput input{project_.root, dialect_, {}, {}, project_.config.defaults.audits, {}, {}};
     for (const SourceDeclaration& source : sources_) input.sources.push_back(source.name);
-    input.models.reserve(models_.size());
-    for (size_t m = 0; m < models_.size(); ++m) {
+    input.models.resize(models_.size());
+    ParallelFor(models_.size(), [&](size_t m) {
       const Asset& asset = ModelAsset(m);
       const SqlCompute& compute = ModelSql(m);
-      input.models.push_back(ModelCheckInput{asset.name(), asset.pipeline, asset.defined_at.file, compute.kind,
-                                             asset.relation_name, asset.key.name_space(), models_[m].text, &compute,
-                                             std::move(models_[m].audits)});
-    }
+      input.models[m] = ModelCheckInput{asset.name(), asset.pipeline, asset.defined_at.file, compute.kind,
+                                        asset.relation_name, asset.key.name_space(), std::move(models_[m].text),
+                                        &compute, std::move(models_[m].audits)};
+    });
     for (size_t p = 0; p < pipeline_files_.size(); ++p) {
       input.pipeline_audit_defaults.try_emplace(pipeline_files_[p].name, pipeline_settings_[p].config.audit_defaults);
     }
@@ -519,10 +533,11 @@ class ProjectLoad {
       std::vector<Diagnostic> diagnostics = error.diagnostics();
       for (Diagnostic& diagnostic : diagnostics) {
         const std::string& file = diagnostic.location.file;
-        auto model = model_index_.find(std::filesystem::path(file).stem().string());
-        if (model != model_index_.end() && models_[model->second].file == file) {
-          diagnostic = MakeDiagnostic(diagnostic.code, diagnostic.message, diagnostic.location, diagnostic.hint,
-                                      TextOf(model->second));
+        for (size_t m = 0; m < models_.size(); ++m) {  // an error path: the names' index viewed the moved assets
+          if (models_[m].file != file) continue;
+          diagnostic =
+              MakeDiagnostic(diagnostic.code, diagnostic.message, diagnostic.location, diagnostic.hint, TextOf(m));
+          break;
         }
       }
       throw Error(std::move(diagnostics));
@@ -538,11 +553,13 @@ class ProjectLoad {
   std::unordered_map<std::string, size_t> source_index_;  // name → index in sources_ (== its asset's)
   std::vector<PipelineFiles> pipeline_files_;             // by pipeline index, in name order
   std::vector<PipelineSettings> pipeline_settings_;       // by pipeline index
+  std::unique_ptr<OpenFolder> root_folder_;                // the project root, held open while the models are read
   std::vector<LoadedModel> models_;                       // pipeline by pipeline, in file order
-  std::unordered_map<std::string, size_t> model_index_;   // name → index in models_
+  std::unordered_map<std::string_view, size_t> model_index_;  // name (viewed in its asset) → index in models_
   std::vector<Asset> assets_;                             // the sources', then model m's at sources_.size() + m
   std::vector<std::vector<size_t>> references_;           // by model: each reference's upstream asset index
   std::vector<Pipeline> pipelines_;                       // by pipeline index
+  std::vector<std::vector<size_t>> pipeline_models_;      // by pipeline index: its models' indexes, by name
   CompiledChecks checks_;
 };
 

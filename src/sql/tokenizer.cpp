@@ -699,7 +699,9 @@ std::string StripTrailingSemicolons(std::string_view text, size_t begin,
   size_t last = significant_tokens.size();
   while (last > 0 && is_semicolon(significant_tokens[last - 1])) --last;
   const size_t end = last == 0 ? begin : std::max(begin, significant_tokens[last - 1].end);
-  std::string statement(text.substr(begin, end - begin));
+  std::string statement;
+  statement.reserve(text.size() - begin);  // what the pieces below can add up to: the string never grows
+  statement.append(text.substr(begin, end - begin));
   size_t at = end;
   for (size_t t = last; t < significant_tokens.size(); ++t) {
     if (significant_tokens[t].begin < at) continue;

@@ -38,7 +38,7 @@ class ChecksProject {
   }
 
   ModelCheckInput& AddModel(const std::string& file, const std::string& text, const std::string& pipeline = "pl",
-                            std::vector<ModelColumn> columns = {}) {
+                            ModelColumns columns = {}) {
     Write(file, text);
     ParsedModel parsed = ParseModelFile(file, text, input.dialect);
     ModelCheckInput model;

@@ -367,7 +367,7 @@ class TestCompiler {
       ComparisonCase c{cte.name_text, Resolve(model_name, cte.name_offset, chain), ExpectedColumns(cte), {}};
       const ModelCheckInput& model = models_.At(model_name);
       if (!model.sql->columns.empty()) {
-        const std::vector<ModelColumn>& columns = model.sql->columns;
+        const ModelColumns& columns = model.sql->columns;
         for (const std::string& column : c.columns) {
           auto it =
               std::find_if(columns.begin(), columns.end(), [&](const ModelColumn& known) { return known.name == column; });
@@ -377,7 +377,7 @@ class TestCompiler {
             file_.Fail(cte.name_offset, "SLU-TEST-013", "model '" + model_name + "' has no column '" + column + "'",
                        "its columns: " + Joined(known, ", "));
           }
-          c.types.emplace_back(it->type);
+          c.types.emplace_back((*it).type);
         }
       }
       cases.push_back(std::move(c));

@@ -483,12 +483,12 @@ unsigned LineageModesOf(const ModelContract& contract, sql::Dialect dialect) {
   return modes;
 }
 
-std::vector<ModelColumn> ModelColumnsOf(std::vector<OutputColumn>&& columns) {
-  std::vector<ModelColumn> model_columns;
-  model_columns.reserve(columns.size());
-  for (OutputColumn& column : columns) {
-    model_columns.push_back(ModelColumn{std::move(column.name), std::move(column.type_text)});
-  }
+ModelColumns ModelColumnsOf(const std::vector<OutputColumn>& columns) {
+  size_t text_bytes = 0;
+  for (const OutputColumn& column : columns) text_bytes += column.name.size() + column.type_text.size();
+  ModelColumns model_columns;
+  model_columns.reserve(columns.size(), text_bytes);
+  for (const OutputColumn& column : columns) model_columns.push_back(column.name, column.type_text);
   return model_columns;
 }
 

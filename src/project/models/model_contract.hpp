@@ -112,8 +112,8 @@ inline unsigned LineageModeBit(LineageMode mode) { return 1u << static_cast<unsi
 // The lineage modes (LineageModeBit) whose columns are among the contract's output columns.
 unsigned LineageModesOf(const ModelContract& contract, sql::Dialect dialect);
 
-// The output columns as an asset holds them (name and cast type as authored), moved from the contract's.
-std::vector<ModelColumn> ModelColumnsOf(std::vector<OutputColumn>&& columns);
+// The output columns as an asset holds them (name and cast type as authored), in one allocation of each part.
+ModelColumns ModelColumnsOf(const std::vector<OutputColumn>& columns);
 
 // Checks the body of one model against the contract and returns what it declares; throws sluice::Error
 // (codes above, or the parser's SLU-SQL-*) on the first violation.

@@ -451,8 +451,8 @@ TEST(LineageMode, ModesOfAContractAreTheModesWhoseColumnsItHas) {
 TEST(ModelColumnsOf, KeepsNamesAndTypesInOrder) {
   std::vector<OutputColumn> columns = {
       {"id", "UInt64", 0}, {"", "String", 0}, {"event_at", "", 0}, {"c0", "Nullable(DateTime64(3))", 0}};
-  EXPECT_EQ(ModelColumnsOf(std::move(columns)),
-            (std::vector<ModelColumn>{{"id", "UInt64"}, {"", "String"}, {"event_at", ""}, {"c0", "Nullable(DateTime64(3))"}}));
+  EXPECT_EQ(ModelColumnsOf(columns),
+            (ModelColumns{{"id", "UInt64"}, {"", "String"}, {"event_at", ""}, {"c0", "Nullable(DateTime64(3))"}}));
   EXPECT_TRUE(ModelColumnsOf({}).empty());
 }
 
