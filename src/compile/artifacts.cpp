@@ -93,9 +93,9 @@ RenderedArtifacts RenderArtifacts(const Definitions& definitions, const Artifact
   }
   for (; file != files.end(); ++file) compiled.push_back(file->first);
 
-  const Dag dag = DagOf(definitions);
-  manifest->dag_identity = DagIdentity(dag);
-  files["streambuild_dag.json"] = RenderDagFile(definitions, dag);
+  DagFile dag = RenderDag(definitions, DagOf(definitions));
+  manifest->dag_identity = std::move(dag.identity);
+  files["streambuild_dag.json"] = std::move(dag.text);
   result.streamed["manifest.json"] = [&definitions, manifest](const std::function<void(std::string_view)>& sink) {
     StreamManifest(definitions, *manifest, sink);
   };

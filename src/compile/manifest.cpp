@@ -22,13 +22,12 @@ std::string Render(const json& value, int depth = 0) {
   if (depth == 0) return text;
   const std::string indent = "\n" + std::string(2 * static_cast<size_t>(depth), ' ');
   std::string out;
-  out.reserve(text.size() + text.size() / 8);
-  for (char c : text) {
-    if (c == '\n') {
-      out += indent;
-    } else {
-      out += c;
-    }
+  out.reserve(text.size() + text.size() / 4);
+  for (size_t at = 0; at < text.size();) {
+    const size_t line_end = std::min(text.find('\n', at), text.size());
+    out.append(text, at, line_end - at);
+    if (line_end < text.size()) out += indent;
+    at = line_end + 1;
   }
   return out;
 }
@@ -63,42 +62,44 @@ std::vector<const Asset*> SourcesByName(const Definitions& definitions) {
   return sources;
 }
 
-// manifest.models[<name>].
+// manifest.models[<name>]. Built member by member: a braced list of members would copy each nested value.
 json ModelJson(const Definitions& definitions, const Asset& model, const std::vector<CompiledResource>& resources) {
   const auto& sql = std::get<SqlCompute>(model.compute);
-  json refs = json::array();
+  json entry = json::object();
+  entry["logical_key"] = "model:" + model.name();
+  entry["name"] = model.name();
+  entry["pipeline"] = model.pipeline;
+  entry["query_path"] = ModelQueryPath(model);
+  json& refs = entry["refs"] = json::array();
   for (const ResolvedReference& ref : sql.references) {
-    json ref_type = nullptr;
-    if (ref.call.ref_type) ref_type = *ref.call.ref_type == sql::RefType::kMutable ? "mutable" : "reference";
-    refs.push_back({{"edge_type", EdgeTypeName(ref.edge)},
-                    {"kind", ref.call.kind == sql::ReferenceKind::kSource ? "source" : "ref"},
-                    {"name", ref.call.name},
-                    {"ref_type", ref_type}});
+    json& item = refs.emplace_back(json::object());
+    item["edge_type"] = EdgeTypeName(ref.edge);
+    item["kind"] = ref.call.kind == sql::ReferenceKind::kSource ? "source" : "ref";
+    item["name"] = ref.call.name;
+    item["ref_type"] = nullptr;
+    if (ref.call.ref_type) item["ref_type"] = *ref.call.ref_type == sql::RefType::kMutable ? "mutable" : "reference";
   }
-  json entry{{"logical_key", "model:" + model.name()},
-             {"name", model.name()},
-             {"pipeline", model.pipeline},
-             {"query_path", ModelQueryPath(model)},
-             {"refs", refs},
-             {"relation_name", model.relation_name},
-             {"resources", ResourcesJson(resources)},
-             {"source", nullptr},
-             {"spec", nullptr}};
+  entry["relation_name"] = model.relation_name;
+  entry["resources"] = ResourcesJson(resources);
+  entry["source"] = nullptr;
+  entry["spec"] = nullptr;
   if (sql.kind == ModelKind::kView) return entry;
   const Pipeline* pipeline = definitions.FindPipeline(model.pipeline);
   entry["source"] = OptionalString(pipeline ? pipeline->source : std::nullopt);
-  json columns = json::array();
+  json& spec = entry["spec"] = json::object();
+  json& columns = spec["columns"] = json::array();
   for (const ModelColumn& column : sql.columns) {
-    columns.push_back({{"default", nullptr}, {"name", column.name}, {"type", column.type}});
+    json& item = columns.emplace_back(json::object());
+    item["default"] = nullptr;
+    item["name"] = column.name;
+    item["type"] = column.type;
   }
-  json settings = json::object();  // a repeated key keeps its last value
+  spec["engine"] = sql.storage.engine;
+  spec["order_by"] = sql.storage.order_by;
+  spec["partition_by"] = OptionalString(sql.storage.partition_by);
+  json& settings = spec["settings"] = json::object();  // a repeated key keeps its last value
   for (const auto& [key, value] : sql.storage.settings) settings[key] = value;
-  entry["spec"] = {{"columns", columns},
-                   {"engine", sql.storage.engine},
-                   {"order_by", sql.storage.order_by},
-                   {"partition_by", OptionalString(sql.storage.partition_by)},
-                   {"settings", settings},
-                   {"ttl", OptionalString(sql.storage.ttl)}};
+  spec["ttl"] = OptionalString(sql.storage.ttl);
   return entry;
 }
 
@@ -264,17 +265,15 @@ Dag DagOf(const Definitions& definitions) {
   return dag;
 }
 
-std::string RenderDagFile(const Definitions& definitions, const Dag& dag) {
+DagFile RenderDag(const Definitions& definitions, const Dag& dag) {
   json macros = json::array();
   for (const MacroSource& macro : definitions.macros()) macros.push_back(macro.name);
   json file{{"edges", DagEdgesJson(dag)},
             {"macros", macros},
             {"metadata", {{"dag_version", 1}, {"tool", "sluice"}}},
             {"nodes", DagNodesJson(dag)}};
-  return Render(file) + "\n";
+  return DagFile{Render(file) + "\n", Sha256Hex(Compact(file["nodes"]) + Compact(file["edges"]))};
 }
-
-std::string DagIdentity(const Dag& dag) { return Sha256Hex(Compact(DagNodesJson(dag)) + Compact(DagEdgesJson(dag))); }
 
 void StreamManifest(const Definitions& definitions, const ManifestInputs& inputs,
                     const std::function<void(std::string_view)>& sink) {

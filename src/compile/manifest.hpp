@@ -36,11 +36,12 @@ struct Dag {
 };
 Dag DagOf(const Definitions& definitions);
 
-// `streambuild_dag.json`.
-std::string RenderDagFile(const Definitions& definitions, const Dag& dag);
-
-// The DAG's identity: the SHA-256 of its nodes and edges as compact JSON.
-std::string DagIdentity(const Dag& dag);
+// `streambuild_dag.json`, and the DAG's identity: the SHA-256 of its nodes and edges as compact JSON.
+struct DagFile {
+  std::string text;
+  std::string identity;
+};
+DagFile RenderDag(const Definitions& definitions, const Dag& dag);
 
 // What the manifest lists besides the definitions.
 struct ManifestInputs {

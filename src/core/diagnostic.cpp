@@ -73,7 +73,7 @@ std::string Printable(std::string_view text, std::string_view kept) {
 }
 
 // The source line and caret of a located diagnostic. A line longer than kMaxSnippetBytes is cut to a window
-// around the column (marked with "…"), so an error in a 10 MB one-line file prints one short line.
+// around the column (marked with "…"), so an error in a huge one-line file prints one short line.
 std::string Snippet(const std::string& source_line, int line, int column) {
   constexpr size_t kMaxSnippetBytes = 160;
   constexpr size_t kContextBefore = 60;

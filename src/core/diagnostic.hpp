@@ -33,7 +33,7 @@ struct Diagnostic {
 // Renders `file:line:col: error[CODE]: message`, a caret snippet when the line is known, and the hint.
 // Safe to print whatever the input file held: control bytes (other than newline and tab) and bytes that are
 // not well-formed UTF-8 are shown as '?', and a source line over 160 bytes is cut to a window around the
-// column, so a 10 MB one-line file still renders a one-line snippet. Columns stay byte-based; the caret is
+// column, so a huge one-line file still renders a one-line snippet. Columns stay byte-based; the caret is
 // padded per character.
 std::string FormatDiagnostic(const Diagnostic& diagnostic);
 

@@ -3,8 +3,7 @@
 //
 // The implementation lives in a plugin, libsluice_macro_python.so (macro_interpreter.cpp, the only file that
 // includes pybind11 and Python.h), which links libpython. Start() loads it on first use (macro_interpreter_
-// loader.cpp), so a process that never evaluates a macro never loads Python: linking libpython into sluice
-// cost every process ~6 ms of start-up (26,000 relocations), twice with the huge-page re-exec. The plugin is
+// loader.cpp), so a process that never evaluates a macro never loads Python and its relocations. The plugin is
 // looked for at its build path and next to the running executable; it resolves Sluice's own symbols (Error,
 // MakeDiagnostic …) against the executable, which exports them (CMAKE_ENABLE_EXPORTS). Internal to
 // project/macros.

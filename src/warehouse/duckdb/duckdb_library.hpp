@@ -1,5 +1,5 @@
 // The DuckDB C API, loaded with dlopen on first use instead of linked: commands that never open a warehouse
-// (compile, discover, runs …) do not pay for mapping and relocating the 60 MB library at start-up.
+// (compile, discover, runs …) do not pay for mapping and relocating the large library at start-up.
 //
 // The library is looked up at the path the build recorded (third_party/duckdb/lib/libduckdb.so), then by
 // name through the usual search path (LD_LIBRARY_PATH, the binary's run path).
