@@ -9,11 +9,6 @@ namespace {
 
 bool RendersClickHouse(const Definitions& definitions) { return definitions.project().adapter == "clickhouse"; }
 
-sql::PostgresTableSpec PostgresTableOf(const PostgresSource& source) {
-  return sql::PostgresTableSpec{source.host, source.port, source.database, source.table, source.user,
-                                source.password_env};
-}
-
 // What a reference becomes: the upstream's relation — unqualified in canonical SQL, `<db>.` qualified in
 // rendered DDL. An adopted table whose replay role columns have other physical names becomes a subquery
 // exposing the canonical `_replay_*` names; a Kafka source its raw landing table; a Postgres source the
@@ -28,7 +23,7 @@ std::string UpstreamRelation(const Asset& upstream, bool qualified) {
     if (!aliases.empty()) return "(SELECT *" + aliases + " FROM " + prefix + table->table_name + ")";
   }
   if (const auto* postgres = std::get_if<PostgresSource>(&upstream.compute); postgres && qualified) {
-    return sql::RenderPostgresRelation(PostgresTableOf(*postgres));
+    return sql::RenderPostgresRelation(*postgres);
   }
   if (std::holds_alternative<KafkaSource>(upstream.compute)) return prefix + "raw__" + upstream.name();
   return prefix + upstream.relation_name;
@@ -88,11 +83,9 @@ std::vector<CompiledResource> ModelResources(const Definitions& definitions, con
 std::vector<CompiledResource> SourceResources(const Definitions& definitions, const Asset& source) {
   const auto* kafka = std::get_if<KafkaSource>(&source.compute);
   if (!RendersClickHouse(definitions) || kafka == nullptr) return {};
-  const sql::KafkaTableSpec spec{kafka->topic, kafka->broker_list, kafka->consumer_group,
-                                 kafka->format, kafka->ttl,         kafka->settings};
   std::vector<CompiledResource> files;
   for (const sql::ClickHouseResource& resource :
-       sql::RenderKafkaSourceResources(source.key.name_space(), source.name(), spec, sql::SecretHandling::kRedact)) {
+       sql::RenderKafkaSourceResources(source.key.name_space(), source.name(), *kafka, sql::SecretHandling::kRedact)) {
     files.push_back({sql::ClickHouseResourceKindName(resource.kind), resource.name,
                      "compiled/resources/sources/" + source.name() + "/" + resource.name + ".sql", resource.sql + "\n"});
   }

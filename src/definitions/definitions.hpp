@@ -27,6 +27,7 @@
 #include "core/daily_partitions.hpp"
 #include "core/diagnostic.hpp"
 #include "definitions/checks.hpp"
+#include "sql/clickhouse_ddl.hpp"
 #include "sql/reference_scanner.hpp"
 
 namespace sluice {
@@ -159,30 +160,20 @@ struct ExternalTable {
   std::map<std::string, std::string> replay_columns;  // _replay_x role → physical column
 };
 
-// A managed Kafka source (StreamBuild §5.1): a Kafka engine table, a raw landing table and a landing MV.
-// Runs only on ClickHouse.
-struct KafkaSource {
-  std::string topic;
-  std::string broker_list;     // after defaults.kafka_broker_list; secrets redacted only in artifacts
-  std::string consumer_group;  // as rendered into kafka_group_name (database suffix included)
-  std::string format = "JSONAsString";
-  std::optional<std::string> ttl;                             // landing TTL after defaults.managed_source_ttl
-  std::vector<std::pair<std::string, std::string>> settings;  // extra engine settings
-  std::string replay_mode;                                    // offsets | timestamp | landed_at
+// A managed Kafka source (StreamBuild §5.1): a Kafka engine table, a raw landing table and a landing MV, whose
+// settings (topic, broker list after defaults.kafka_broker_list, the rendered consumer group, format, landing TTL
+// after defaults.managed_source_ttl, extra engine settings) are the DDL's. Runs only on ClickHouse.
+struct KafkaSource : sql::KafkaTableSpec {
+  std::string replay_mode;               // offsets | timestamp | landed_at
   std::string name_origin = "declared";                       // declared | derived (naming macro)
   // For a derived name: the naming macro that gave it, and that macro's fingerprint (MacroEngine).
   std::optional<std::string> naming_macro;
   std::optional<std::string> naming_macro_fingerprint;
 };
 
-// A scheduled PostgreSQL pull (StreamBuild §5.3). Runs only on ClickHouse.
-struct PostgresSource {
-  std::string host;
-  int port = 5432;
-  std::string database;
-  std::string table;
-  std::string user;
-  std::optional<std::string> password_env;
+// A scheduled PostgreSQL pull (StreamBuild §5.3): the table its `postgresql(…)` relation reads, and how often.
+// Runs only on ClickHouse.
+struct PostgresSource : sql::PostgresTableSpec {
   std::optional<std::string> refresh;  // "<int> SECOND|MINUTE|HOUR|DAY[S]"
   bool append = true;
 };

@@ -51,8 +51,8 @@ bool IsSecretSettingKey(std::string_view key);
 // A managed Kafka source's engine settings.
 struct KafkaTableSpec {
   std::string topic;
-  std::string broker_list;
-  std::string consumer_group;  // the kafka_group_name, as rendered
+  std::string broker_list;     // secrets redacted only when rendered with SecretHandling::kRedact
+  std::string consumer_group;  // the kafka_group_name, as rendered (database suffix included)
   std::string format = "JSONAsString";
   std::optional<std::string> ttl;                             // of the raw landing table
   std::vector<std::pair<std::string, std::string>> settings;  // extra engine settings
