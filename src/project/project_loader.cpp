@@ -83,6 +83,8 @@ struct LoadedModel {
   bool anchor_candidate = false;      // from the contract
   unsigned lineage_modes = 0;         // the lineage modes (LineageModeBit) whose columns the model outputs
   std::string text;                   // the file's text, kept only when the header declares audits
+  std::optional<std::string> expanded_body;  // the body after macro expansion, when it calls a macro
+  bool expansion_failed = false;             // `error` is the expansion's
   ModelAuditDeclarations audits;      // the header's audits
 };
 
@@ -234,29 +236,60 @@ class ProjectLoad {
     }
   }
 
-  // Every model file of the pipelines before the first failing one: read, macro-expanded, parsed, its replay
-  // policy and SQL body contract checked, its asset filled. In parallel, except when the project defines
-  // macros (Python expands one call at a time). A model's failure is kept with it and rethrown in file order
-  // later: parse failures by NameModels, contract failures by ApplyContracts.
+  // Every model file of the pipelines before the first failing one: read, parsed, its replay policy and SQL body
+  // contract checked and its asset filled, in parallel. In a project with macros the files are read first and
+  // the bodies calling a macro expanded in file order on this thread (Python runs one call at a time, and workers
+  // queuing for it are slower than one thread). A model's failure is kept with it and rethrown in file order
+  // later: read, expansion and parse failures by NameModels, contract failures by ApplyContracts.
   void ParseModels() {
     for (size_t p = 0; p < pipeline_files_.size() && !pipeline_settings_[p].error; ++p) {
       for (const std::string& file : pipeline_files_[p].model_files) models_.push_back(LoadedModel{p, file});
     }
     // Each model's asset is filled by its parse; until then it holds a SeedCompute, which allocates nothing.
     assets_.resize(sources_.size() + models_.size(), Asset{{}, {}, {}, {}, std::nullopt, {}, SeedCompute{}, {}});
-    root_folder_ = std::make_unique<OpenFolder>(project_.root);
-    const size_t min_items_per_thread =
-        macros_->macros().empty() ? kMinItemsPerThread : std::numeric_limits<size_t>::max();
-    ParallelFor(models_.size(), [&](size_t m) { ParseModel(m); }, min_items_per_thread);
+    const OpenFolder root(project_.root);
+    const bool expand_first = !macros_->macros().empty();
+    if (expand_first) {
+      ParallelFor(models_.size(), [&](size_t m) { ReadModel(root, models_[m]); });
+      for (LoadedModel& model : models_) ExpandMacroCalls(model);
+    }
+    ParallelFor(models_.size(), [&](size_t m) {
+      if (!expand_first) ReadModel(root, models_[m]);
+      ParseModel(m);
+    });
+  }
+
+  static void ReadModel(const OpenFolder& root, LoadedModel& model) {
+    try {
+      model.text = root.ReadFile(model.file);
+    } catch (const Error&) {
+      model.error = std::current_exception();
+    }
+  }
+
+  // The model's body with its macro calls expanded, when it has any ('@' starts each); a failure is the model's.
+  void ExpandMacroCalls(LoadedModel& model) {
+    if (model.error || model.text.find('@') == std::string::npos) return;
+    try {
+      const size_t body = ParseHeaderBlock(model.text, 0, "MODEL", model.file).end;
+      model.expanded_body = macros_->Expand(model.file, model.text, body, model.text.size(),
+                                            pipeline_settings_[model.pipeline].macro_context);
+    } catch (const Error&) {
+      model.error = std::current_exception();  // a header error comes first: the parse reports it (below)
+      model.expansion_failed = true;
+    }
   }
 
   void ParseModel(size_t m) {
     LoadedModel& model = models_[m];
     const PipelineSettings& settings = pipeline_settings_[model.pipeline];
+    if (model.error && !model.expansion_failed) return;  // the file could not be read
     ParsedModel parsed;
     try {
-      model.text = root_folder_->ReadFile(model.file);
       parsed = ParseModelFile(model.file, model.text, dialect_, [&](size_t begin, size_t end) {
+        if (model.expansion_failed) std::rethrow_exception(model.error);
+        if (model.expanded_body) return std::move(*model.expanded_body);
+        // A project without macros: only the built-in calls may stand in the body (no Python runs).
         return macros_->Expand(model.file, model.text, begin, end, settings.macro_context);
       });
       if (settings.config.mode != PipelineMode::kVirtual) {
@@ -553,7 +586,6 @@ class ProjectLoad {
   std::unordered_map<std::string, size_t> source_index_;  // name → index in sources_ (== its asset's)
   std::vector<PipelineFiles> pipeline_files_;             // by pipeline index, in name order
   std::vector<PipelineSettings> pipeline_settings_;       // by pipeline index
-  std::unique_ptr<OpenFolder> root_folder_;                // the project root, held open while the models are read
   std::vector<LoadedModel> models_;                       // pipeline by pipeline, in file order
   std::unordered_map<std::string_view, size_t> model_index_;  // name (viewed in its asset) → index in models_
   std::vector<Asset> assets_;                             // the sources', then model m's at sources_.size() + m
