@@ -101,7 +101,7 @@ MacroContextValues MacroContextFor(const TargetSettings& target, const PipelineC
   return context;
 }
 
-// One load of one project: each stage reads what the stages before it filled, in the order Load calls them.
+// One load of one project: each stage reads what the stages before it filled, in the order Run calls them.
 class ProjectLoad {
  public:
   ProjectLoad(const std::filesystem::path& root, const LoadOptions& options) : options_(options) {
