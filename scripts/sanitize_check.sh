@@ -3,17 +3,19 @@
 #
 # Hostile input reaches Sluice through the tokenizer, the SELECT parser, the MODEL/TEST/AUDIT header grammar,
 # TOML/YAML loading, templating and the project loader; Definitions validates what comes out of it, and what is
-# compiled goes out through the artifact publisher (whose full publication writes on several threads at once). Their unit tests and the
-# fuzz regression corpus (tests/fuzz/regressions: every input a fuzzer ever crashed) run here in the sanitizer
-# build (preset `debug`, build/debug), where a memory error that the optimized build survives by luck fails the
-# run.
+# compiled goes out through the artifact publisher (whose full publication writes on several threads at once).
+# Their unit tests, the golden SELECT and body-contract corpora (tests/golden/select, tests/golden/contract) and
+# the fuzz regression corpus (tests/fuzz/regressions: every input a fuzzer ever crashed) run here in the
+# sanitizer build (preset `debug`, build/debug), where a memory error that the optimized build survives by luck
+# fails the run.
 # `make debug` builds and runs everything under the sanitizers; this is the subset CI can afford.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 jobs="${JOBS:-$(nproc)}"
-targets=(fuzz_regression_test sql_test sql_select_test header_grammar_test model_contract_test checks_test
-         project_config_test sources_test core_test project_test definitions_test artifact_publisher_test artifacts_test)
+targets=(fuzz_regression_test sql_test sql_select_test golden_select_test header_grammar_test model_contract_test
+         golden_contract_test checks_test project_config_test sources_test core_test project_test definitions_test
+         artifact_publisher_test artifacts_test)
 
 cd "$root"
 cmake --preset debug >/dev/null
