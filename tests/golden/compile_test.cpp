@@ -16,15 +16,13 @@
 // what the compile wrote.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cctype>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 
 #include "e2e/sluice_process.hpp"
+#include "golden/golden_file.hpp"
 
 namespace sluice::testing {
 namespace {
@@ -42,13 +40,6 @@ struct CompileCase {
   std::vector<std::pair<std::string, std::string>> expect;   // artifact path → contents
   std::string head;  // everything before the first `--- expect` line, kept verbatim on update
 };
-
-std::string Slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 void WriteFile(const fs::path& path, const std::string& contents) {
   fs::create_directories(path.parent_path());
@@ -122,30 +113,16 @@ std::map<std::string, std::string> FilesUnder(const fs::path& dir) {
     if (!item.is_regular_file()) continue;
     std::string relative = fs::relative(item.path(), dir).generic_string();
     if (relative.front() == '.') continue;
-    files[relative] = Slurp(item.path());
+    files[relative] = golden::ReadText(item.path());
   }
   return files;
-}
-
-std::vector<std::string> CorpusFiles() {
-  std::vector<std::string> names;
-  for (const auto& item : fs::directory_iterator(kCorpus)) {
-    if (item.path().extension() == ".test") names.push_back(item.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-bool Updating() {
-  const char* update = std::getenv("SLUICE_GOLDEN_UPDATE");
-  return update != nullptr && std::string(update) == "1";
 }
 
 class CompileGolden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CompileGolden, ArtifactsMatch) {
   const fs::path file = kCorpus / (GetParam() + ".test");
-  const CompileCase golden = Parse(Slurp(file));
+  const CompileCase golden = Parse(golden::ReadText(file));
   ScratchProject project(golden.base);
   for (const std::string& deletion : golden.deletions) project.Remove(deletion);
   for (const auto& [path, contents] : golden.files) project.Write(path, contents);
@@ -153,7 +130,7 @@ TEST_P(CompileGolden, ArtifactsMatch) {
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
   const std::map<std::string, std::string> actual = FilesUnder(project.root() / "target");
 
-  if (Updating()) {
+  if (golden::GoldenUpdateMode()) {
     if (!golden.tree.empty()) {
       fs::remove_all(kCorpus / golden.tree);
       for (const auto& [path, contents] : actual) WriteFile(kCorpus / golden.tree / path, contents);
@@ -194,14 +171,8 @@ TEST_P(CompileGolden, ArtifactsMatch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Corpus, CompileGolden, ::testing::ValuesIn(CorpusFiles()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string name = info.param;
-                           for (char& c : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Corpus, CompileGolden, ::testing::ValuesIn(golden::CorpusCases(kCorpus)),
+                         golden::GoldenTestName);
 
 }  // namespace
 }  // namespace sluice::testing
