@@ -534,9 +534,9 @@ class ProjectLoad {
     ParallelFor(models_.size(), [&](size_t m) {
       const Asset& asset = ModelAsset(m);
       const SqlCompute& compute = ModelSql(m);
-      input.models[m] = ModelCheckInput{asset.name(), asset.pipeline, asset.defined_at.file, compute.kind,
-                                        asset.relation_name, asset.key.name_space(), std::move(models_[m].text),
-                                        &compute, std::move(models_[m].audits)};
+      input.models[m] = ModelCheckInput{asset.name(),          asset.pipeline,          asset.defined_at.file,
+                                        compute.kind,          asset.relation_name,     asset.key.name_space(),
+                                        &compute,              &models_[m].audits,      models_[m].text};
     });
     for (size_t p = 0; p < pipeline_files_.size(); ++p) {
       input.pipeline_audit_defaults.try_emplace(pipeline_files_[p].name, pipeline_settings_[p].config.audit_defaults);

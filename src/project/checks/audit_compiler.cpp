@@ -177,14 +177,16 @@ class AuditCompiler {
     // The models that declare audits, in name order (no copy of an audit-free model).
     std::vector<const ModelCheckInput*> models;
     for (const ModelCheckInput& model : input_.models) {
-      if (model.audits.audits || !model.audits.columns.empty()) models.push_back(&model);
+      if (model.audits != nullptr && (model.audits->audits || !model.audits->columns.empty())) {
+        models.push_back(&model);
+      }
     }
     std::sort(models.begin(), models.end(),
               [](const ModelCheckInput* a, const ModelCheckInput* b) { return a->name < b->name; });
     for (const ModelCheckInput* model : models) {
-      const CheckFile& file = files_.emplace_back(CheckFile{std::string(model->file), model->text});
-      if (model->audits.audits) Invoke(file, *model, *model->audits.audits, nullptr);
-      for (const ColumnAudits& column : model->audits.columns) Invoke(file, *model, column.audits, &column.column);
+      const CheckFile& file = files_.emplace_back(CheckFile{std::string(model->file), std::string(model->text)});
+      if (model->audits->audits) Invoke(file, *model, *model->audits->audits, nullptr);
+      for (const ColumnAudits& column : model->audits->columns) Invoke(file, *model, column.audits, &column.column);
     }
 
     std::map<std::string, const AuditDraft*> names, paths;
@@ -330,7 +332,7 @@ class AuditCompiler {
            std::string_view("()[],;").find(model.text[end]) == std::string_view::npos) {
       ++end;
     }
-    if (end > value.offset) return model.text.substr(value.offset, end - value.offset);
+    if (end > value.offset) return std::string(model.text.substr(value.offset, end - value.offset));
     if (const auto* integer = std::get_if<int64_t>(&value.value)) return std::to_string(*integer);
     if (const auto* flag = std::get_if<bool>(&value.value)) return *flag ? "true" : "false";
     return std::to_string(std::get<double>(value.value));

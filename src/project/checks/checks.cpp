@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 
+#include "core/file_system.hpp"
 #include "project/checks/check_files.hpp"
 #include "sql/tokenizer.hpp"
 
@@ -214,14 +215,13 @@ EffectiveAuditDefaults EffectiveDefaults(const ChecksInput& input, const ModelCh
 std::vector<std::string> DiscoverSqlFiles(const std::filesystem::path& root, const std::string& folder,
                                           const std::string& skip) {
   std::vector<std::string> files;
-  std::filesystem::path base = root / folder;
-  if (!std::filesystem::is_directory(base)) return files;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(base)) {
-    if (!entry.is_regular_file() || entry.path().extension() != ".sql") continue;
-    std::string relative = std::filesystem::relative(entry.path(), root).generic_string();
-    if (!skip.empty() && relative.rfind(skip + "/", 0) == 0) continue;
+  if (!std::filesystem::is_directory(root / folder)) return files;
+  WalkFiles(root, folder, [&](std::string&& relative, bool regular) {
+    // `.sql` alone is a hidden file, not a test or an audit.
+    if (!regular || !relative.ends_with(".sql") || relative[relative.size() - 5] == '/') return;
+    if (!skip.empty() && relative.rfind(skip + "/", 0) == 0) return;
     files.push_back(std::move(relative));
-  }
+  });
   std::sort(files.begin(), files.end());
   return files;
 }

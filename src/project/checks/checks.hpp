@@ -159,7 +159,8 @@ struct ModelAuditDeclarations {
 // Picks `audits` and `columns (<c> (audits …))` out of a parsed MODEL header; other keys are ignored.
 ModelAuditDeclarations AuditDeclarationsFromHeader(const HeaderMap& header);
 
-// What the compiler needs to know of one model. The names are views of what the caller owns.
+// What the compiler needs to know of one model: views of, and pointers to, what the caller owns (the project
+// loader: the model's asset and what it read of the file), valid during CompileTestsAndAudits.
 struct ModelCheckInput {
   std::string_view name;
   std::string_view pipeline;
@@ -167,12 +168,12 @@ struct ModelCheckInput {
   ModelKind kind = ModelKind::kTable;
   std::string_view relation_name;  // unqualified physical relation
   std::string_view name_space;     // the database / schema holding the relation
-  std::string text;                // the whole model file, for located diagnostics of header audits (the project
-                                   // loader keeps it only for models that declare audits)
-  // The model's SQL: its statement, references and output columns (empty: not known). Owned by the caller (the
-  // project loader: the model's asset); read only by CompileTestsAndAudits.
+  // The model's SQL: its statement, references and output columns (empty: not known).
   const SqlCompute* sql = nullptr;
-  ModelAuditDeclarations audits;
+  // The generic-audit invocations its header declares (null: none), and the whole model file they are written
+  // in, for located diagnostics (needed only with audits).
+  const ModelAuditDeclarations* audits = nullptr;
+  std::string_view text;
 };
 
 struct ChecksInput {

@@ -48,7 +48,7 @@ class ChecksProject {
     model.kind = parsed.kind;
     model.relation_name = strings_.emplace_back(parsed.relation_name.value_or("tbl__" + parsed.name));
     model.name_space = "analytics";
-    model.text = text;
+    model.text = strings_.emplace_back(text);
     SqlCompute& sql = models_.emplace_back();
     sql.kind = parsed.kind;
     sql.body = parsed.body;
@@ -59,7 +59,7 @@ class ChecksProject {
     sql.partition_bounds = parsed.partition_bounds;
     sql.columns = std::move(columns);
     model.sql = &sql;
-    model.audits = AuditDeclarationsFromHeader(ParseHeaderBlock(text, 0, "MODEL", file).entries);
+    model.audits = &audits_.emplace_back(AuditDeclarationsFromHeader(ParseHeaderBlock(text, 0, "MODEL", file).entries));
     input.models.push_back(std::move(model));
     return input.models.back();
   }
@@ -83,6 +83,7 @@ class ChecksProject {
   // What the models' inputs view (a deque keeps its elements in place).
   std::deque<std::string> strings_;  // what the inputs' name views show
   std::deque<SqlCompute> models_;
+  std::deque<ModelAuditDeclarations> audits_;
 };
 
 // The diagnostic a failed call reported; code "no error" when it succeeded.
