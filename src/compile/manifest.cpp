@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "compile/json_writer.hpp"
 #include "core/parallel_for.hpp"
 #include "core/sha256.hpp"
 
@@ -12,36 +12,19 @@ namespace sluice {
 
 namespace {
 
-using nlohmann::json;
-
-// `value` as nlohmann-json renders it with a 2-space indent (invalid UTF-8 replaced), for a place `depth` levels
-// deep in a document: its lines after the first indented by 2 * depth spaces. Raw newlines in the rendering
-// only ever separate lines (a newline inside a string is escaped).
-std::string Render(const json& value, int depth = 0) {
-  std::string text = value.dump(2, ' ', false, json::error_handler_t::replace);
-  if (depth == 0) return text;
-  const std::string indent = "\n" + std::string(2 * static_cast<size_t>(depth), ' ');
-  std::string out;
-  out.reserve(text.size() + text.size() / 4);
-  for (size_t at = 0; at < text.size();) {
-    const size_t line_end = std::min(text.find('\n', at), text.size());
-    out.append(text, at, line_end - at);
-    if (line_end < text.size()) out += indent;
-    at = line_end + 1;
-  }
-  return out;
-}
-
-std::string Compact(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
-
-json OptionalString(const std::optional<std::string>& value) { return value ? json(*value) : json(nullptr); }
-
-json ResourcesJson(const std::vector<CompiledResource>& resources) {
-  json list = json::array();
+void WriteResources(JsonWriter& json, const std::vector<CompiledResource>& resources) {
+  json.BeginArray();
   for (const CompiledResource& resource : resources) {
-    list.push_back({{"kind", resource.kind}, {"name", resource.name}, {"path", resource.path}});
+    json.BeginObject();
+    json.Key("kind");
+    json.String(resource.kind);
+    json.Key("name");
+    json.String(resource.name);
+    json.Key("path");
+    json.String(resource.path);
+    json.EndObject();
   }
-  return list;
+  json.EndArray();
 }
 
 // StreamBuild writes a pipeline's lineage mode from its adopted source's replay mode, else `offsets`.
@@ -62,156 +45,333 @@ std::vector<const Asset*> SourcesByName(const Definitions& definitions) {
   return sources;
 }
 
-// manifest.models[<name>]. Built member by member: a braced list of members would copy each nested value.
-json ModelJson(const Definitions& definitions, const Asset& model, const std::vector<CompiledResource>& resources) {
+// manifest.models[<name>], rendered at the depth it has there.
+std::string ModelJson(const Definitions& definitions, const Asset& model,
+                      const std::vector<CompiledResource>& resources) {
+  constexpr int kDepthInManifest = 2;
   const auto& sql = std::get<SqlCompute>(model.compute);
-  json entry = json::object();
-  entry["logical_key"] = "model:" + model.name();
-  entry["name"] = model.name();
-  entry["pipeline"] = model.pipeline;
-  entry["query_path"] = ModelQueryPath(model);
-  json& refs = entry["refs"] = json::array();
+  std::string out;
+  JsonWriter json(out, 2, kDepthInManifest);
+  json.BeginObject();
+  json.Key("logical_key");
+  json.String("model:" + model.name());
+  json.Key("name");
+  json.String(model.name());
+  json.Key("pipeline");
+  json.String(model.pipeline);
+  json.Key("query_path");
+  json.String(ModelQueryPath(model));
+  json.Key("refs");
+  json.BeginArray();
   for (const ResolvedReference& ref : sql.references) {
-    json& item = refs.emplace_back(json::object());
-    item["edge_type"] = EdgeTypeName(ref.edge);
-    item["kind"] = ref.call.kind == sql::ReferenceKind::kSource ? "source" : "ref";
-    item["name"] = ref.call.name;
-    item["ref_type"] = nullptr;
-    if (ref.call.ref_type) item["ref_type"] = *ref.call.ref_type == sql::RefType::kMutable ? "mutable" : "reference";
+    json.BeginObject();
+    json.Key("edge_type");
+    json.String(EdgeTypeName(ref.edge));
+    json.Key("kind");
+    json.String(ref.call.kind == sql::ReferenceKind::kSource ? "source" : "ref");
+    json.Key("name");
+    json.String(ref.call.name);
+    json.Key("ref_type");
+    if (ref.call.ref_type) {
+      json.String(*ref.call.ref_type == sql::RefType::kMutable ? "mutable" : "reference");
+    } else {
+      json.Null();
+    }
+    json.EndObject();
   }
-  entry["relation_name"] = model.relation_name;
-  entry["resources"] = ResourcesJson(resources);
-  entry["source"] = nullptr;
-  entry["spec"] = nullptr;
-  if (sql.kind == ModelKind::kView) return entry;
+  json.EndArray();
+  json.Key("relation_name");
+  json.String(model.relation_name);
+  json.Key("resources");
+  WriteResources(json, resources);
+  json.Key("source");
+  if (sql.kind == ModelKind::kView) {
+    json.Null();
+    json.Key("spec");
+    json.Null();
+    json.EndObject();
+    return out;
+  }
   const Pipeline* pipeline = definitions.FindPipeline(model.pipeline);
-  entry["source"] = OptionalString(pipeline ? pipeline->source : std::nullopt);
-  json& spec = entry["spec"] = json::object();
-  json& columns = spec["columns"] = json::array();
+  json.StringOrNull(pipeline ? pipeline->source : std::nullopt);
+  json.Key("spec");
+  json.BeginObject();
+  json.Key("columns");
+  json.BeginArray();
   for (const ModelColumn& column : sql.columns) {
-    json& item = columns.emplace_back(json::object());
-    item["default"] = nullptr;
-    item["name"] = column.name;
-    item["type"] = column.type;
+    json.BeginObject();
+    json.Key("default");
+    json.Null();
+    json.Key("name");
+    json.String(column.name);
+    json.Key("type");
+    json.String(column.type);
+    json.EndObject();
   }
-  spec["engine"] = sql.storage.engine;
-  spec["order_by"] = sql.storage.order_by;
-  spec["partition_by"] = OptionalString(sql.storage.partition_by);
-  json& settings = spec["settings"] = json::object();  // a repeated key keeps its last value
+  json.EndArray();
+  json.Key("engine");
+  json.String(sql.storage.engine);
+  json.Key("order_by");
+  json.StringArray(sql.storage.order_by);
+  json.Key("partition_by");
+  json.StringOrNull(sql.storage.partition_by);
+  json.Key("settings");
+  std::map<std::string, std::string> settings;  // sorted; a repeated key keeps its last value
   for (const auto& [key, value] : sql.storage.settings) settings[key] = value;
-  spec["ttl"] = OptionalString(sql.storage.ttl);
-  return entry;
-}
-
-json AuditsJson(const Definitions& definitions) {
-  json audits = json::object();
-  for (const AuditSpec& audit : definitions.audits()) {
-    audits[audit.name] = {{"file", audit.file},
-                          {"name", audit.name},
-                          {"path", audit.path},
-                          {"referenced_models", audit.referenced_models},
-                          {"severity", AuditSeverityName(audit.severity)}};
+  json.BeginObject();
+  for (const auto& [key, value] : settings) {
+    json.Key(key);
+    json.String(value);
   }
-  return audits;
+  json.EndObject();
+  json.Key("ttl");
+  json.StringOrNull(sql.storage.ttl);
+  json.EndObject();
+  json.EndObject();
+  return out;
 }
 
-json TestsJson(const Definitions& definitions) {
-  json tests = json::object();
-  for (const TestSpec& test : definitions.tests()) {
-    tests[test.name] = {{"file", test.file}, {"name", test.name}, {"path", test.path}, {"targets", test.targets}};
+// Each of the writers below keys its object by name through a map: sorted, and one entry per name (the last).
+void WriteAudits(JsonWriter& json, const Definitions& definitions) {
+  std::map<std::string, const AuditSpec*> audits;
+  for (const AuditSpec& audit : definitions.audits()) audits[audit.name] = &audit;
+  json.BeginObject();
+  for (const auto& [name, audit_pointer] : audits) {
+    const AuditSpec& audit = *audit_pointer;
+    json.Key(name);
+    json.BeginObject();
+    json.Key("file");
+    json.String(audit.file);
+    json.Key("name");
+    json.String(audit.name);
+    json.Key("path");
+    json.String(audit.path);
+    json.Key("referenced_models");
+    json.StringArray(audit.referenced_models);
+    json.Key("severity");
+    json.String(AuditSeverityName(audit.severity));
+    json.EndObject();
   }
-  return tests;
+  json.EndObject();
 }
 
-json MacrosJson(const Definitions& definitions) {
-  json macros = json::object();
-  for (const MacroSource& macro : definitions.macros()) {
-    macros[macro.name] = {{"file", macro.file}, {"source", macro.source}};
+void WriteTests(JsonWriter& json, const Definitions& definitions) {
+  std::map<std::string, const TestSpec*> tests;
+  for (const TestSpec& test : definitions.tests()) tests[test.name] = &test;
+  json.BeginObject();
+  for (const auto& [name, test_pointer] : tests) {
+    const TestSpec& test = *test_pointer;
+    json.Key(name);
+    json.BeginObject();
+    json.Key("file");
+    json.String(test.file);
+    json.Key("name");
+    json.String(test.name);
+    json.Key("path");
+    json.String(test.path);
+    json.Key("targets");
+    json.StringArray(test.targets);
+    json.EndObject();
   }
-  return macros;
+  json.EndObject();
 }
 
-json PipelinesJson(const Definitions& definitions) {
-  json pipelines = json::object();
-  for (const Pipeline& pipeline : definitions.pipelines()) {
-    json relations = json::object();
+void WriteMacros(JsonWriter& json, const Definitions& definitions) {
+  std::map<std::string, const MacroSource*> macros;
+  for (const MacroSource& macro : definitions.macros()) macros[macro.name] = &macro;
+  json.BeginObject();
+  for (const auto& [name, macro] : macros) {
+    json.Key(name);
+    json.BeginObject();
+    json.Key("file");
+    json.String(macro->file);
+    json.Key("source");
+    json.String(macro->source);
+    json.EndObject();
+  }
+  json.EndObject();
+}
+
+void WritePipelines(JsonWriter& json, const Definitions& definitions) {
+  std::map<std::string, const Pipeline*> pipelines;
+  for (const Pipeline& pipeline : definitions.pipelines()) pipelines[pipeline.name] = &pipeline;
+  json.BeginObject();
+  for (const auto& [name, pipeline_pointer] : pipelines) {
+    const Pipeline& pipeline = *pipeline_pointer;
+    json.Key(name);
+    json.BeginObject();
+    json.Key("file");
+    json.String(pipeline.directory);
+    json.Key("models");
+    json.StringArray(pipeline.models);
+    json.Key("name");
+    json.String(pipeline.name);
+    json.Key("relations");
+    std::map<std::string, std::string> relations;
     for (const std::string& model : pipeline.models) relations[model] = definitions.FindByName(model)->relation_name;
-    pipelines[pipeline.name] = {{"file", pipeline.directory},
-                                {"models", pipeline.models},
-                                {"name", pipeline.name},
-                                {"relations", relations},
-                                {"replay_lineage_mode", LineageModeName(definitions, pipeline.source)},
-                                {"resolved_database", pipeline.name_space},
-                                {"source_name", OptionalString(pipeline.source)}};
+    json.BeginObject();
+    for (const auto& [model, relation] : relations) {
+      json.Key(model);
+      json.String(relation);
+    }
+    json.EndObject();
+    json.Key("replay_lineage_mode");
+    json.String(LineageModeName(definitions, pipeline.source));
+    json.Key("resolved_database");
+    json.String(pipeline.name_space);
+    json.Key("source_name");
+    json.StringOrNull(pipeline.source);
+    json.EndObject();
   }
-  return pipelines;
+  json.EndObject();
 }
 
-json SourcesJson(const Definitions& definitions) {
-  json sources = json::object();
-  for (const Asset* source : SourcesByName(definitions)) {
+void WriteSources(JsonWriter& json, const Definitions& definitions, const std::vector<const Asset*>& by_name) {
+  std::map<std::string, const Asset*> sources;
+  for (const Asset* source : by_name) sources[source->name()] = source;
+  json.BeginObject();
+  for (const auto& [name, source] : sources) {
     const auto* kafka = std::get_if<KafkaSource>(&source->compute);
     const bool derived = kafka != nullptr && kafka->name_origin == "derived" && kafka->naming_macro;
-    sources[source->name()] = {
-        {"logical_key", "source:" + source->name()},
-        {"name", source->name()},
-        {"name_origin",
-         {{"kind", derived ? "derived" : "declared"},
-          {"macro", derived ? json(*kafka->naming_macro) : json(nullptr)},
-          {"macro_fingerprint", derived ? OptionalString(kafka->naming_macro_fingerprint) : json(nullptr)}}},
-        {"relation_name", source->relation_name},
-        {"replay_lineage_mode", LineageModeName(definitions, source->name())},
-        {"resources", ResourcesJson(SourceResources(definitions, *source))}};
+    json.Key(source->name());
+    json.BeginObject();
+    json.Key("logical_key");
+    json.String("source:" + source->name());
+    json.Key("name");
+    json.String(source->name());
+    json.Key("name_origin");
+    json.BeginObject();
+    json.Key("kind");
+    json.String(derived ? "derived" : "declared");
+    json.Key("macro");
+    json.StringOrNull(derived ? kafka->naming_macro : std::nullopt);
+    json.Key("macro_fingerprint");
+    json.StringOrNull(derived ? kafka->naming_macro_fingerprint : std::nullopt);
+    json.EndObject();
+    json.Key("relation_name");
+    json.String(source->relation_name);
+    json.Key("replay_lineage_mode");
+    json.String(LineageModeName(definitions, source->name()));
+    json.Key("resources");
+    WriteResources(json, SourceResources(definitions, *source));
+    json.EndObject();
   }
-  return sources;
+  json.EndObject();
 }
 
 // manifest.sluice: Sluice's additions.
-json SluiceJson(const Definitions& definitions, const std::vector<const Asset*>& models,
-                const std::string& dag_identity) {
-  json assets = json::object();  // the first asset of each key text
-  for (const Asset& asset : definitions.assets()) {
-    const std::string key = asset.key.ToString();
-    if (assets.contains(key)) continue;
-    assets[key] = {{"file", asset.defined_at.file},
-                   {"kind", AssetKindName(asset)},
-                   {"name", asset.name()},
-                   {"namespace", asset.key.name_space()},
-                   {"relation", asset.key.name_space() + "." + asset.relation_name}};
-  }
-  json partitions = json::object();
-  for (const Asset* model : models) {
-    if (!model->partitions) continue;
-    partitions[model->name()] = {{"column", model->partitions->column},
-                                 {"kind", "daily"},
-                                 {"start_date", model->partitions->partitions.start_date().ToString()}};
-  }
-  json seeds = json::object();
-  for (const Asset* source : SourcesByName(definitions)) {
-    const auto* seed = std::get_if<SeedCompute>(&source->compute);
-    if (seed == nullptr) continue;
-    json columns = json::array();
-    for (const auto& [column, type] : seed->columns) columns.push_back({{"name", column}, {"type", type}});
-    seeds[source->name()] = {{"asset", source->key.ToString()}, {"columns", columns}, {"path", seed->path}};
-  }
+void WriteSluiceSection(JsonWriter& json, const Definitions& definitions, const std::vector<const Asset*>& models,
+                        const std::vector<const Asset*>& sources, const std::string& dag_identity) {
   const ProjectInfo& project = definitions.project();
-  return json{{"adapter", project.adapter}, {"assets", assets},        {"dag_identity", dag_identity},
-              {"partitions", partitions},   {"project", project.name}, {"seeds", seeds},
-              {"target", project.target}};
-}
-
-json DagNodesJson(const Dag& dag) {
-  json nodes = json::array();
-  for (const DagNode& node : dag.nodes) nodes.push_back({{"id", node.id}, {"name", node.name}, {"type", node.type}});
-  return nodes;
-}
-
-json DagEdgesJson(const Dag& dag) {
-  json edges = json::array();
-  for (const DagEdge& edge : dag.edges) {
-    edges.push_back({{"edge_type", edge.edge_type}, {"from_id", edge.from_id}, {"to_id", edge.to_id}});
+  json.BeginObject();
+  json.Key("adapter");
+  json.String(project.adapter);
+  json.Key("assets");
+  std::vector<std::pair<std::string, const Asset*>> assets;  // by key text, the first asset of each
+  assets.reserve(definitions.assets().size());
+  for (const Asset& asset : definitions.assets()) assets.emplace_back(asset.key.ToString(), &asset);
+  std::stable_sort(assets.begin(), assets.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  assets.erase(
+      std::unique(assets.begin(), assets.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
+      assets.end());
+  json.BeginObject();
+  for (const auto& [key, asset] : assets) {
+    json.Key(key);
+    json.BeginObject();
+    json.Key("file");
+    json.String(asset->defined_at.file);
+    json.Key("kind");
+    json.String(AssetKindName(*asset));
+    json.Key("name");
+    json.String(asset->name());
+    json.Key("namespace");
+    json.String(asset->key.name_space());
+    json.Key("relation");
+    json.String(asset->key.name_space() + "." + asset->relation_name);
+    json.EndObject();
   }
-  return edges;
+  json.EndObject();
+  json.Key("dag_identity");
+  json.String(dag_identity);
+  json.Key("partitions");
+  json.BeginObject();
+  for (size_t m = 0; m < models.size(); ++m) {
+    const Asset* model = models[m];
+    if (!model->partitions || (m > 0 && models[m - 1]->name() == model->name())) continue;
+    json.Key(model->name());
+    json.BeginObject();
+    json.Key("column");
+    json.String(model->partitions->column);
+    json.Key("kind");
+    json.String("daily");
+    json.Key("start_date");
+    json.String(model->partitions->partitions.start_date().ToString());
+    json.EndObject();
+  }
+  json.EndObject();
+  json.Key("project");
+  json.String(project.name);
+  json.Key("seeds");
+  std::map<std::string, const Asset*> seeds;
+  for (const Asset* source : sources) {
+    if (std::holds_alternative<SeedCompute>(source->compute)) seeds[source->name()] = source;
+  }
+  json.BeginObject();
+  for (const auto& [name, source] : seeds) {
+    const auto* seed = &std::get<SeedCompute>(source->compute);
+    json.Key(source->name());
+    json.BeginObject();
+    json.Key("asset");
+    json.String(source->key.ToString());
+    json.Key("columns");
+    json.BeginArray();
+    for (const auto& [column, type] : seed->columns) {
+      json.BeginObject();
+      json.Key("name");
+      json.String(column);
+      json.Key("type");
+      json.String(type);
+      json.EndObject();
+    }
+    json.EndArray();
+    json.Key("path");
+    json.String(seed->path);
+    json.EndObject();
+  }
+  json.EndObject();
+  json.Key("target");
+  json.String(project.target);
+  json.EndObject();
+}
+
+void WriteDagNodes(JsonWriter& json, const Dag& dag) {
+  json.BeginArray();
+  for (const DagNode& node : dag.nodes) {
+    json.BeginObject();
+    json.Key("id");
+    json.String(node.id);
+    json.Key("name");
+    json.String(node.name);
+    json.Key("type");
+    json.String(node.type);
+    json.EndObject();
+  }
+  json.EndArray();
+}
+
+void WriteDagEdges(JsonWriter& json, const Dag& dag) {
+  json.BeginArray();
+  for (const DagEdge& edge : dag.edges) {
+    json.BeginObject();
+    json.Key("edge_type");
+    json.String(edge.edge_type);
+    json.Key("from_id");
+    json.String(edge.from_id);
+    json.Key("to_id");
+    json.String(edge.to_id);
+    json.EndObject();
+  }
+  json.EndArray();
 }
 
 // Model manifest entries are rendered in parallel this many at a time, and the manifest is handed on in pieces
@@ -266,17 +426,38 @@ Dag DagOf(const Definitions& definitions) {
 }
 
 DagFile RenderDag(const Definitions& definitions, const Dag& dag) {
-  json macros = json::array();
-  for (const MacroSource& macro : definitions.macros()) macros.push_back(macro.name);
-  json file{{"edges", DagEdgesJson(dag)},
-            {"macros", macros},
-            {"metadata", {{"dag_version", 1}, {"tool", "sluice"}}},
-            {"nodes", DagNodesJson(dag)}};
-  return DagFile{Render(file) + "\n", Sha256Hex(Compact(file["nodes"]) + Compact(file["edges"]))};
+  std::string text;
+  JsonWriter json(text);
+  json.BeginObject();
+  json.Key("edges");
+  WriteDagEdges(json, dag);
+  json.Key("macros");
+  json.BeginArray();
+  for (const MacroSource& macro : definitions.macros()) json.String(macro.name);
+  json.EndArray();
+  json.Key("metadata");
+  json.BeginObject();
+  json.Key("dag_version");
+  json.Int(1);
+  json.Key("tool");
+  json.String("sluice");
+  json.EndObject();
+  json.Key("nodes");
+  WriteDagNodes(json, dag);
+  json.EndObject();
+  text += '\n';
+  std::string compact;  // the identity's input: the nodes, then the edges, as compact JSON
+  JsonWriter nodes(compact, -1);
+  WriteDagNodes(nodes, dag);
+  JsonWriter edges(compact, -1);
+  WriteDagEdges(edges, dag);
+  return DagFile{std::move(text), Sha256Hex(compact)};
 }
 
 void StreamManifest(const Definitions& definitions, const ManifestInputs& inputs,
                     const std::function<void(std::string_view)>& sink) {
+  const std::vector<const Asset*>& models = inputs.models;
+  const std::vector<const Asset*> sources = SourcesByName(definitions);
   std::string out;
   out.reserve(kManifestPiece + kManifestPiece / 2);
   auto hand_on = [&](bool always) {
@@ -285,43 +466,56 @@ void StreamManifest(const Definitions& definitions, const ManifestInputs& inputs
       out.clear();
     }
   };
-  auto member = [&](const char* key, const json& value) { out += ",\n  \"" + std::string(key) + "\": " + Render(value, 1); };
-
-  // Top-level members in key order; `artifacts` and `models` are written an item at a time.
-  out += "{\n  \"artifacts\": [\n    \"manifest.json\",\n    \"streambuild_dag.json\"";
+  JsonWriter json(out);
+  json.BeginObject();
+  json.Key("artifacts");
+  json.BeginArray();
+  json.String("manifest.json");
+  json.String("streambuild_dag.json");
   for (std::string_view path : inputs.compiled_paths) {
-    out += ",\n    " + Compact(json(path));
+    json.String(path);
     hand_on(false);
   }
-  out += "\n  ]";
-  member("audits", AuditsJson(definitions));
-  member("macros", MacrosJson(definitions));
-  member("metadata", {{"manifest_version", 1}, {"tool", "sluice"}});
-  out += ",\n  \"models\": {";
-  const std::vector<const Asset*>& models = inputs.models;
+  json.EndArray();
+  json.Key("audits");
+  WriteAudits(json, definitions);
+  json.Key("macros");
+  WriteMacros(json, definitions);
+  json.Key("metadata");
+  json.BeginObject();
+  json.Key("manifest_version");
+  json.Int(1);
+  json.Key("tool");
+  json.String("sluice");
+  json.EndObject();
+  json.Key("models");
+  json.BeginObject();
   std::vector<std::string> entries;
-  bool first_entry = true;
   for (size_t first = 0; first < models.size(); first += kManifestBatch) {
     const size_t count = std::min(kManifestBatch, models.size() - first);
     entries.assign(count, {});
     ParallelFor(count, [&](size_t i) {
-      entries[i] = Render(ModelJson(definitions, *models[first + i], inputs.resources[first + i]), 2);
+      entries[i] = ModelJson(definitions, *models[first + i], inputs.resources[first + i]);
     });
     for (size_t i = 0; i < count; ++i) {
       const size_t m = first + i;
       if (m > 0 && models[m]->name() == models[m - 1]->name()) continue;  // one entry per name
-      out += first_entry ? "\n    " : ",\n    ";
-      first_entry = false;
-      out += Compact(json(models[m]->name())) + ": " + entries[i];
+      json.Key(models[m]->name());
+      json.Raw(entries[i]);
       hand_on(false);
     }
   }
-  out += first_entry ? "}" : "\n  }";
-  member("pipelines", PipelinesJson(definitions));
-  member("sluice", SluiceJson(definitions, models, inputs.dag_identity));
-  member("sources", SourcesJson(definitions));
-  member("tests", TestsJson(definitions));
-  out += "\n}\n";
+  json.EndObject();
+  json.Key("pipelines");
+  WritePipelines(json, definitions);
+  json.Key("sluice");
+  WriteSluiceSection(json, definitions, models, sources, inputs.dag_identity);
+  json.Key("sources");
+  WriteSources(json, definitions, sources);
+  json.Key("tests");
+  WriteTests(json, definitions);
+  json.EndObject();
+  out += '\n';
   hand_on(true);
 }
 
