@@ -1,6 +1,6 @@
 // The JSON artifacts (StreamBuild reference §9): `target/streambuild_dag.json` and `target/manifest.json`,
-// with sorted keys, a 2-space indent and a trailing newline (nlohmann-json's rendering), so the bytes are
-// deterministic. Sluice's own additions live under the manifest key `sluice`, which a StreamBuild reader
+// with sorted keys, a 2-space indent and a trailing newline (nlohmann-json's rendering, written by
+// compile/json_writer.hpp), so the bytes are deterministic. Sluice's own additions live under the manifest key `sluice`, which a StreamBuild reader
 // ignores. Rendered from Definitions alone.
 // Thread-safety: pure functions.
 #pragma once
