@@ -13,9 +13,11 @@ namespace sluice {
 
 namespace {
 
-// Reads `name`, relative to the open folder `folder` (AT_FDCWD: the working directory); errors name `shown`.
-std::string ReadFileAt(int folder, const char* name, const std::filesystem::path& shown) {
+// Reads `name`, relative to the open folder `folder` (AT_FDCWD: the working directory); errors name
+// base / name (name alone when base is empty).
+std::string ReadFileAt(int folder, const char* name, const std::filesystem::path& base) {
   auto fail = [&](int error) {
+    const std::filesystem::path shown = base.empty() ? std::filesystem::path(name) : base / name;
     throw Error(Diagnostic{"SLU-IO-001",
                            "cannot read " + shown.string() + ": " + std::strerror(error),
                            {shown.string(), 0, 0},
@@ -55,7 +57,7 @@ std::string ReadFileAt(int folder, const char* name, const std::filesystem::path
 
 }  // namespace
 
-std::string ReadFile(const std::filesystem::path& path) { return ReadFileAt(AT_FDCWD, path.c_str(), path); }
+std::string ReadFile(const std::filesystem::path& path) { return ReadFileAt(AT_FDCWD, path.c_str(), {}); }
 
 OpenFolder::OpenFolder(std::filesystem::path path)
     : path_(std::move(path)), fd_(::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {}
@@ -66,7 +68,7 @@ OpenFolder::~OpenFolder() {
 
 std::string OpenFolder::ReadFile(const std::string& relative) const {
   if (fd_ < 0) return sluice::ReadFile(path_ / relative);
-  return ReadFileAt(fd_, relative.c_str(), path_ / relative);
+  return ReadFileAt(fd_, relative.c_str(), path_);
 }
 
 int WriteAll(int fd, std::string_view bytes) {
