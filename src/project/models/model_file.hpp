@@ -47,15 +47,12 @@ struct ParsedModel {
   std::string body;
   size_t body_offset = 0;
   std::string expanded_text;  // the file with its body macro-expanded; empty when expansion changed nothing
-                              // (the file text is then the expanded text). The project loader frees it once
-                              // the body contract is checked
-  HeaderMap header;           // every header entry as written, for the caller's checks (the project loader frees
-                              // it once the contract and the header's audits are read)
+                              // (the file text is then the expanded text)
+  HeaderMap header;           // every header entry as written, for the caller's checks
   std::vector<ModelReference> references;  // text order; the driving input's edge is kDrivingInput
   std::vector<PartitionBoundCall> partition_bounds;  // text order; offsets relative to the body
   // The body's tokens without comments (views into expanded_text, or into the caller's file text when
-  // expanded_text is empty; offsets absolute in that text): what the body contract parses. Large; a caller
-  // that keeps many models frees them once the contract is checked.
+  // expanded_text is empty; offsets absolute in that text): what the body contract parses.
   std::vector<sql::Token> significant_tokens;
 };
 
