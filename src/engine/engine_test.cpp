@@ -1,12 +1,15 @@
 // Unit tests of run planning, selection and model SQL rendering, on the `shop` fixture's definitions.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <functional>
 
 #include "engine/run_sql.hpp"
 #include "engine/run_plan.hpp"
 #include "engine/selection.hpp"
 #include "project/project_loader.hpp"
+#include "warehouse/duckdb/duckdb_warehouse.hpp"
 
 namespace sluice {
 namespace {
@@ -16,6 +19,24 @@ const Project& Shop() {
       LoadProject(std::filesystem::path(SLUICE_SOURCE_DIR) / "tests" / "projects" / "shop", LoadOptions{});
   return project;
 }
+
+// A DuckDB file named shop.duckdb (catalog "shop") in a fresh folder, for rendering SQL as it names relations.
+class ShopWarehouse {
+ public:
+  ShopWarehouse() {
+    folder_ = std::filesystem::temp_directory_path() / ("sluice_engine_test_" + std::to_string(::getpid()));
+    warehouse_ = DuckDbWarehouse::Open(folder_ / "shop.duckdb", false, {});
+  }
+  ~ShopWarehouse() {
+    warehouse_.reset();
+    std::filesystem::remove_all(folder_);
+  }
+  const Warehouse& operator*() const { return *warehouse_; }
+
+ private:
+  std::filesystem::path folder_;
+  std::unique_ptr<DuckDbWarehouse> warehouse_;
+};
 
 std::vector<std::string> Names(const std::vector<AssetKey>& keys) {
   std::vector<std::string> names;
@@ -105,17 +126,19 @@ TEST(RunPlan, DefaultWindowIsYesterdayAndKeysAreValidated) {
 
 TEST(RunSql, ReplacesReferencesAndKeepsTheAuthorsBytes) {
   const Definitions& d = Shop().definitions;
-  std::string sql = RenderRunSql(d, *d.FindByName("user_totals"), std::nullopt, sql::Dialect::kDuckDb);
-  EXPECT_NE(sql.find(R"(FROM "core"."clean_events" AS e)"), std::string::npos) << sql;
-  EXPECT_NE(sql.find(R"(JOIN "raw"."dim_users" AS u ON u.user_id = e.user_id)"), std::string::npos) << sql;
+  ShopWarehouse warehouse;
+  std::string sql = RenderRunSql(d, *d.FindByName("user_totals"), std::nullopt, *warehouse);
+  // Relations carry the DuckDB catalog (the file's stem), so a schema named like the file is not ambiguous.
+  EXPECT_NE(sql.find(R"(FROM "shop"."core"."clean_events" AS e)"), std::string::npos) << sql;
+  EXPECT_NE(sql.find(R"(JOIN "shop"."raw"."dim_users" AS u ON u.user_id = e.user_id)"), std::string::npos) << sql;
   EXPECT_NE(sql.find("CAST(e.user_id AS BIGINT) AS user_id"), std::string::npos) << sql;
   // The trailing `;` is not part of the model's statement, so the SELECT can be embedded as a subquery; a
   // comment after it is kept byte for byte (the warehouse puts the subquery's parenthesis on a line of its own).
-  std::string dim = RenderRunSql(d, *d.FindByName("dim_users"), std::nullopt, sql::Dialect::kDuckDb);
+  std::string dim = RenderRunSql(d, *d.FindByName("dim_users"), std::nullopt, *warehouse);
   EXPECT_EQ(dim.find(';'), std::string::npos) << dim;
-  EXPECT_EQ(dim.substr(dim.size() - 13), R"("raw"."users")") << dim;
-  std::string clean = RenderRunSql(d, *d.FindByName("clean_events"), std::nullopt, sql::Dialect::kDuckDb);
-  EXPECT_TRUE(clean.ends_with(R"("raw"."events" -- a comment with __ref("not_a_ref"))")) << clean;
+  EXPECT_TRUE(dim.ends_with(R"("shop"."raw"."users")")) << dim;
+  std::string clean = RenderRunSql(d, *d.FindByName("clean_events"), std::nullopt, *warehouse);
+  EXPECT_TRUE(clean.ends_with(R"("shop"."raw"."events" -- a comment with __ref("not_a_ref"))")) << clean;
 }
 
 TEST(RunSql, PartitionedInputsAreFilteredToTheWindow) {
@@ -139,12 +162,13 @@ TEST(RunSql, PartitionedInputsAreFilteredToTheWindow) {
   assets.push_back(downstream);
   Definitions definitions(assets, pipelines);
   DateWindow window{*Date::Parse("2026-03-02"), *Date::Parse("2026-03-03")};
-  std::string sql = RenderRunSql(definitions, *definitions.Find(downstream.key), window, sql::Dialect::kDuckDb);
+  ShopWarehouse warehouse;
+  std::string sql = RenderRunSql(definitions, *definitions.Find(downstream.key), window, *warehouse);
   EXPECT_EQ(sql,
-            "SELECT * FROM (SELECT * FROM \"core\".\"daily_totals\" WHERE \"event_date\" >= DATE '2026-03-02' AND "
+            "SELECT * FROM (SELECT * FROM \"shop\".\"core\".\"daily_totals\" WHERE \"event_date\" >= DATE '2026-03-02' AND "
             "\"event_date\" < DATE '2026-03-03') WHERE event_date < DATE '2026-03-03'");
   EXPECT_EQ(ErrorCode([&] {
-              RenderRunSql(definitions, *definitions.Find(downstream.key), std::nullopt, sql::Dialect::kDuckDb);
+              RenderRunSql(definitions, *definitions.Find(downstream.key), std::nullopt, *warehouse);
             }),
             "SLU-RUN-002");
 }

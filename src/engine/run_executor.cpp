@@ -78,7 +78,7 @@ StepOutcome RunExecutor::ExecuteStep(const StepPlan& step, const std::string& ru
       [&](const auto& compute) -> bool {
         using T = std::decay_t<decltype(compute)>;
         if constexpr (std::is_same_v<T, SqlCompute>) {
-          std::string sql = RenderRunSql(definitions_, asset, step.window, warehouse_.dialect());
+          std::string sql = RenderRunSql(definitions_, asset, step.window, warehouse_);
           ledger.sql_hash = Sha256Hex(sql);
           if (compute.kind == ModelKind::kView) {
             outcome.wrote_rows = false;

@@ -6,10 +6,11 @@
 namespace sluice {
 
 std::string RenderRunSql(const Definitions& definitions, const Asset& asset, const std::optional<DateWindow>& window,
-                         sql::Dialect dialect) {
+                         const Warehouse& warehouse) {
+  const sql::Dialect dialect = warehouse.dialect();
   auto relation = [&](const ResolvedReference& reference) {
     const Asset& upstream = *definitions.Find(reference.upstream);
-    std::string name = sql::QualifiedName(dialect, upstream.key.name_space(), upstream.relation_name);
+    std::string name = warehouse.QualifiedName(Relation{upstream.key.name_space(), upstream.relation_name});
     if (!window || !asset.partitions || !upstream.partitions) return name;
     const std::string column = sql::QuoteIdentifier(dialect, upstream.partitions->column);
     return "(SELECT * FROM " + name + " WHERE " + column + " >= " + sql::DateLiteral(dialect, window->start) + " AND " +

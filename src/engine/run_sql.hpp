@@ -1,6 +1,6 @@
 // The SELECT the warehouse runs for one step of a SQL model: the model's SQL rendered by the one path
-// (definitions/model_sql.hpp), each `__source(...)` / `__ref(...)` span becoming the upstream's relation
-// quoted by the dialect — or, when the model and the upstream are both daily-partitioned, a subquery reading
+// (definitions/model_sql.hpp), each `__source(...)` / `__ref(...)` span becoming the upstream's relation as the
+// warehouse names it (Warehouse::QualifiedName) — or, when the model and the upstream are both daily-partitioned, a subquery reading
 // only the window's dates — and each `@partition_start()` / `@partition_end()` the window's start or end as a
 // DATE literal. The model's SQL is not scanned again: its spans were recorded when it was defined.
 // Errors: SLU-RUN-002, located at the call, for a partition bound in a step without a window.
@@ -12,11 +12,11 @@
 
 #include "core/date.hpp"
 #include "definitions/definitions.hpp"
-#include "sql/token.hpp"
+#include "warehouse/warehouse.hpp"
 
 namespace sluice {
 
 std::string RenderRunSql(const Definitions& definitions, const Asset& asset, const std::optional<DateWindow>& window,
-                         sql::Dialect dialect);
+                         const Warehouse& warehouse);
 
 }  // namespace sluice

@@ -1,8 +1,13 @@
 #include "warehouse/warehouse.hpp"
 
 #include "core/diagnostic.hpp"
+#include "sql/dialect.hpp"
 
 namespace sluice {
+
+std::string Warehouse::QualifiedName(const Relation& relation) const {
+  return sql::QualifiedName(dialect(), relation.name_space, relation.name);
+}
 
 WriteResult Warehouse::ReplaceView(const Relation& relation, const std::string& /*select_sql*/,
                                    LedgerEntry /*ledger*/) {

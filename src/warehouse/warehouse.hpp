@@ -85,6 +85,10 @@ class Warehouse {
   virtual const Capabilities& capabilities() const = 0;
   virtual sql::Dialect dialect() const = 0;
 
+  // The relation's name as SQL run on this warehouse (and pasted into its console) must spell it: quoted, and
+  // qualified as far as needed to be unambiguous.
+  virtual std::string QualifiedName(const Relation& relation) const;
+
   virtual void Execute(const std::string& sql) = 0;
   virtual Rows Query(const std::string& sql) = 0;
 

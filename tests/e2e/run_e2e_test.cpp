@@ -64,6 +64,29 @@ TEST(RunE2E, MaterializesEveryAssetInDependencyOrder) {
   EXPECT_EQ(One(project, "SELECT row_count FROM _sluice.ledger WHERE asset = 'core.daily_totals'"), "5");
 }
 
+TEST(RunE2E, AFileNamedLikeANamespaceIsNotAmbiguous) {
+  // DuckDB names the attached file's catalog after its stem: "raw" here, also the seeds' schema.
+  ScratchProject project("shop");
+  project.Write("streambuild_project.toml", std::string(R"(name = "shop"
+adapter = "duckdb"
+default_target = "test"
+
+[naming]
+table_prefix = ""
+view_prefix = ""
+
+[targets.test]
+database = "raw"
+
+[targets.test.connection]
+path = "raw.duckdb"
+)"));
+  MustRun(project, {"run", "--from", "2026-03-01", "--to", "2026-03-02"});
+  auto warehouse = DuckDbWarehouse::Open(project.root() / "raw.duckdb", true, {});
+  EXPECT_EQ(warehouse->Query("SELECT count(*) FROM raw.raw.events").rows.at(0).at(0), "20");
+  EXPECT_EQ(warehouse->Query("SELECT count(*) FROM raw.core.daily_totals").rows.at(0).at(0), "2");
+}
+
 TEST(RunE2E, SeedsReloadOnlyWhenTheFileChanges) {
   ScratchProject project("shop");
   MustRun(project, {"run", "--select", "events", "users"});

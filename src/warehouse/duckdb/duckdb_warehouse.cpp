@@ -85,10 +85,14 @@ std::string AsSubquery(const std::string& select_sql) {
 
 std::string Quote(std::string_view identifier) { return sql::QuoteIdentifier(kDialect, identifier); }
 std::string Literal(std::string_view text) { return sql::QuoteString(kDialect, text); }
-std::string Qualified(const Relation& relation) {
-  return sql::QualifiedName(kDialect, relation.name_space, relation.name);
+// Relations are named with their catalog (the attached database, named after the file's stem): a schema
+// named like the catalog would otherwise make `schema.table` ambiguous to DuckDB's binder.
+std::string Qualified(const std::string& catalog, const Relation& relation) {
+  return Quote(catalog) + "." + sql::QualifiedName(kDialect, relation.name_space, relation.name);
 }
-std::string LedgerName() { return sql::QualifiedName(kDialect, kLedgerSchema, kLedgerTable); }
+std::string LedgerName(const std::string& catalog) {
+  return Qualified(catalog, Relation{std::string(kLedgerSchema), std::string(kLedgerTable)});
+}
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -208,14 +212,15 @@ class Transaction {
   bool finished_ = false;
 };
 
-std::string LedgerInsertSql(const LedgerEntry& entry, int64_t row_count, const std::string& written_at) {
+std::string LedgerInsertSql(const std::string& catalog, const LedgerEntry& entry, int64_t row_count,
+                            const std::string& written_at) {
   auto date_or_null = [](std::optional<Date> date) {
     return date ? sql::DateLiteral(kDialect, *date) : std::string("NULL");
   };
   // written_at arrives as ISO-8601 with a trailing Z; DuckDB's TIMESTAMP cast wants it without the zone.
   std::string timestamp = written_at;
   if (!timestamp.empty() && timestamp.back() == 'Z') timestamp.pop_back();
-  std::string sql = "INSERT INTO " + LedgerName() +
+  std::string sql = "INSERT INTO " + LedgerName(catalog) +
                     " (asset, window_start, window_end, run_id, row_count, sql_hash, written_at) VALUES (";
   sql += Literal(entry.asset) + ", ";
   sql += date_or_null(entry.window ? std::optional<Date>(entry.window->start) : std::nullopt) + ", ";
@@ -265,12 +270,12 @@ std::vector<TableInfo> CatalogRows(QueryResult& result) {
 
 // Drops `relation` inside the open transaction when it exists as the other kind (a view before a table
 // write, a table before a view write): CREATE OR REPLACE refuses to replace an object of another kind.
-void DropIfOtherKind(Session& session, const Relation& relation, const std::string& subject,
-                     bool writing_view) {
+void DropIfOtherKind(Session& session, const std::string& catalog, const Relation& relation,
+                     const std::string& subject, bool writing_view) {
   auto result = session.Run(CatalogSql(&relation), Operation::kWrite, subject);
   std::vector<TableInfo> existing = CatalogRows(*result);
   if (existing.empty() || existing.front().is_view == writing_view) return;
-  session.Run(std::string(writing_view ? "DROP TABLE " : "DROP VIEW ") + Qualified(relation),
+  session.Run(std::string(writing_view ? "DROP TABLE " : "DROP VIEW ") + Qualified(catalog, relation),
               Operation::kWrite, subject);
 }
 
@@ -327,6 +332,7 @@ int AcquireWriterLock(const std::filesystem::path& file,
 // name for messages, and cleanup to run once the transaction has committed.
 struct WriteScope {
   Session& session;
+  const std::string& catalog;
   std::string subject;
   std::vector<std::string> after_commit;
 };
@@ -335,6 +341,7 @@ struct WriteScope {
 
 struct DuckDbWarehouse::Handles {
   duckdb_database database = nullptr;
+  std::string catalog;  // the database's name in its own catalog (current_database())
   // Serializes catalog DDL that concurrent writes would otherwise race on (CREATE SCHEMA of the same
   // schema, creation of the ledger), which DuckDB reports as a write-write conflict.
   std::mutex ddl_mutex;
@@ -347,15 +354,16 @@ struct DuckDbWarehouse::Handles {
   void EnsureSchema(const std::string& name) {
     std::lock_guard<std::mutex> lock(ddl_mutex);
     Session session(database);
-    session.Run("CREATE SCHEMA IF NOT EXISTS " + Quote(name), Operation::kStatement, name);
+    session.Run("CREATE SCHEMA IF NOT EXISTS " + Quote(catalog) + "." + Quote(name), Operation::kStatement, name);
   }
 
   void EnsureLedger() {
     std::lock_guard<std::mutex> lock(ddl_mutex);
     if (ledger_ready) return;
     Session session(database);
-    std::string ledger = LedgerName();
-    session.Run("CREATE SCHEMA IF NOT EXISTS " + Quote(kLedgerSchema), Operation::kStatement, ledger);
+    std::string ledger = LedgerName(catalog);
+    session.Run("CREATE SCHEMA IF NOT EXISTS " + Quote(catalog) + "." + Quote(kLedgerSchema), Operation::kStatement,
+                ledger);
     session.Run("CREATE TABLE IF NOT EXISTS " + ledger +
                     " (asset VARCHAR, window_start DATE, window_end DATE, run_id VARCHAR, row_count BIGINT,"
                     " sql_hash VARCHAR, written_at TIMESTAMP)",
@@ -376,13 +384,13 @@ struct DuckDbWarehouse::Handles {
   WriteResult Write(const Relation& relation, const LedgerEntry& ledger, Body&& body) {
     PrepareWrite(relation);
     Session session(database);
-    WriteScope scope{session, relation.ToString(), {}};
+    WriteScope scope{session, catalog, relation.ToString(), {}};
     WriteResult result;
     {
       Transaction transaction(session, scope.subject);
       result = body(scope);
       result.written_at = FormatUtc(std::chrono::system_clock::now());
-      session.Run(LedgerInsertSql(ledger, result.rows_written, result.written_at), Operation::kWrite, scope.subject);
+      session.Run(LedgerInsertSql(catalog, ledger, result.rows_written, result.written_at), Operation::kWrite, scope.subject);
       transaction.Commit();
     }
     // The data is committed: a cleanup failure must not report the write as failed, and the temporary
@@ -455,6 +463,14 @@ std::unique_ptr<DuckDbWarehouse> DuckDbWarehouse::Open(
     release_lock();
     throw TranslateDuckDbError(Operation::kOpen, absolute.string(), DUCKDB_ERROR_IO, message);
   }
+  try {
+    Session session(handles->database);
+    handles->catalog = session.Run("SELECT current_database()", Operation::kOpen, absolute.string())->TextOrEmpty(0, 0);
+  } catch (const Error&) {
+    handles.reset();
+    release_lock();
+    throw;
+  }
   return std::unique_ptr<DuckDbWarehouse>(new DuckDbWarehouse(absolute, std::move(handles), lock_fd));
 }
 
@@ -482,6 +498,10 @@ Rows DuckDbWarehouse::Query(const std::string& sql) {
   return rows;
 }
 
+std::string DuckDbWarehouse::QualifiedName(const Relation& relation) const {
+  return Qualified(handles_->catalog, relation);
+}
+
 std::optional<TableInfo> DuckDbWarehouse::Describe(const Relation& relation) {
   Session session(handles_->database);
   auto result = session.Run(CatalogSql(&relation), Operation::kCatalog, relation.ToString());
@@ -503,8 +523,8 @@ WriteResult DuckDbWarehouse::ReplaceTable(const Relation& relation, const std::s
   return handles_->Write(relation, ledger, [&](WriteScope& scope) {
     Session& session = scope.session;
     const std::string& subject = scope.subject;
-    std::string target = Qualified(relation);
-    DropIfOtherKind(session, relation, subject, false);
+    std::string target = Qualified(scope.catalog, relation);
+    DropIfOtherKind(session, scope.catalog, relation, subject, false);
     session.Run("CREATE OR REPLACE TABLE " + target + " AS SELECT * FROM " + AsSubquery(select_sql),
                 Operation::kWrite, subject);
     WriteResult result;
@@ -522,7 +542,7 @@ WriteResult DuckDbWarehouse::ReplaceDateRange(const Relation& relation, const st
   return handles_->Write(relation, ledger, [&](WriteScope& scope) {
     Session& session = scope.session;
     const std::string& subject = scope.subject;
-    std::string target = Qualified(relation);
+    std::string target = Qualified(scope.catalog, relation);
     scope.after_commit.push_back("DROP TABLE IF EXISTS " + staging);
     session.Run("CREATE TEMP TABLE " + staging + " AS SELECT * FROM " + AsSubquery(select_sql),
                 Operation::kWrite, subject);
@@ -537,7 +557,7 @@ WriteResult DuckDbWarehouse::ReplaceDateRange(const Relation& relation, const st
           "the SELECT for " + subject + " has no column \"" + date_column + "\", its partition date column",
           "select the date column (by that name) in the model, or fix the partitions column");
     }
-    DropIfOtherKind(session, relation, subject, false);
+    DropIfOtherKind(session, scope.catalog, relation, subject, false);
     session.Run("CREATE TABLE IF NOT EXISTS " + target + " AS SELECT * FROM " + staging + " LIMIT 0",
                 Operation::kWrite, subject);
 
@@ -562,9 +582,9 @@ WriteResult DuckDbWarehouse::ReplaceDateRange(const Relation& relation, const st
 WriteResult DuckDbWarehouse::ReplaceView(const Relation& relation, const std::string& select_sql,
                                          LedgerEntry ledger) {
   return handles_->Write(relation, ledger, [&](WriteScope& scope) {
-    DropIfOtherKind(scope.session, relation, scope.subject, true);
+    DropIfOtherKind(scope.session, scope.catalog, relation, scope.subject, true);
     scope.session.Run(
-        "CREATE OR REPLACE VIEW " + Qualified(relation) + " AS SELECT * FROM " + AsSubquery(select_sql),
+        "CREATE OR REPLACE VIEW " + Qualified(scope.catalog, relation) + " AS SELECT * FROM " + AsSubquery(select_sql),
         Operation::kWrite, scope.subject);
     return WriteResult{};  // a view stores no rows
   });
@@ -580,7 +600,7 @@ WriteResult DuckDbWarehouse::LoadSeed(const Relation& relation, const SeedFile& 
   return handles_->Write(relation, ledger, [&](WriteScope& scope) {
     Session& session = scope.session;
     const std::string& subject = scope.subject;
-    std::string target = Qualified(relation);
+    std::string target = Qualified(scope.catalog, relation);
     std::string read = "read_csv(" + Literal(seed.path) + ", header = true";
     if (!seed.columns.empty()) {
       read += ", types = {";
@@ -591,7 +611,7 @@ WriteResult DuckDbWarehouse::LoadSeed(const Relation& relation, const SeedFile& 
       read += "}";
     }
     read += ")";
-    DropIfOtherKind(session, relation, subject, false);
+    DropIfOtherKind(session, scope.catalog, relation, subject, false);
     session.Run("CREATE OR REPLACE TABLE " + target + " AS SELECT * FROM " + read, Operation::kWrite,
                 subject);
 
@@ -614,7 +634,7 @@ WriteResult DuckDbWarehouse::LoadSeed(const Relation& relation, const SeedFile& 
 
 std::vector<LedgerEntry> DuckDbWarehouse::ReadLedger() {
   Session session(handles_->database);
-  std::string ledger = LedgerName();
+  std::string ledger = LedgerName(handles_->catalog);
   int64_t exists = session.Count(
       "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database()"
       " AND schema_name = " +

@@ -32,6 +32,8 @@ class DuckDbWarehouse final : public Warehouse {
 
   const Capabilities& capabilities() const override { return capabilities_; }
   sql::Dialect dialect() const override { return sql::Dialect::kDuckDb; }
+  // "catalog"."schema"."name": the catalog is the file's stem, as DuckDB names an opened file.
+  std::string QualifiedName(const Relation& relation) const override;
   void Execute(const std::string& sql) override;
   Rows Query(const std::string& sql) override;
   std::optional<TableInfo> Describe(const Relation& relation) override;
