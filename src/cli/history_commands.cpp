@@ -1,6 +1,7 @@
-// status, runs, logs: read commands. They read the state store, never the warehouse file — except when
-// the state store holds no materializations at all and the warehouse file exists: then `status` rebuilds
-// them from the warehouse's own ledger (the state file was lost or is new; engine/asset_status.hpp).
+// status, runs, logs: read commands. `runs` and `logs` read the state store only, so they work whatever state the
+// project's files are in. `status` also reads the project and the warehouse's catalog (read-only): when the project
+// does not load it shows the history alone; when the state store holds no materializations and the warehouse has a
+// ledger, it rebuilds them from it (the state file was lost or is new; engine/asset_status.hpp).
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +20,10 @@ using nlohmann::json;
 std::string Pad(std::string text, size_t width) {
   if (text.size() < width) text.resize(width, ' ');
   return text;
+}
+
+std::string Plural(size_t count, const std::string& noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
 }
 
 json EventJson(const StoredEvent& event) {
@@ -56,90 +61,177 @@ std::string EventLine(const RunEvent& event) {
       event);
 }
 
-// The state store's materializations, rebuilt from the warehouse's ledger when it holds none; `rebuilt` says so.
-std::vector<MaterializationRecord> Materializations(const Project& project, StateStore& state, std::string& rebuilt) {
-  if (!state.HasMaterializations()) {
-    std::unique_ptr<Warehouse> warehouse;
+// What `status` reads besides the state store: the project (or, when it does not load, its settings), and the
+// warehouse's catalog.
+struct StatusInputs {
+  const Project* project = nullptr;               // null when the project does not load
+  std::vector<Diagnostic> project_errors;         // why it does not
+  std::optional<ProjectSettings> settings;        // when only the settings load
+  std::unique_ptr<Warehouse> warehouse;           // open read-only; null when there is no file or it cannot be read
+  std::optional<std::vector<TableInfo>> catalog;  // nullopt when it could not be read
+  std::vector<std::string> notes;
+
+  const ProjectSettings* where() const { return project != nullptr ? project : settings ? &*settings : nullptr; }
+};
+
+StatusInputs ReadStatusInputs(const GlobalOptions& global) {
+  StatusInputs inputs;
+  try {
+    inputs.project = &LoadProjectFor(global);
+  } catch (const Error& error) {
+    inputs.project_errors = error.diagnostics();
     try {
-      warehouse = OpenWarehouse(WarehouseConfigFor(project, AccessMode::kReadOnly));
+      inputs.settings = LoadSettingsFor(global);
     } catch (const Error&) {
-      // No warehouse file yet (or not readable now): nothing to rebuild from.
+      // The settings file is the broken one: the history alone is all there is to show.
     }
-    const size_t rows = warehouse ? RebuildMaterializations(*warehouse, state) : 0;
-    if (rows > 0) rebuilt = "rebuilt run history from the warehouse ledger (" + std::to_string(rows) + " rows)";
+  }
+  const ProjectSettings* where = inputs.where();
+  if (where == nullptr) return inputs;
+  try {
+    inputs.warehouse = OpenWarehouse(WarehouseConfigFor(*where, AccessMode::kReadOnly));
+    inputs.catalog = inputs.warehouse->ListRelations();
+  } catch (const Error& error) {
+    const Diagnostic& first = error.diagnostics().front();
+    if (first.code == "SLU-WAREHOUSE-003") {
+      inputs.catalog.emplace();  // no warehouse file: nothing is in it
+    } else {
+      inputs.notes.push_back("the warehouse was not checked (" + first.message + ")");
+    }
+  }
+  return inputs;
+}
+
+// The state store's materializations, rebuilt from the warehouse's ledger when it holds none.
+std::vector<MaterializationRecord> Materializations(StatusInputs& inputs, StateStore& state) {
+  if (!state.HasMaterializations() && inputs.warehouse) {
+    const RebuildSummary rebuilt = RebuildMaterializations(*inputs.warehouse, state);
+    if (rebuilt.writes > 0) {
+      inputs.notes.push_back(
+          "the run history is new or was lost: rebuilt which assets and partitions are materialized from the "
+          "warehouse ledger (" +
+          Plural(rebuilt.writes, "write") + " by " + Plural(rebuilt.runs, "run") + "); the runs themselves and their logs are not in the ledger, so `sluice runs` does not list them");
+    }
   }
   return state.LatestMaterializations();
+}
+
+json PartitionsJson(const PartitionStatus& partitions) {
+  json missing = json::array();
+  for (const DayRange& range : partitions.missing) missing.push_back({range.first.ToString(), range.last.ToString()});
+  return json{{"start_date", partitions.start_date.ToString()},
+              {"column", partitions.column},
+              {"total", partitions.total},
+              {"done", partitions.done},
+              {"missing", partitions.total - partitions.done},
+              {"missing_ranges", missing}};
+}
+
+json StatusJson(const AssetStatus& status, const std::vector<MaterializationRecord>& latest) {
+  auto or_null = [](const std::string& text) { return text.empty() ? json(nullptr) : json(text); };
+  json item{{"asset", status.key.ToString()},
+            {"kind", or_null(status.kind)},
+            {"relation", or_null(status.relation)},
+            {"pipeline", or_null(status.pipeline)},
+            {"state", AssetStateName(status.state)},
+            {"exists", status.exists ? json(*status.exists) : json(nullptr)}};
+  const std::optional<MaterializationRecord>& last = status.last;
+  item["last_materialization"] =
+      last ? json{{"run_id", last->run_id},
+                  {"written_at", last->written_at},
+                  {"rows", status.kind == "view" ? json(nullptr) : json(last->rows)},  // a view holds no rows
+                  {"partition", or_null(last->partition)}}
+           : json(nullptr);
+  item["partitions"] = status.partitions ? PartitionsJson(*status.partitions) : json(nullptr);
+  if (status.kind.empty()) {  // history only: how many partitions it records
+    size_t partitions = 0;
+    for (const MaterializationRecord& record : latest) {
+      partitions += record.asset == status.key.ToString() && !record.partition.empty();
+    }
+    if (partitions > 0) item["partitions_recorded"] = partitions;
+  }
+  return item;
+}
+
+std::string StatusDetail(const json& item) {
+  const json& last = item["last_materialization"];
+  if (!item["partitions"].is_null()) {
+    const json& p = item["partitions"];
+    std::string detail =
+        std::to_string(p["done"].get<size_t>()) + "/" + std::to_string(p["total"].get<size_t>()) + " days done";
+    if (p["missing"].get<size_t>() == 0) return detail;
+    detail += ", missing ";
+    size_t shown = 0;
+    for (const json& range : p["missing_ranges"]) {
+      if (shown++ == 3) {
+        detail += ", …";
+        break;
+      }
+      std::string a = range[0], b = range[1];
+      detail += (shown > 1 ? ", " : "") + (a == b ? a : a + ".." + b);
+    }
+    return detail;
+  }
+  if (item["state"] == "missing") return "not in the warehouse";
+  if (item.contains("partitions_recorded")) {
+    return std::to_string(item["partitions_recorded"].get<size_t>()) + " days recorded";
+  }
+  if (item["kind"] == "view") return "view";
+  if (!last.is_null() && !last["rows"].is_null()) return FormatCount(last["rows"].get<int64_t>()) + " rows";
+  return "";
 }
 
 }  // namespace
 
 int Status(const GlobalOptions& global, bool as_json) {
-  const Project& project = LoadProjectFor(global);
-  std::unique_ptr<StateStore> state = OpenStateStore(project.root);
-  std::string rebuilt;
-  const std::vector<MaterializationRecord> latest = Materializations(project, *state, rebuilt);
+  std::unique_ptr<StateStore> state = OpenStateStore(ProjectRootFor(global));
+  StatusInputs inputs = ReadStatusInputs(global);
+  const std::vector<MaterializationRecord> latest = Materializations(inputs, *state);
+  const std::vector<AssetStatus> statuses =
+      inputs.project != nullptr
+          ? StatusOf(inputs.project->definitions, latest, inputs.catalog, SystemClock().TodayUtc())
+          : HistoryStatus(latest, inputs.warehouse ? inputs.warehouse->ReadLedger() : std::vector<LedgerEntry>{},
+                          inputs.catalog);
   json assets = json::array();
-  for (const AssetStatus& status : StatusOf(project.definitions, latest, SystemClock().TodayUtc())) {
-    json item{{"asset", status.key.ToString()},
-              {"kind", status.kind},
-              {"relation", status.relation},
-              {"pipeline", status.pipeline.empty() ? json(nullptr) : json(status.pipeline)}};
-    const std::optional<MaterializationRecord>& last = status.last;
-    item["last_materialization"] =
-        last ? json{{"run_id", last->run_id}, {"written_at", last->written_at}, {"rows", last->rows},
-                    {"partition", last->partition.empty() ? json(nullptr) : json(last->partition)}}
-             : json(nullptr);
-    if (const std::optional<PartitionStatus>& partitions = status.partitions) {
-      json missing = json::array();
-      for (const DayRange& range : partitions->missing) missing.push_back({range.first.ToString(), range.last.ToString()});
-      item["partitions"] = json{{"start_date", partitions->start_date.ToString()},
-                                {"column", partitions->column},
-                                {"total", partitions->total},
-                                {"done", partitions->done},
-                                {"missing", partitions->total - partitions->done},
-                                {"missing_ranges", missing}};
-    } else {
-      item["partitions"] = nullptr;
-    }
-    assets.push_back(std::move(item));
+  for (const AssetStatus& status : statuses) assets.push_back(StatusJson(status, latest));
+  if (!inputs.project_errors.empty()) {
+    inputs.notes.insert(inputs.notes.begin(), "the project does not load (" + inputs.project_errors.front().code +
+                                                  "; `sluice compile` shows why): showing the run history only");
   }
+  const ProjectSettings* where = inputs.where();
   if (as_json) {
-    std::printf("%s\n", json{{"project", project.config.name}, {"target", project.target.name}, {"assets", assets}}
-                            .dump(2).c_str());
+    json errors = json::array();
+    for (const Diagnostic& d : inputs.project_errors) {
+      errors.push_back({{"code", d.code},
+                        {"message", d.message},
+                        {"file", d.location.file},
+                        {"line", d.location.line},
+                        {"column", d.location.column}});
+    }
+    std::printf("%s\n", json{{"project", where ? json(where->config.name) : json(nullptr)},
+                             {"target", where ? json(where->target.name) : json(nullptr)},
+                             {"project_errors", errors},
+                             {"notes", inputs.notes},
+                             {"assets", assets}}
+                            .dump(2)
+                            .c_str());
     return 0;
   }
-  if (!rebuilt.empty()) std::printf("note: %s\n", rebuilt.c_str());
-  std::printf("%s  %s  %s  %s\n", Pad("ASSET", 36).c_str(), Pad("KIND", 8).c_str(), Pad("LAST MATERIALIZED", 26).c_str(),
-              "ROWS / PARTITIONS");
+  for (const std::string& note : inputs.notes) std::printf("note: %s\n", note.c_str());
+  std::printf("%s  %s  %s  %s  %s\n", Pad("ASSET", 36).c_str(), Pad("KIND", 8).c_str(), Pad("STATE", 12).c_str(),
+              Pad("LAST MATERIALIZED", 26).c_str(), "ROWS / PARTITIONS");
   for (const json& item : assets) {
-    std::string last = item["last_materialization"].is_null() ? "never" : item["last_materialization"]["written_at"].get<std::string>();
-    std::string detail;
-    if (!item["last_materialization"].is_null()) detail = FormatCount(item["last_materialization"]["rows"].get<int64_t>()) + " rows";
-    if (!item["partitions"].is_null()) {
-      const json& p = item["partitions"];
-      detail = std::to_string(p["done"].get<size_t>()) + "/" + std::to_string(p["total"].get<size_t>()) + " days done";
-      if (p["missing"].get<size_t>() > 0) {
-        detail += ", missing ";
-        size_t shown = 0;
-        for (const json& range : p["missing_ranges"]) {
-          if (shown++ == 3) {
-            detail += ", …";
-            break;
-          }
-          std::string a = range[0], b = range[1];
-          detail += (shown > 1 ? ", " : "") + (a == b ? a : a + ".." + b);
-        }
-      }
-    }
-    std::printf("%s  %s  %s  %s\n", Pad(item["asset"], 36).c_str(), Pad(item["kind"], 8).c_str(), Pad(last, 26).c_str(),
-                detail.c_str());
+    const json& last = item["last_materialization"];
+    std::string kind = item["kind"].is_null() ? "?" : item["kind"].get<std::string>();
+    std::string written = last.is_null() ? "never" : last["written_at"].get<std::string>();
+    std::printf("%s  %s  %s  %s  %s\n", Pad(item["asset"], 36).c_str(), Pad(kind, 8).c_str(),
+                Pad(item["state"], 12).c_str(), Pad(written, 26).c_str(), StatusDetail(item).c_str());
   }
   return 0;
 }
 
 int Runs(const GlobalOptions& global, bool as_json, int limit) {
-  const Project& project = LoadProjectFor(global);
-  std::unique_ptr<StateStore> state = OpenStateStore(project.root);
+  std::unique_ptr<StateStore> state = OpenStateStore(ProjectRootFor(global));
   std::vector<RunRecord> runs = state->ListRuns(limit);
   if (as_json) {
     json list = json::array();
@@ -171,8 +263,7 @@ int Runs(const GlobalOptions& global, bool as_json, int limit) {
 }
 
 int Logs(const GlobalOptions& global, const std::string& run_id, bool as_json) {
-  const Project& project = LoadProjectFor(global);
-  std::unique_ptr<StateStore> state = OpenStateStore(project.root);
+  std::unique_ptr<StateStore> state = OpenStateStore(ProjectRootFor(global));
   std::optional<RunRecord> run = state->GetRun(run_id);
   if (!run) {
     throw Error(Diagnostic{"SLU-CLI-001", "no run with id " + run_id, {}, "list runs with `sluice runs`", {}});

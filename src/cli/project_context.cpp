@@ -4,18 +4,32 @@
 
 namespace sluice::cli {
 
-const Project& LoadProjectFor(const GlobalOptions& global) {
+namespace {
+
+LoadOptions LoadOptionsFor(const GlobalOptions& global) {
   LoadOptions options;
   options.target = global.target;
   options.vars_json = global.vars_json;
   options.database = global.database;
   options.connection = ConnectionFlags{global.host, global.port, global.username, global.password};
+  return options;
+}
+
+}  // namespace
+
+std::filesystem::path ProjectRootFor(const GlobalOptions& global) { return FindProjectRoot(global.project_dir); }
+
+ProjectSettings LoadSettingsFor(const GlobalOptions& global) {
+  return LoadProjectSettings(ProjectRootFor(global), LoadOptionsFor(global));
+}
+
+const Project& LoadProjectFor(const GlobalOptions& global) {
   static const Project* project = nullptr;  // reachable, for leak checkers
-  project = new Project(LoadProject(FindProjectRoot(global.project_dir), options));
+  project = new Project(LoadProject(ProjectRootFor(global), LoadOptionsFor(global)));
   return *project;
 }
 
-WarehouseConfig WarehouseConfigFor(const Project& project, AccessMode mode) {
+WarehouseConfig WarehouseConfigFor(const ProjectSettings& project, AccessMode mode) {
   WarehouseConfig config;
   config.adapter = project.target.adapter;
   config.connection = ExpandConnection(project.target);  // connection templates expand only when connecting

@@ -13,6 +13,13 @@
 
 namespace sluice::cli {
 
+// The project folder of --project-dir (or the nearest one upward). Throws SLU-PROJECT-001.
+std::filesystem::path ProjectRootFor(const GlobalOptions& global);
+
+// The project's settings files only (streambuild_project.toml, streambuild_local.toml): what opening its warehouse
+// needs, loadable while a model file is broken.
+ProjectSettings LoadSettingsFor(const GlobalOptions& global);
+
 // Loads the project of --project-dir (or the nearest one upward). The project lives until the process exits and
 // is never freed: a command ends the process right after, and freeing a large project's values one by one would
 // only delay that.
@@ -20,7 +27,7 @@ const Project& LoadProjectFor(const GlobalOptions& global);
 
 // How to open the project's warehouse: its target's adapter and connection (templates expanded now), waits for
 // another writer announced on stderr.
-WarehouseConfig WarehouseConfigFor(const Project& project, AccessMode mode);
+WarehouseConfig WarehouseConfigFor(const ProjectSettings& project, AccessMode mode);
 
 // Thousands separators: 1234567 → "1,234,567".
 std::string FormatCount(int64_t value);

@@ -22,12 +22,32 @@ std::string StatusKind(const Asset& asset) {
       asset.compute);
 }
 
+// The catalog is sorted by relation; DuckDB resolves names case-insensitively, but the engine writes them as the
+// project spells them, so an exact match is what a Sluice write leaves behind.
+const TableInfo* FindInCatalog(const std::vector<TableInfo>& catalog, const Relation& relation) {
+  auto found = std::lower_bound(catalog.begin(), catalog.end(), relation,
+                                [](const TableInfo& info, const Relation& r) { return info.relation < r; });
+  return found != catalog.end() && found->relation == relation ? &*found : nullptr;
+}
+
 }  // namespace
 
-size_t RebuildMaterializations(Warehouse& warehouse, MaterializationStore& store) {
+std::string AssetStateName(AssetState state) {
+  switch (state) {
+    case AssetState::kMaterialized: return "materialized";
+    case AssetState::kMissing: return "missing";
+    case AssetState::kNever: return "never";
+    case AssetState::kPresent: return "present";
+  }
+  return "?";
+}
+
+RebuildSummary RebuildMaterializations(Warehouse& warehouse, MaterializationStore& store) {
   const std::vector<LedgerEntry> ledger = warehouse.ReadLedger();
   std::map<std::pair<std::string, std::string>, MaterializationRecord> latest;
+  std::set<std::string> runs;
   for (const LedgerEntry& entry : ledger) {
+    runs.insert(entry.run_id);
     std::vector<std::string> keys;
     if (entry.window) {
       for (Date d = entry.window->start; d < entry.window->end; d = d.AddDays(1)) keys.push_back(d.ToString());
@@ -41,7 +61,7 @@ size_t RebuildMaterializations(Warehouse& warehouse, MaterializationStore& store
   std::vector<MaterializationRecord> records;
   for (auto& [key, record] : latest) records.push_back(std::move(record));
   if (!records.empty()) store.RecordMaterializations(records);
-  return ledger.size();
+  return RebuildSummary{ledger.size(), runs.size()};
 }
 
 std::vector<DayRange> MissingRanges(const std::vector<Date>& all, const std::vector<std::string>& done) {
@@ -59,20 +79,32 @@ std::vector<DayRange> MissingRanges(const std::vector<Date>& all, const std::vec
 }
 
 std::vector<AssetStatus> StatusOf(const Definitions& definitions, const std::vector<MaterializationRecord>& latest,
-                                  Date today) {
+                                  const std::optional<std::vector<TableInfo>>& catalog, Date today) {
   std::map<std::string, std::vector<const MaterializationRecord*>> by_asset;
   for (const MaterializationRecord& record : latest) by_asset[record.asset].push_back(&record);
   std::vector<AssetStatus> statuses;
   for (const AssetKey& key : definitions.TopologicalOrder()) {
     const Asset& asset = *definitions.Find(key);
-    AssetStatus status{key, StatusKind(asset), key.name_space() + "." + asset.relation_name, asset.pipeline, {}, {}};
+    AssetStatus status{key, StatusKind(asset), key.name_space() + "." + asset.relation_name, asset.pipeline};
     const std::vector<const MaterializationRecord*>& records = by_asset[key.ToString()];
     for (const MaterializationRecord* record : records) {
       if (!status.last || record->written_at > status.last->written_at) status.last = *record;
     }
+    const auto* adopted = std::get_if<ExternalTable>(&asset.compute);
+    if (catalog) {
+      Relation relation{key.name_space(), adopted ? adopted->table_name : asset.relation_name};
+      status.exists = FindInCatalog(*catalog, relation) != nullptr;
+    }
+    if (adopted) {
+      status.state = status.exists.value_or(true) ? AssetState::kPresent : AssetState::kMissing;
+    } else if (status.last) {
+      status.state = status.exists.value_or(true) ? AssetState::kMaterialized : AssetState::kMissing;
+    }
     if (asset.partitions) {
       std::vector<std::string> done;
-      for (const MaterializationRecord* record : records) done.push_back(record->partition);
+      if (status.exists.value_or(true)) {
+        for (const MaterializationRecord* record : records) done.push_back(record->partition);
+      }
       const std::vector<Date> all = asset.partitions->partitions.AllKeys(today);
       PartitionStatus partitions{asset.partitions->partitions.start_date(), asset.partitions->column, all.size(), 0,
                                  MissingRanges(all, done)};
@@ -84,6 +116,36 @@ std::vector<AssetStatus> StatusOf(const Definitions& definitions, const std::vec
       status.partitions = std::move(partitions);
     }
     statuses.push_back(std::move(status));
+  }
+  return statuses;
+}
+
+std::vector<AssetStatus> HistoryStatus(const std::vector<MaterializationRecord>& latest,
+                                       const std::vector<LedgerEntry>& ledger,
+                                       const std::optional<std::vector<TableInfo>>& catalog) {
+  std::map<std::string, Relation> relations;  // oldest first: the last row wins
+  for (const LedgerEntry& entry : ledger) {
+    if (entry.relation) relations[entry.asset] = *entry.relation;
+  }
+  std::vector<AssetStatus> statuses;
+  for (const MaterializationRecord& record : latest) {  // sorted by asset
+    if (statuses.empty() || statuses.back().key.ToString() != record.asset) {
+      AssetStatus status{AssetKey::Parse(record.asset), "", "", ""};
+      status.state = AssetState::kMaterialized;
+      auto relation = relations.find(record.asset);
+      if (relation != relations.end()) {
+        status.relation = relation->second.ToString();
+        if (catalog) {
+          const TableInfo* found = FindInCatalog(*catalog, relation->second);
+          status.exists = found != nullptr;
+          if (!found) status.state = AssetState::kMissing;
+          if (found && found->is_view) status.kind = "view";
+        }
+      }
+      statuses.push_back(std::move(status));
+    }
+    std::optional<MaterializationRecord>& last = statuses.back().last;
+    if (!last || record.written_at > last->written_at) last = record;
   }
   return statuses;
 }

@@ -1,6 +1,7 @@
 // What `status` shows: each asset's last materialization and, for a daily-partitioned one, which partitions are
 // done and which are missing — from the state store's materializations, rebuilt from the warehouse's own ledger
-// when the state store has none (its file was lost, or is new).
+// when the state store has none (its file was lost, or is new) — checked against the warehouse's catalog: a
+// relation the history says was written but the warehouse no longer holds is shown missing.
 // Thread-safety: pure functions over the stores and values given.
 #pragma once
 
@@ -15,9 +16,14 @@
 
 namespace sluice {
 
+struct RebuildSummary {
+  size_t writes = 0;  // ledger rows read
+  size_t runs = 0;    // distinct runs that made them
+};
+
 // Records every ledger row of `warehouse` as the latest materialization of its asset partitions (a later row
-// for a partition replaces an earlier one). Returns the number of ledger rows read.
-size_t RebuildMaterializations(Warehouse& warehouse, MaterializationStore& store);
+// for a partition replaces an earlier one). Only materializations: the ledger holds no run records or events.
+RebuildSummary RebuildMaterializations(Warehouse& warehouse, MaterializationStore& store);
 
 // An inclusive range of days.
 struct DayRange {
@@ -38,17 +44,35 @@ struct PartitionStatus {
   std::vector<DayRange> missing;
 };
 
+enum class AssetState {
+  kMaterialized,  // written (by the history) and present (when the catalog was read)
+  kMissing,       // written by the history, or adopted, but not in the warehouse
+  kNever,         // never written
+  kPresent,       // adopted table found in the warehouse (it is never written)
+};
+std::string AssetStateName(AssetState state);  // materialized | missing | never | present
+
 struct AssetStatus {
   AssetKey key;
-  std::string kind;      // seed | adopted | kafka | postgres | view | daily | table
-  std::string relation;  // namespace.relation
+  std::string kind;      // seed | adopted | kafka | postgres | view | daily | table; empty when unknown
+  std::string relation;  // namespace.relation; empty when unknown
   std::string pipeline;  // empty for sources
+  AssetState state = AssetState::kNever;
+  std::optional<bool> exists;                 // in the warehouse's catalog; nullopt when not checked
   std::optional<MaterializationRecord> last;  // the latest write, any partition
   std::optional<PartitionStatus> partitions;  // daily-partitioned assets only
 };
 
 // Every asset in dependency order, with its materializations (`latest`: the state store's, one per partition).
+// `catalog`, when read, decides existence: a missing relation has no partition done, whatever the history says.
 std::vector<AssetStatus> StatusOf(const Definitions& definitions, const std::vector<MaterializationRecord>& latest,
-                                  Date today);
+                                  const std::optional<std::vector<TableInfo>>& catalog, Date today);
+
+// Status from the history alone, for a project that does not load: every asset the history names, in name order,
+// with its last write. The relation is the one the warehouse's `ledger` last records for the asset; with a
+// `catalog`, its existence decides the state and a view's kind is known. Other kinds are unknown (empty).
+std::vector<AssetStatus> HistoryStatus(const std::vector<MaterializationRecord>& latest,
+                                       const std::vector<LedgerEntry>& ledger,
+                                       const std::optional<std::vector<TableInfo>>& catalog);
 
 }  // namespace sluice

@@ -152,8 +152,7 @@ class ProjectLoad {
 
   // Config (streambuild_project.toml, streambuild_local.toml), the resolved target, and the macros.
   void LoadSettings() {
-    project_.config = LoadProjectConfig(project_.root);
-    project_.target = ResolveTarget(project_.config, LoadLocalConfig(project_.root), options_);
+    static_cast<ProjectSettings&>(project_) = LoadProjectSettings(project_.root, options_);
     dialect_ = sql::DialectForAdapter(project_.target.adapter);
     macros_ = MacroEngine::Load(project_.root);
   }
@@ -620,6 +619,12 @@ std::filesystem::path FindProjectRoot(const std::optional<std::filesystem::path>
                          {},
                          "run inside a project or pass --project-dir",
                          {}});
+}
+
+ProjectSettings LoadProjectSettings(const std::filesystem::path& root, const LoadOptions& options) {
+  ProjectSettings settings{root, LoadProjectConfig(root), {}};
+  settings.target = ResolveTarget(settings.config, LoadLocalConfig(root), options);
+  return settings;
 }
 
 Project LoadProject(const std::filesystem::path& root, const LoadOptions& options) {

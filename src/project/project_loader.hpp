@@ -28,10 +28,14 @@
 
 namespace sluice {
 
-struct Project {
+// What a project says about where it runs, without its models: enough to open its warehouse and state store.
+struct ProjectSettings {
   std::filesystem::path root;
   ProjectConfig config;
-  TargetSettings target;       // the resolved target: adapter, connection (unexpanded), naming, defaults
+  TargetSettings target;  // the resolved target: adapter, connection (unexpanded), naming, defaults
+};
+
+struct Project : ProjectSettings {
   Definitions definitions;     // everything compile and run need
   std::vector<Diagnostic> warnings;  // e.g. a test mock nothing reads (SLU-TEST-018); file order
 };
@@ -43,6 +47,9 @@ using LoadOptions = ConfigInputs;
 // `project_dir` when given, else the nearest folder upward from the working directory holding
 // streambuild_project.toml. Throws SLU-PROJECT-001.
 std::filesystem::path FindProjectRoot(const std::optional<std::filesystem::path>& project_dir);
+
+// streambuild_project.toml and streambuild_local.toml only: works while a model, source or macro file is broken.
+ProjectSettings LoadProjectSettings(const std::filesystem::path& root, const LoadOptions& options);
 
 Project LoadProject(const std::filesystem::path& root, const LoadOptions& options);
 

@@ -64,6 +64,7 @@ struct LedgerEntry {
   int64_t row_count = 0;             // rows written (filled in by the backend when it writes)
   std::string sql_hash;              // sha256 of the SQL (or seed file) that produced the data
   std::string written_at;            // ISO-8601 UTC, filled in by the backend when it writes
+  std::optional<Relation> relation;  // what the write replaced, filled in by the backend (absent in old ledgers)
 };
 
 struct WriteResult {

@@ -212,8 +212,8 @@ class Transaction {
   bool finished_ = false;
 };
 
-std::string LedgerInsertSql(const std::string& catalog, const LedgerEntry& entry, int64_t row_count,
-                            const std::string& written_at) {
+std::string LedgerInsertSql(const std::string& catalog, const Relation& relation, const LedgerEntry& entry,
+                            int64_t row_count, const std::string& written_at) {
   auto date_or_null = [](std::optional<Date> date) {
     return date ? sql::DateLiteral(kDialect, *date) : std::string("NULL");
   };
@@ -221,14 +221,16 @@ std::string LedgerInsertSql(const std::string& catalog, const LedgerEntry& entry
   std::string timestamp = written_at;
   if (!timestamp.empty() && timestamp.back() == 'Z') timestamp.pop_back();
   std::string sql = "INSERT INTO " + LedgerName(catalog) +
-                    " (asset, window_start, window_end, run_id, row_count, sql_hash, written_at) VALUES (";
+                    " (asset, window_start, window_end, run_id, row_count, sql_hash, written_at, relation_schema, relation_name)"
+                    " VALUES (";
   sql += Literal(entry.asset) + ", ";
   sql += date_or_null(entry.window ? std::optional<Date>(entry.window->start) : std::nullopt) + ", ";
   sql += date_or_null(entry.window ? std::optional<Date>(entry.window->end) : std::nullopt) + ", ";
   sql += Literal(entry.run_id) + ", ";
   sql += std::to_string(row_count) + ", ";
   sql += Literal(entry.sql_hash) + ", ";
-  sql += "CAST(" + Literal(timestamp) + " AS TIMESTAMP))";
+  sql += "CAST(" + Literal(timestamp) + " AS TIMESTAMP), ";
+  sql += Literal(relation.name_space) + ", " + Literal(relation.name) + ")";
   return sql;
 }
 
@@ -366,8 +368,13 @@ struct DuckDbWarehouse::Handles {
                 ledger);
     session.Run("CREATE TABLE IF NOT EXISTS " + ledger +
                     " (asset VARCHAR, window_start DATE, window_end DATE, run_id VARCHAR, row_count BIGINT,"
-                    " sql_hash VARCHAR, written_at TIMESTAMP)",
+                    " sql_hash VARCHAR, written_at TIMESTAMP, relation_schema VARCHAR, relation_name VARCHAR)",
                 Operation::kStatement, ledger);
+    // A ledger created before writes recorded their relation gains the columns (NULL in its old rows).
+    for (const char* column : {"relation_schema", "relation_name"}) {
+      session.Run("ALTER TABLE " + ledger + " ADD COLUMN IF NOT EXISTS " + column + " VARCHAR", Operation::kStatement,
+                  ledger);
+    }
     ledger_ready = true;
   }
 
@@ -390,7 +397,7 @@ struct DuckDbWarehouse::Handles {
       Transaction transaction(session, scope.subject);
       result = body(scope);
       result.written_at = FormatUtc(std::chrono::system_clock::now());
-      session.Run(LedgerInsertSql(catalog, ledger, result.rows_written, result.written_at), Operation::kWrite, scope.subject);
+      session.Run(LedgerInsertSql(catalog, relation, ledger, result.rows_written, result.written_at), Operation::kWrite, scope.subject);
       transaction.Commit();
     }
     // The data is committed: a cleanup failure must not report the write as failed, and the temporary
@@ -641,10 +648,17 @@ std::vector<LedgerEntry> DuckDbWarehouse::ReadLedger() {
           Literal(kLedgerSchema) + " AND table_name = " + Literal(kLedgerTable),
       Operation::kCatalog, ledger);
   if (exists == 0) return {};
+  // A ledger older than the relation columns (read-only opens do not add them) reads as NULL relations.
+  const bool has_relation =
+      session.Count("SELECT count(*) FROM duckdb_columns() WHERE database_name = current_database()"
+                    " AND schema_name = " + Literal(kLedgerSchema) + " AND table_name = " + Literal(kLedgerTable) +
+                    " AND column_name = 'relation_name'",
+                    Operation::kCatalog, ledger) > 0;
   auto result = session.Run(
       "SELECT asset, CAST(window_start AS VARCHAR), CAST(window_end AS VARCHAR), run_id,"
-      " CAST(row_count AS VARCHAR), sql_hash, strftime(written_at, '%Y-%m-%dT%H:%M:%S.%gZ') FROM " +
-          ledger + " ORDER BY written_at, rowid",
+      " CAST(row_count AS VARCHAR), sql_hash, strftime(written_at, '%Y-%m-%dT%H:%M:%S.%gZ'), " +
+          std::string(has_relation ? "relation_schema, relation_name" : "NULL, NULL") + " FROM " + ledger +
+          " ORDER BY written_at, rowid",
       Operation::kCatalog, ledger);
   std::vector<LedgerEntry> entries;
   for (size_t row = 0; row < result->row_count(); ++row) {
@@ -661,6 +675,9 @@ std::vector<LedgerEntry> DuckDbWarehouse::ReadLedger() {
     entry.row_count = std::stoll(result->Text(4, row).value_or("0"));
     entry.sql_hash = result->TextOrEmpty(5, row);
     entry.written_at = result->TextOrEmpty(6, row);
+    std::optional<std::string> schema = result->Text(7, row);
+    std::optional<std::string> name = result->Text(8, row);
+    if (schema && name) entry.relation = Relation{*schema, *name};
     entries.push_back(std::move(entry));
   }
   return entries;

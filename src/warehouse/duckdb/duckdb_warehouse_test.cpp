@@ -112,12 +112,36 @@ TEST_F(DuckDbWarehouseTest, ReplaceTableCreatesThenReplacesAndRecordsTheLedger) 
   EXPECT_EQ(ledger[0].run_id, "r1");
   EXPECT_EQ(ledger[0].row_count, 3);
   EXPECT_EQ(ledger[0].sql_hash, "hash-r1");
+  EXPECT_EQ(ledger[0].relation, revenue);
   EXPECT_FALSE(ledger[0].window.has_value());
   EXPECT_EQ(ledger[1].run_id, "r2");
   EXPECT_EQ(ledger[1].row_count, 1);
   ASSERT_EQ(ledger[1].written_at.size(), std::string("2026-01-01T00:00:00.000Z").size());
   EXPECT_EQ(ledger[1].written_at[10], 'T');
   EXPECT_EQ(ledger[1].written_at.back(), 'Z');
+}
+
+TEST_F(DuckDbWarehouseTest, ALedgerWithoutRelationColumnsIsReadAndThenExtended) {
+  {
+    auto warehouse = OpenWritable();
+    warehouse->Execute("CREATE SCHEMA _sluice");
+    warehouse->Execute(
+        "CREATE TABLE _sluice.ledger (asset VARCHAR, window_start DATE, window_end DATE, run_id VARCHAR,"
+        " row_count BIGINT, sql_hash VARCHAR, written_at TIMESTAMP)");
+    warehouse->Execute("INSERT INTO _sluice.ledger VALUES ('gold.old', NULL, NULL, 'r0', 1, 'h', TIMESTAMP '2026-01-01')");
+  }
+  {
+    auto reader = DuckDbWarehouse::Open(file_, true, nullptr);
+    std::vector<LedgerEntry> ledger = reader->ReadLedger();
+    ASSERT_EQ(ledger.size(), 1u);
+    EXPECT_FALSE(ledger[0].relation.has_value());
+  }
+  auto warehouse = OpenWritable();
+  warehouse->ReplaceTable(Relation{"gold", "new"}, "SELECT 1 AS id", Entry("gold.new", "r1"));
+  std::vector<LedgerEntry> ledger = warehouse->ReadLedger();
+  ASSERT_EQ(ledger.size(), 2u);
+  EXPECT_FALSE(ledger[0].relation.has_value());
+  EXPECT_EQ(ledger[1].relation, (Relation{"gold", "new"}));
 }
 
 TEST_F(DuckDbWarehouseTest, ReplaceViewRecordsTheLedgerAndModelsMayChangeKind) {
