@@ -5,8 +5,8 @@
 
 namespace sluice {
 
-std::string RenderModelSql(const SqlCompute& model, const RelationRenderer& relation,
-                           const PartitionBoundRenderer& bound) {
+std::vector<sql::SpanReplacement> ModelSqlReplacements(const SqlCompute& model, const RelationRenderer& relation,
+                                                       const PartitionBoundRenderer& bound) {
   std::vector<sql::SpanReplacement> replacements;
   replacements.reserve(model.references.size() + model.partition_bounds.size());
   for (const ResolvedReference& reference : model.references) {
@@ -17,7 +17,12 @@ std::string RenderModelSql(const SqlCompute& model, const RelationRenderer& rela
   }
   std::sort(replacements.begin(), replacements.end(),
             [](const sql::SpanReplacement& a, const sql::SpanReplacement& b) { return a.begin < b.begin; });
-  return sql::ReplaceSpans(model.body, replacements);
+  return replacements;
+}
+
+std::string RenderModelSql(const SqlCompute& model, const RelationRenderer& relation,
+                           const PartitionBoundRenderer& bound) {
+  return sql::ReplaceSpans(model.body, ModelSqlReplacements(model, relation, bound));
 }
 
 }  // namespace sluice

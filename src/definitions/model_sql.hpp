@@ -9,6 +9,7 @@
 #include <string>
 
 #include "definitions/definitions.hpp"
+#include "sql/reference_scanner.hpp"
 
 namespace sluice {
 
@@ -17,5 +18,10 @@ using PartitionBoundRenderer = std::function<std::string(const PartitionBoundCal
 
 std::string RenderModelSql(const SqlCompute& model, const RelationRenderer& relation,
                            const PartitionBoundRenderer& bound = {});
+
+// The spans RenderModelSql replaces, in text order, with their new text: ReplaceSpans(model.body, …) is the
+// rendered SQL, and sql::OriginalOffset maps an offset in it back to the body.
+std::vector<sql::SpanReplacement> ModelSqlReplacements(const SqlCompute& model, const RelationRenderer& relation,
+                                                       const PartitionBoundRenderer& bound = {});
 
 }  // namespace sluice

@@ -127,17 +127,17 @@ TEST(RunPlan, DefaultWindowIsYesterdayAndKeysAreValidated) {
 TEST(RunSql, ReplacesReferencesAndKeepsTheAuthorsBytes) {
   const Definitions& d = Shop().definitions;
   ShopWarehouse warehouse;
-  std::string sql = RenderRunSql(d, *d.FindByName("user_totals"), std::nullopt, *warehouse);
+  std::string sql = RenderRunSql(d, *d.FindByName("user_totals"), std::nullopt, *warehouse).text;
   // Relations carry the DuckDB catalog (the file's stem), so a schema named like the file is not ambiguous.
   EXPECT_NE(sql.find(R"(FROM "shop"."core"."clean_events" AS e)"), std::string::npos) << sql;
   EXPECT_NE(sql.find(R"(JOIN "shop"."raw"."dim_users" AS u ON u.user_id = e.user_id)"), std::string::npos) << sql;
   EXPECT_NE(sql.find("CAST(e.user_id AS BIGINT) AS user_id"), std::string::npos) << sql;
   // The trailing `;` is not part of the model's statement, so the SELECT can be embedded as a subquery; a
   // comment after it is kept byte for byte (the warehouse puts the subquery's parenthesis on a line of its own).
-  std::string dim = RenderRunSql(d, *d.FindByName("dim_users"), std::nullopt, *warehouse);
+  std::string dim = RenderRunSql(d, *d.FindByName("dim_users"), std::nullopt, *warehouse).text;
   EXPECT_EQ(dim.find(';'), std::string::npos) << dim;
   EXPECT_TRUE(dim.ends_with(R"("shop"."raw"."users")")) << dim;
-  std::string clean = RenderRunSql(d, *d.FindByName("clean_events"), std::nullopt, *warehouse);
+  std::string clean = RenderRunSql(d, *d.FindByName("clean_events"), std::nullopt, *warehouse).text;
   EXPECT_TRUE(clean.ends_with(R"("shop"."raw"."events" -- a comment with __ref("not_a_ref"))")) << clean;
 }
 
@@ -163,12 +163,12 @@ TEST(RunSql, PartitionedInputsAreFilteredToTheWindow) {
   Definitions definitions(assets, pipelines);
   DateWindow window{*Date::Parse("2026-03-02"), *Date::Parse("2026-03-03")};
   ShopWarehouse warehouse;
-  std::string sql = RenderRunSql(definitions, *definitions.Find(downstream.key), window, *warehouse);
+  std::string sql = RenderRunSql(definitions, *definitions.Find(downstream.key), window, *warehouse).text;
   EXPECT_EQ(sql,
             "SELECT * FROM (SELECT * FROM \"shop\".\"core\".\"daily_totals\" WHERE \"event_date\" >= DATE '2026-03-02' AND "
             "\"event_date\" < DATE '2026-03-03') WHERE event_date < DATE '2026-03-03'");
   EXPECT_EQ(ErrorCode([&] {
-              RenderRunSql(definitions, *definitions.Find(downstream.key), std::nullopt, *warehouse);
+              RenderRunSql(definitions, *definitions.Find(downstream.key), std::nullopt, *warehouse).text;
             }),
             "SLU-RUN-002");
 }

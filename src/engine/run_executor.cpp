@@ -41,7 +41,35 @@ std::vector<std::string> PartitionKeys(const std::optional<DateWindow>& window) 
   return keys;
 }
 
+// The model file's text, for a caret line; empty when it cannot be read now (the error is still located).
+std::string ModelFileText(const std::string& project_root, const Asset& asset) {
+  try {
+    return ReadFile(std::filesystem::path(project_root) / asset.defined_at.file);
+  } catch (const Error&) {
+    return {};
+  }
+}
+
+// A write's error with no place in the SQL, pointed at the model's file.
+Error AtModelFile(const Asset& asset, const Error& error) {
+  std::vector<Diagnostic> diagnostics = error.diagnostics();
+  for (Diagnostic& diagnostic : diagnostics) {
+    if (!diagnostic.location.known()) diagnostic.location = SourceLocation{asset.defined_at.file, 0, 0};
+  }
+  return Error(std::move(diagnostics));
+}
+
 }  // namespace
+
+Error RunExecutor::LocatedInModel(const Asset& asset, const RunSql& sql, const SqlError& error) const {
+  const Diagnostic& failed = error.diagnostics().front();
+  const std::string text = ModelFileText(options_.project_root, asset);
+  const SqlCompute& model = std::get<SqlCompute>(asset.compute);
+  SourceLocation at = sql.LocationOf(model, asset.defined_at.file, text, error.offset());
+  if (text.empty()) return Error(Diagnostic{failed.code, failed.message, at, failed.hint, {}});
+  std::string expanded = text.substr(0, std::min(model.body_offset, text.size())) + model.body;
+  return Error(MakeDiagnostic(failed.code, failed.message, at, failed.hint, expanded));
+}
 
 RunExecutor::RunExecutor(const Definitions& definitions, Warehouse& warehouse, RunStore& runs, EventLog& events,
                          MaterializationStore& materializations, const Clock& clock, ExecutorOptions options)
@@ -78,15 +106,22 @@ StepOutcome RunExecutor::ExecuteStep(const StepPlan& step, const std::string& ru
       [&](const auto& compute) -> bool {
         using T = std::decay_t<decltype(compute)>;
         if constexpr (std::is_same_v<T, SqlCompute>) {
-          std::string sql = RenderRunSql(definitions_, asset, step.window, warehouse_);
+          const RunSql run_sql = RenderRunSql(definitions_, asset, step.window, warehouse_);
+          const std::string& sql = run_sql.text;
           ledger.sql_hash = Sha256Hex(sql);
-          if (compute.kind == ModelKind::kView) {
-            outcome.wrote_rows = false;
-            written = warehouse_.ReplaceView(relation, sql, ledger);
-          } else if (asset.partitions) {
-            written = warehouse_.ReplaceDateRange(relation, sql, asset.partitions->column, *step.window, ledger);
-          } else {
-            written = warehouse_.ReplaceTable(relation, sql, ledger);
+          try {
+            if (compute.kind == ModelKind::kView) {
+              outcome.wrote_rows = false;
+              written = warehouse_.ReplaceView(relation, sql, ledger);
+            } else if (asset.partitions) {
+              written = warehouse_.ReplaceDateRange(relation, sql, asset.partitions->column, *step.window, ledger);
+            } else {
+              written = warehouse_.ReplaceTable(relation, sql, ledger);
+            }
+          } catch (const SqlError& error) {
+            throw LocatedInModel(asset, run_sql, error);
+          } catch (const Error& error) {
+            throw AtModelFile(asset, error);
           }
           return true;
         } else if constexpr (std::is_same_v<T, SeedCompute>) {

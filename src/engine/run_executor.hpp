@@ -18,6 +18,7 @@
 #include "core/diagnostic.hpp"
 #include "definitions/definitions.hpp"
 #include "engine/run_plan.hpp"
+#include "engine/run_sql.hpp"
 #include "state/state_store.hpp"
 #include "warehouse/warehouse.hpp"
 
@@ -63,6 +64,8 @@ class RunExecutor {
 
  private:
   StepOutcome ExecuteStep(const StepPlan& step, const std::string& run_id);
+  // `error`, raised by the write of a SQL model's step, pointed at the model file where it happened.
+  Error LocatedInModel(const Asset& asset, const RunSql& sql, const SqlError& error) const;
 
   const Definitions& definitions_;
   Warehouse& warehouse_;

@@ -1,12 +1,24 @@
 #include "engine/run_sql.hpp"
 
+#include <algorithm>
+
 #include "definitions/model_sql.hpp"
 #include "sql/dialect.hpp"
 
 namespace sluice {
 
-std::string RenderRunSql(const Definitions& definitions, const Asset& asset, const std::optional<DateWindow>& window,
-                         const Warehouse& warehouse) {
+SourceLocation RunSql::LocationOf(const SqlCompute& model, const std::string& file, std::string_view file_text,
+                                  size_t offset) const {
+  // The file's header is as written; its body may have been expanded (macros): locate in header + expanded body,
+  // as compile-time errors do.
+  std::string expanded(file_text.substr(0, std::min(model.body_offset, file_text.size())));
+  const size_t body_begin = expanded.size();
+  expanded += model.body;
+  return LocationAt(file, expanded, std::min(expanded.size(), body_begin + sql::OriginalOffset(replacements, offset)));
+}
+
+RunSql RenderRunSql(const Definitions& definitions, const Asset& asset, const std::optional<DateWindow>& window,
+                    const Warehouse& warehouse) {
   const sql::Dialect dialect = warehouse.dialect();
   auto relation = [&](const ResolvedReference& reference) {
     const Asset& upstream = *definitions.Find(reference.upstream);
@@ -25,7 +37,10 @@ std::string RenderRunSql(const Definitions& definitions, const Asset& asset, con
     }
     return sql::DateLiteral(dialect, call.bound == PartitionBound::kStart ? window->start : window->end);
   };
-  return RenderModelSql(std::get<SqlCompute>(asset.compute), relation, bound);
+  const SqlCompute& model = std::get<SqlCompute>(asset.compute);
+  RunSql sql{{}, ModelSqlReplacements(model, relation, bound)};
+  sql.text = sql::ReplaceSpans(model.body, sql.replacements);
+  return sql;
 }
 
 }  // namespace sluice

@@ -9,6 +9,8 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/date.hpp"
 #include "definitions/definitions.hpp"
@@ -16,7 +18,16 @@
 
 namespace sluice {
 
-std::string RenderRunSql(const Definitions& definitions, const Asset& asset, const std::optional<DateWindow>& window,
-                         const Warehouse& warehouse);
+struct RunSql {
+  std::string text;
+  std::vector<sql::SpanReplacement> replacements;  // what replaced which span of the model's body
+
+  // Where in the model file (`asset.defined_at.file`, whose text is `file_text`) a byte of `text` came from.
+  SourceLocation LocationOf(const SqlCompute& model, const std::string& file, std::string_view file_text,
+                            size_t offset) const;
+};
+
+RunSql RenderRunSql(const Definitions& definitions, const Asset& asset, const std::optional<DateWindow>& window,
+                    const Warehouse& warehouse);
 
 }  // namespace sluice

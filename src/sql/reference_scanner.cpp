@@ -235,4 +235,17 @@ std::string ReplaceSpans(std::string_view text, const std::vector<SpanReplacemen
   return out;
 }
 
+size_t OriginalOffset(const std::vector<SpanReplacement>& replacements, size_t offset) {
+  size_t original = 0;  // where the current stretch of kept bytes starts, in the text and in the result
+  size_t replaced = 0;
+  for (const SpanReplacement& replacement : replacements) {
+    const size_t kept = replacement.begin - original;
+    if (offset < replaced + kept) return original + (offset - replaced);
+    if (offset < replaced + kept + replacement.text.size()) return replacement.begin;
+    replaced += kept + replacement.text.size();
+    original = replacement.end;
+  }
+  return original + (offset - replaced);
+}
+
 }  // namespace sluice::sql

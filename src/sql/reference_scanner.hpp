@@ -69,4 +69,8 @@ struct SpanReplacement {
 // `replacements` are in text order and do not overlap; each lies within `text`.
 std::string ReplaceSpans(std::string_view text, const std::vector<SpanReplacement>& replacements);
 
+// Where a byte of ReplaceSpans' result came from in `text`: a kept byte maps to itself, a byte of a replacement to
+// the start of the span it replaced.
+size_t OriginalOffset(const std::vector<SpanReplacement>& replacements, size_t offset);
+
 }  // namespace sluice::sql

@@ -9,7 +9,8 @@
 // Thread-safety: implementations are safe to call from several threads at once, as long as no two
 // threads write the same relation concurrently (the engine guarantees that).
 // Errors: driver errors are translated in one place per backend into sluice::Error with code
-// SLU-WAREHOUSE-NNN naming the relation being worked on.
+// SLU-WAREHOUSE-NNN naming the relation being worked on; a SqlError when the backend says where in the caller's
+// SELECT the error is.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "core/date.hpp"
+#include "core/diagnostic.hpp"
 #include "sql/token.hpp"
 
 namespace sluice {
@@ -71,6 +73,17 @@ struct WriteResult {
   int64_t rows_written = 0;
   int64_t rows_dropped = 0;  // rows the SELECT produced outside the window (date-range writes only)
   std::string written_at;    // the ledger row's time (ISO-8601 UTC), so the state store can match it exactly
+};
+
+// A write's SELECT failed (to bind, or while running) at a known place in it: `offset` is a byte offset into the
+// `select_sql` the caller passed, so the caller can point at the model file.
+class SqlError : public Error {
+ public:
+  SqlError(Diagnostic diagnostic, size_t offset) : Error(std::move(diagnostic)), offset_(offset) {}
+  size_t offset() const { return offset_; }
+
+ private:
+  size_t offset_;
 };
 
 // A CSV file to load as a table. `columns` (name → type) may be empty: the warehouse infers types.

@@ -114,6 +114,11 @@ JOIN __ref("dim_users", ref_type='reference') AS u ON u.user_id = e.user_id
   ProcessResult result = project.Run({"run", "--partition", "2026-03-02"});
   EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
   EXPECT_NE(result.out.find("FAILED    core.user_totals"), std::string::npos) << result.out;
+  // Located in the model file, at the failing cast, not at DuckDB's line of the statement it ran.
+  EXPECT_NE(result.out.find("pipelines/core/user_totals.sql:3:3: error[SLU-WAREHOUSE-025]: writing "
+                            "core.user_totals_table failed: Conversion Error: Could not convert string 'not a number'"),
+            std::string::npos)
+      << result.out;
   EXPECT_NE(result.out.find("SKIPPED   core.top_users"), std::string::npos) << result.out;
   // Its sibling ran and wrote its new partition.
   EXPECT_NE(result.out.find("OK        core.daily_totals [2026-03-02]"), std::string::npos) << result.out;
@@ -133,6 +138,34 @@ JOIN __ref("dim_users", ref_type='reference') AS u ON u.user_id = e.user_id
   }
   EXPECT_TRUE(failed_event);
   EXPECT_TRUE(skipped_event);
+}
+
+TEST(RunE2E, ABinderErrorPointsAtTheModelFile) {
+  ScratchProject project("shop");
+  MustRun(project, {"run", "--partition", "2026-03-01"});
+  project.Write("pipelines/core/user_totals.sql", R"(MODEL (relation_name "user_totals_table");
+-- a header comment, so DuckDB's line numbers would be off
+SELECT
+  CAST(e.user_id AS BIGINT) AS user_id,
+  CAST(u.user_name AS VARCHAR) AS user_name,
+  CAST(e.amount_typo AS BIGINT) AS amount
+FROM __ref("clean_events") AS e
+JOIN __ref("dim_users", ref_type='reference') AS u ON u.user_id = e.user_id
+)");
+  ProcessResult result = project.Run({"run", "--select", "user_totals", "--partition", "2026-03-01"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.out.find("pipelines/core/user_totals.sql:6:8: error[SLU-WAREHOUSE-024]"), std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find(" 6 |   CAST(e.amount_typo AS BIGINT) AS amount"), std::string::npos) << result.out;
+  // The event log keeps the location too.
+  json logs = json::parse(MustRun(project, {"logs", RunsJson(project)[0]["run_id"], "--json"}).out);
+  bool located = false;
+  for (const json& event : logs["events"]) {
+    if (event["kind"] != "step_failed") continue;
+    const json& d = event["payload"]["diagnostics"][0];
+    located = d["file"] == "pipelines/core/user_totals.sql" && d["line"] == 6 && d["column"] == 8;
+  }
+  EXPECT_TRUE(located) << logs.dump(2);
 }
 
 TEST(RunE2E, RerunningOnePartitionReplacesOnlyItsDates) {

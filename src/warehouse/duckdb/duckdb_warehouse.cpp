@@ -13,6 +13,8 @@
 #include <system_error>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "core/clock.hpp"
 #include "core/diagnostic.hpp"
 #include "core/pause_point.hpp"
@@ -32,10 +34,34 @@ constexpr std::string_view kPauseBeforeCommit = "after_write_before_commit";
 // What a failing statement was doing; selects the error code and wording.
 enum class Operation { kOpen, kStatement, kWrite, kCatalog };
 
+// What DuckDB says about a failed statement. Sessions run with `errors_as_json`, so a message is JSON carrying the
+// error's type, its text and (for most parser, binder and conversion errors) the byte position in the statement.
+struct DuckDbFailure {
+  duckdb_error_type type = DUCKDB_ERROR_INVALID;
+  std::string message;              // "<Type> Error: <text>", as DuckDB prints it without JSON
+  std::optional<size_t> position;   // in the statement
+};
+
+DuckDbFailure ParseFailure(duckdb_error_type type, std::string_view raw) {
+  DuckDbFailure failure{type, std::string(raw), std::nullopt};
+  // A parser error arrives as "Parser Error: {...}"; others as the bare object.
+  size_t brace = raw.find('{');
+  if (brace == std::string_view::npos) return failure;
+  nlohmann::json parsed = nlohmann::json::parse(raw.substr(brace), nullptr, false);
+  if (!parsed.is_object() || !parsed.contains("exception_message")) return failure;
+  std::string kind = parsed.value("exception_type", std::string());
+  failure.message = (kind.empty() ? "" : kind + " Error: ") + parsed.value("exception_message", std::string());
+  std::string position = parsed.value("position", std::string());
+  if (!position.empty() && position.find_first_not_of("0123456789") == std::string::npos && position.size() < 19) {
+    failure.position = static_cast<size_t>(std::stoull(position));
+  }
+  return failure;
+}
+
 // The one place DuckDB errors become sluice::Error. `subject` is the relation worked on (or the file
 // for kOpen); it may be empty for free-form statements.
-Error TranslateDuckDbError(Operation operation, const std::string& subject, duckdb_error_type type,
-                           std::string_view message) {
+Error TranslateDuckDbError(Operation operation, const std::string& subject, const DuckDbFailure& failure) {
+  const duckdb_error_type type = failure.type;
   std::string what;
   switch (operation) {
     case Operation::kOpen:
@@ -51,7 +77,7 @@ Error TranslateDuckDbError(Operation operation, const std::string& subject, duck
       what = "reading the catalog for " + subject + " failed";
       break;
   }
-  what += ": " + std::string(message);
+  what += ": " + failure.message;
   std::string code = "SLU-WAREHOUSE-020";
   std::string hint;
   if (operation == Operation::kOpen) {
@@ -65,6 +91,13 @@ Error TranslateDuckDbError(Operation operation, const std::string& subject, duck
   } else if (type == DUCKDB_ERROR_PARSER || type == DUCKDB_ERROR_SYNTAX) {
     code = "SLU-WAREHOUSE-022";
     hint = "the SQL is not valid DuckDB SQL";
+  } else if (type == DUCKDB_ERROR_BINDER) {
+    code = "SLU-WAREHOUSE-024";
+    hint = "a column or relation the SQL names does not exist there, or has another type; upstream tables are as "
+           "their last run left them";
+  } else if (type == DUCKDB_ERROR_CONVERSION) {
+    code = "SLU-WAREHOUSE-025";
+    hint = "a value does not convert to the type asked for; check the data, or use TRY_CAST to get NULL instead";
   } else if (type == DUCKDB_ERROR_TRANSACTION) {
     code = "SLU-WAREHOUSE-023";
     hint = "another write touched the same relation at the same time; retry the write";
@@ -76,11 +109,26 @@ Error WarehouseError(std::string code, std::string message, std::string hint) {
   return Error(Diagnostic{std::move(code), std::move(message), {}, std::move(hint), {}});
 }
 
-// User SQL embedded as a subquery: newlines keep a trailing `-- comment` from swallowing the closing
-// parenthesis; trailing semicolons (legal at top level, not inside parentheses) are dropped, comments
-// after them kept. Everything else is passed byte for byte.
-std::string AsSubquery(const std::string& select_sql) {
-  return "(\n" + sql::StripTrailingSemicolons(select_sql, kDialect) + "\n)";
+// A statement, and where in it the caller's SELECT is embedded (when it is): an error DuckDB places inside that
+// range is reported as a SqlError at its offset in the SELECT.
+struct Statement {
+  std::string sql;
+  size_t select_begin = std::string::npos;
+  size_t select_size = 0;
+};
+
+// `before` + the caller's SELECT as a subquery + `after`. Newlines keep a trailing `-- comment` from swallowing
+// the closing parenthesis; trailing semicolons (legal at top level, not inside parentheses) are dropped, comments
+// after them kept. Everything else is passed byte for byte, so offsets in the SELECT are offsets in select_sql.
+Statement Embedding(std::string before, const std::string& select_sql, std::string_view after = {}) {
+  Statement statement{std::move(before) + "(\n"};
+  statement.select_begin = statement.sql.size();
+  std::string stripped = sql::StripTrailingSemicolons(select_sql, kDialect);
+  statement.select_size = stripped.size();
+  statement.sql += stripped;
+  statement.sql += "\n)";
+  statement.sql += after;
+  return statement;
 }
 
 std::string Quote(std::string_view identifier) { return sql::QuoteIdentifier(kDialect, identifier); }
@@ -144,23 +192,35 @@ class Session {
  public:
   explicit Session(duckdb_database database) {
     if (DuckDb().connect(database, &connection_) == DuckDBError) {
-      throw TranslateDuckDbError(Operation::kStatement, "", DUCKDB_ERROR_CONNECTION,
-                                 "cannot connect to the database");
+      throw TranslateDuckDbError(Operation::kStatement, "",
+                                 DuckDbFailure{DUCKDB_ERROR_CONNECTION, "cannot connect to the database", {}});
     }
+    // A session setting: errors as JSON carry the position of what failed (ParseFailure).
+    RunIgnoringFailure("SET errors_as_json = true");
   }
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
   ~Session() { DuckDb().disconnect(&connection_); }
 
-  // Runs `sql`; throws the translated error naming `subject` on failure.
-  std::unique_ptr<QueryResult> Run(const std::string& sql, Operation operation, const std::string& subject) {
+  // Runs the statement; throws the translated error naming `subject` on failure (a SqlError when DuckDB places
+  // it inside the embedded SELECT).
+  std::unique_ptr<QueryResult> Run(const Statement& statement, Operation operation, const std::string& subject) {
     auto result = std::make_unique<QueryResult>();
-    if (DuckDb().query(connection_, sql.c_str(), result->get()) == DuckDBError) {
+    if (DuckDb().query(connection_, statement.sql.c_str(), result->get()) == DuckDBError) {
       const char* message = DuckDb().result_error(result->get());
-      throw TranslateDuckDbError(operation, subject, DuckDb().result_error_type(result->get()),
-                                 message == nullptr ? "unknown error" : message);
+      DuckDbFailure failure =
+          ParseFailure(DuckDb().result_error_type(result->get()), message == nullptr ? "unknown error" : message);
+      Error error = TranslateDuckDbError(operation, subject, failure);
+      if (failure.position && *failure.position >= statement.select_begin &&
+          *failure.position < statement.select_begin + statement.select_size) {
+        throw SqlError(error.diagnostics().front(), *failure.position - statement.select_begin);
+      }
+      throw error;
     }
     return result;
+  }
+  std::unique_ptr<QueryResult> Run(std::string sql, Operation operation, const std::string& subject) {
+    return Run(Statement{std::move(sql)}, operation, subject);
   }
 
   // Whether `sql` prepares (parses and binds) without error. Does not run it.
@@ -452,8 +512,8 @@ std::unique_ptr<DuckDbWarehouse> DuckDbWarehouse::Open(
   duckdb_config config = nullptr;
   if (DuckDb().create_config(&config) == DuckDBError) {
     release_lock();
-    throw TranslateDuckDbError(Operation::kOpen, absolute.string(), DUCKDB_ERROR_INVALID,
-                               "cannot create a config");
+    throw TranslateDuckDbError(Operation::kOpen, absolute.string(),
+                               DuckDbFailure{DUCKDB_ERROR_INVALID, "cannot create a config", {}});
   }
   DuckDb().set_config(config, "autoinstall_known_extensions", "false");
   DuckDb().set_config(config, "autoload_known_extensions", "false");
@@ -468,7 +528,7 @@ std::unique_ptr<DuckDbWarehouse> DuckDbWarehouse::Open(
     if (open_error != nullptr) DuckDb().free(open_error);
     handles->database = nullptr;
     release_lock();
-    throw TranslateDuckDbError(Operation::kOpen, absolute.string(), DUCKDB_ERROR_IO, message);
+    throw TranslateDuckDbError(Operation::kOpen, absolute.string(), DuckDbFailure{DUCKDB_ERROR_IO, message, {}});
   }
   try {
     Session session(handles->database);
@@ -490,7 +550,7 @@ Rows DuckDbWarehouse::Query(const std::string& sql) {
   Session session(handles_->database);
   // Casting every column to VARCHAR in SQL renders nested and zoned types too, which the result API
   // cannot; statements that cannot be a subquery (PRAGMA, ...) run as they are.
-  std::string as_text = "SELECT COLUMNS(*)::VARCHAR FROM " + AsSubquery(sql);
+  std::string as_text = Embedding("SELECT COLUMNS(*)::VARCHAR FROM ", sql).sql;
   std::unique_ptr<QueryResult> result = session.Prepares(as_text)
                                             ? session.Run(as_text, Operation::kStatement, "")
                                             : session.Run(sql, Operation::kStatement, "");
@@ -532,7 +592,7 @@ WriteResult DuckDbWarehouse::ReplaceTable(const Relation& relation, const std::s
     const std::string& subject = scope.subject;
     std::string target = Qualified(scope.catalog, relation);
     DropIfOtherKind(session, scope.catalog, relation, subject, false);
-    session.Run("CREATE OR REPLACE TABLE " + target + " AS SELECT * FROM " + AsSubquery(select_sql),
+    session.Run(Embedding("CREATE OR REPLACE TABLE " + target + " AS SELECT * FROM ", select_sql),
                 Operation::kWrite, subject);
     WriteResult result;
     result.rows_written = session.Count("SELECT count(*) FROM " + target, Operation::kWrite, subject);
@@ -551,7 +611,7 @@ WriteResult DuckDbWarehouse::ReplaceDateRange(const Relation& relation, const st
     const std::string& subject = scope.subject;
     std::string target = Qualified(scope.catalog, relation);
     scope.after_commit.push_back("DROP TABLE IF EXISTS " + staging);
-    session.Run("CREATE TEMP TABLE " + staging + " AS SELECT * FROM " + AsSubquery(select_sql),
+    session.Run(Embedding("CREATE TEMP TABLE " + staging + " AS SELECT * FROM ", select_sql),
                 Operation::kWrite, subject);
     std::vector<std::string> columns =
         session.Run("SELECT * FROM " + staging + " LIMIT 0", Operation::kWrite, subject)->ColumnNames();
@@ -591,7 +651,7 @@ WriteResult DuckDbWarehouse::ReplaceView(const Relation& relation, const std::st
   return handles_->Write(relation, ledger, [&](WriteScope& scope) {
     DropIfOtherKind(scope.session, scope.catalog, relation, scope.subject, true);
     scope.session.Run(
-        "CREATE OR REPLACE VIEW " + Qualified(scope.catalog, relation) + " AS SELECT * FROM " + AsSubquery(select_sql),
+        Embedding("CREATE OR REPLACE VIEW " + Qualified(scope.catalog, relation) + " AS SELECT * FROM ", select_sql),
         Operation::kWrite, scope.subject);
     return WriteResult{};  // a view stores no rows
   });

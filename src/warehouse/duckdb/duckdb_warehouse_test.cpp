@@ -121,6 +121,38 @@ TEST_F(DuckDbWarehouseTest, ReplaceTableCreatesThenReplacesAndRecordsTheLedger) 
   EXPECT_EQ(ledger[1].written_at.back(), 'Z');
 }
 
+TEST_F(DuckDbWarehouseTest, AnErrorInTheSelectCarriesItsOffsetInTheSelect) {
+  auto warehouse = OpenWritable();
+  warehouse->ReplaceTable(Relation{"main", "source"}, "SELECT 'x' AS s", Entry("main.source", "r0"));
+  auto offset_of = [&](const std::function<void()>& write) -> std::optional<size_t> {
+    try {
+      write();
+    } catch (const SqlError& error) {
+      return error.offset();
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+    return std::nullopt;
+  };
+  const std::string binder = "SELECT s,\n  nope FROM main.source;";
+  EXPECT_EQ(offset_of([&] { warehouse->ReplaceTable(Relation{"main", "t"}, binder, Entry("main.t", "r1")); }),
+            binder.find("nope"));
+  EXPECT_EQ(offset_of([&] { warehouse->ReplaceView(Relation{"main", "v"}, binder, Entry("main.v", "r1")); }),
+            binder.find("nope"));
+  const std::string conversion = "SELECT CAST(s AS INTEGER) AS n FROM main.source";
+  EXPECT_EQ(offset_of([&] {
+              warehouse->ReplaceDateRange(Relation{"main", "d"}, conversion, "n",
+                                          DateWindow{D("2026-01-01"), D("2026-01-02")}, Entry("main.d", "r1"));
+            }),
+            conversion.find("CAST"));
+  EXPECT_EQ(CodeOf([&] { warehouse->ReplaceTable(Relation{"main", "t"}, conversion, Entry("main.t", "r1")); }),
+            "SLU-WAREHOUSE-025");
+  // The message reads as DuckDB prints it, not as JSON.
+  EXPECT_EQ(MessageOf([&] { warehouse->ReplaceTable(Relation{"main", "t"}, binder, Entry("main.t", "r1")); })
+                .find("writing main.t failed: Binder Error: Referenced column \"nope\" not found"),
+            0u);
+}
+
 TEST_F(DuckDbWarehouseTest, ALedgerWithoutRelationColumnsIsReadAndThenExtended) {
   {
     auto warehouse = OpenWritable();
@@ -161,7 +193,7 @@ TEST_F(DuckDbWarehouseTest, ReplaceViewRecordsTheLedgerAndModelsMayChangeKind) {
   EXPECT_EQ(CodeOf([&] {
               warehouse->ReplaceView(model, "SELECT nope FROM main.source", Entry("main.model", "bad"));
             }),
-            "SLU-WAREHOUSE-020");
+            "SLU-WAREHOUSE-024");
   EXPECT_EQ(Scalar(*warehouse, "SELECT max(doubled) FROM main.model"), "6");
 
   // View → table → view.
