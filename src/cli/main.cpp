@@ -1,5 +1,5 @@
 // sluice: the command-line entry point. Parses flags (CLI11), dispatches to cli/*_command.cpp, and renders
-// sluice::Error. Exit codes: 0 ok, 1 failure, 2 usage.
+// sluice::Error. Exit codes: 0 ok, 1 failure, 2 usage, 130 canceled by a signal (run).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -57,6 +57,23 @@ int main(int argc, char** argv) {
   from_opt->needs(to_opt);
   to_opt->needs(from_opt);
   run_cmd->add_option("--threads", run.threads, "Steps run in parallel (default: one per core)")->check(CLI::NonNegativeNumber);
+  run_cmd->add_flag("--full-refresh", run.full_refresh,
+                    "Rebuild the selected tables whole: partitioned ones from their start date through the window's "
+                    "end, seeds reloaded");
+  run_cmd->add_flag("--allow-missing-upstream", run.allow_missing_upstream,
+                    "Run a step even when an upstream outside the selection was never materialized");
+  double wait_timeout = -1;
+  auto* wait_opt = run_cmd->add_option("--wait-timeout", wait_timeout,
+                                       "Seconds to wait for another process holding the warehouse file (default: "
+                                       "as long as it takes; 0: do not wait)")
+                       ->check(CLI::NonNegativeNumber);
+  run_cmd->add_flag("--json", run.json, "Print one JSON summary of the run instead of a line per step");
+
+  CleanOptions clean;
+  CLI::App* clean_cmd = app.add_subcommand(
+      "clean", "List the relations left in the warehouse by removed or renamed models; --apply drops them");
+  clean_cmd->add_flag("--apply", clean.apply, "Drop them (default: only list them)");
+  clean_cmd->add_flag("--json", clean.json, "Print JSON");
 
   bool status_json = false;
   CLI::App* status_cmd = app.add_subcommand("status", "Assets, their last materialization and partitions done/missing");
@@ -97,12 +114,14 @@ int main(int argc, char** argv) {
   if (!partition.empty()) run.partition = partition;
   if (!from.empty()) run.from = from;
   if (!to.empty()) run.to = to;
+  if (wait_opt->count() > 0) run.wait_timeout_seconds = wait_timeout;
 
   try {
     if (discover_cmd->parsed()) return Discover(global);
     if (compile_cmd->parsed()) return Compile(global, compile);
     if (run_cmd->parsed()) return Run(global, run);
     if (status_cmd->parsed()) return Status(global, status_json);
+    if (clean_cmd->parsed()) return Clean(global, clean);
     if (runs_cmd->parsed()) return Runs(global, runs_json, runs_limit);
     if (logs_cmd->parsed()) return Logs(global, run_id, logs_json);
   } catch (const sluice::Error& error) {
