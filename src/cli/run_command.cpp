@@ -247,7 +247,8 @@ int Run(const GlobalOptions& global, const RunOptions& options) {
                 cancel.signal_name().c_str());
   }
   std::filesystem::path shown = std::filesystem::relative(statements, std::filesystem::current_path(), ignored);
-  std::printf("the statements sent: %s/\n", (shown.empty() ? statements : shown).c_str());
+  if (shown.empty() || *shown.begin() == "..") shown = statements;
+  std::printf("the statements sent: %s/\n", shown.c_str());
   return exit_code;
 }
 

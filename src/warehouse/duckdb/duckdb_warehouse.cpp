@@ -819,8 +819,9 @@ WriteResult DuckDbWarehouse::ReplaceDateRange(const Relation& relation, const st
     if (existing) {
       EvolveColumns(session, target, staging, subject);
     } else {
-      session.Run("CREATE TABLE " + target + " AS SELECT * FROM " + staging + " LIMIT 0", Operation::kWrite,
-                  subject);
+      // IF NOT EXISTS keeps the statements idempotent when pasted from target/run.
+      session.Run("CREATE TABLE IF NOT EXISTS " + target + " AS SELECT * FROM " + staging + " LIMIT 0",
+                  Operation::kWrite, subject);
     }
     session.Run("DELETE FROM " + target + " WHERE " + in_window, Operation::kWrite, subject);
     session.Run("INSERT INTO " + target + " BY NAME " + window_rows, Operation::kWrite, subject);
