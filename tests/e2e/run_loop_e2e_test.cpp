@@ -1,7 +1,9 @@
 // End-to-end tests of what surrounds a run on the `shop` fixture: missing upstreams, waiting for the warehouse
 // file (another sluice writer, a DuckDB reader), cancel, full refresh and schema changes, clean, the statements
 // under target/run, and the run's machine-readable summary.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -215,6 +217,69 @@ FROM __ref("clean_events") AS e, range(100000000000) AS r
   EXPECT_EQ(One(project, "SELECT count(*) FROM core.clean_events"), "20");
   EXPECT_FALSE(HasRelation(project, "core", "slow"));
   EXPECT_EQ(One(project, "SELECT count(*) FROM _sluice.ledger WHERE asset = 'core.slow'"), "0");
+}
+
+// Runs sluice with its stdout and stderr on a pseudo-terminal; returns the pid and the terminal's master end.
+std::pair<pid_t, int> StartOnTerminal(const ScratchProject& project, const std::vector<std::string>& args) {
+  int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+  if (master < 0 || ::grantpt(master) != 0 || ::unlockpt(master) != 0) return {-1, -1};
+  std::string terminal = ::ptsname(master);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setsid();
+    int slave = ::open(terminal.c_str(), O_RDWR);
+    ::dup2(slave, STDOUT_FILENO);
+    ::dup2(slave, STDERR_FILENO);
+    std::vector<std::string> all = {SluiceBinary(), "--project-dir", project.root().string()};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (std::string& arg : all) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return {pid, master};
+}
+
+// Reads the terminal until `needle` shows (true) or 60 s pass.
+bool ReadUntil(int master, std::string& seen, const std::string& needle) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (seen.find(needle) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    pollfd ready{master, POLLIN, 0};
+    if (::poll(&ready, 1, 100) <= 0) continue;
+    char buffer[4096];
+    ssize_t got = ::read(master, buffer, sizeof buffer);
+    if (got <= 0) return false;
+    seen.append(buffer, static_cast<size_t>(got));
+  }
+  return seen.find(needle) != std::string::npos;
+}
+
+TEST(RunLoopE2E, AStepRunningLongerThanTwoSecondsShowsALiveLineOnATerminal) {
+  ScratchProject project("shop");
+  MustRun(project, {"run", "--select", "+clean_events"});
+  project.Write("pipelines/core/slow.sql", R"(MODEL ();
+
+SELECT CAST(sum(r.range % 7) AS BIGINT) AS n
+FROM __ref("clean_events") AS e, range(100000000000) AS r
+)");
+  auto [pid, master] = StartOnTerminal(project, {"run", "--select", "slow"});
+  ASSERT_GT(pid, 0);
+  std::string seen;
+  EXPECT_TRUE(ReadUntil(master, seen, "running core.slow (2s)")) << seen;
+  ::kill(pid, SIGINT);
+  EXPECT_TRUE(ReadUntil(master, seen, "canceled by SIGINT")) << seen;
+  // The live line is erased before the step's own line.
+  EXPECT_NE(seen.find("\r\033[K[1/1] CANCELED  core.slow"), std::string::npos) << seen;
+  EXPECT_EQ(WaitFor(pid), 130);
+  ::close(master);
+
+  // Not on a terminal: no live line.
+  pid_t piped = project.Start({"run", "--select", "slow"}, {}, "piped");
+  std::this_thread::sleep_for(std::chrono::milliseconds(3500));
+  ::kill(piped, SIGTERM);
+  EXPECT_EQ(WaitFor(piped), 130);
+  EXPECT_EQ(project.Read("../piped.out").find("running core.slow"), std::string::npos) << project.Read("../piped.out");
 }
 
 TEST(RunLoopE2E, SchemaChangesAddColumnsOrAskForAFullRefresh) {
