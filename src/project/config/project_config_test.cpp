@@ -524,8 +524,8 @@ TEST(ProjectConfigConnection, VariablesFromTheEnvironmentAreKeptApartFromMacroVa
   ConfigInputs inputs = WithEnvironment({{"API_KEY", "sk-live-1"}});
   TargetSettings target = project.Resolve(inputs);
   EXPECT_EQ(target.variables, nlohmann::json({{"region", "eu"}}));
-  EXPECT_EQ(target.environment_variables, (std::map<std::string, std::string>{
-                                              {"dsn", "API_KEY"}, {"home", "UNSET_HOME"}, {"key", "API_KEY"}}));
+  EXPECT_EQ(target.environment_variables,
+            (std::map<std::string, std::string>{{"dsn", "API_KEY"}, {"home", "UNSET_HOME"}, {"key", "API_KEY"}}));
   EXPECT_EQ(ExpandConnection(target).at("password"), "sk-live-1") << "connections still read them";
   // --vars replaces the definition, so the value no longer comes from the environment.
   inputs.vars_json = R"({"key": "plain"})";

@@ -126,11 +126,9 @@ TEST(Templating, ValuesTakenFromTheEnvironmentAreMarkedThroughEveryDerivation) {
                          {"port_number", 8123}};
   std::map<std::string, std::string> environment = {{"API_KEY", "sk-1"}, {"REGION", "us"}, {"PORT", "9000"}};
   TemplateScope scope = Scope(vars, environment);
-  EXPECT_EQ(scope.environment_sources(), (std::map<std::string, std::string>{{"key", "API_KEY"},
-                                                                            {"dsn", "API_KEY"},
-                                                                            {"wrapped", "API_KEY"},
-                                                                            {"late", "REGION"},
-                                                                            {"port", "PORT"}}));
+  EXPECT_EQ(scope.environment_sources(),
+            (std::map<std::string, std::string>{
+                {"key", "API_KEY"}, {"dsn", "API_KEY"}, {"wrapped", "API_KEY"}, {"late", "REGION"}, {"port", "PORT"}}));
   EXPECT_EQ(scope.variables().at("dsn"), "token=sk-1");
   EXPECT_EQ(scope.deferred().at("late"), "UNSET_ONE");
 
