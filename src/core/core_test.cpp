@@ -18,12 +18,12 @@
 #include "core/clock.hpp"
 #include "core/daily_partitions.hpp"
 #include "core/date.hpp"
-#include "core/utf8.hpp"
 #include "core/diagnostic.hpp"
 #include "core/environment.hpp"
 #include "core/file_system.hpp"
 #include "core/parallel_for.hpp"
 #include "core/sha256.hpp"
+#include "core/utf8.hpp"
 
 namespace sluice {
 namespace {
@@ -158,6 +158,18 @@ TEST(Utf8, FindsTheFirstByteThatStartsNoWellFormedSequence) {
   EXPECT_EQ(FindInvalidUtf8("abc\xe2\x82"), 3u);                  // cut short at the end
   EXPECT_EQ(Utf8SequenceLength("\xe2\x82\xac", 0), 3u);
   EXPECT_EQ(Utf8SequenceLength("a", 1), 0u);
+}
+
+TEST(Diagnostic, SortByLocationOrdersByFileLineAndColumnKeepingTies) {
+  auto at = [](std::string code, std::string file, int line, int column) {
+    return Diagnostic{std::move(code), "", {std::move(file), line, column}, "", ""};
+  };
+  std::vector<Diagnostic> diagnostics = {at("d", "b.sql", 2, 1), at("c", "b.sql", 1, 9), at("a", "a.yml", 3, 3),
+                                         at("e", "b.sql", 2, 1), at("b", "a.yml/", 0, 0)};
+  SortByLocation(diagnostics);
+  std::string order;
+  for (const Diagnostic& diagnostic : diagnostics) order += diagnostic.code;
+  EXPECT_EQ(order, "abcde");
 }
 
 // LocationCounter gives what LocationAt gives, for offsets in any order (increasing ones counted on).

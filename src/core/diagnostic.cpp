@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string_view>
+#include <tuple>
 
 #include "core/utf8.hpp"
 
@@ -79,6 +80,14 @@ std::string Snippet(const std::string& source_line, int line, int column) {
 }
 
 }  // namespace
+
+void SortByLocation(std::vector<Diagnostic>& diagnostics) {
+  std::stable_sort(diagnostics.begin(), diagnostics.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    const SourceLocation& x = a.location;
+    const SourceLocation& y = b.location;
+    return std::tie(x.file, x.line, x.column) < std::tie(y.file, y.line, y.column);
+  });
+}
 
 SourceLocation LocationAt(const std::string& file, std::string_view text, size_t offset) {
   return LocationCounter(file, text).At(offset);
