@@ -150,12 +150,12 @@ TEST(Utf8, FindsTheFirstByteThatStartsNoWellFormedSequence) {
   EXPECT_EQ(FindInvalidUtf8(""), std::string_view::npos);
   EXPECT_EQ(FindInvalidUtf8("plain ASCII text, longer than eight bytes"), std::string_view::npos);
   EXPECT_EQ(FindInvalidUtf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), std::string_view::npos);
-  EXPECT_EQ(FindInvalidUtf8("0123456789\xff"), 10u);             // after an ASCII run read eight at a time
-  EXPECT_EQ(FindInvalidUtf8("ab\x80"), 2u);                       // a stray continuation byte
-  EXPECT_EQ(FindInvalidUtf8("\xc0\xaf"), 0u);                     // an overlong '/'
-  EXPECT_EQ(FindInvalidUtf8("x\xed\xa0\x80"), 1u);                // a surrogate
-  EXPECT_EQ(FindInvalidUtf8("x\xf4\x90\x80\x80"), 1u);            // past U+10FFFF
-  EXPECT_EQ(FindInvalidUtf8("abc\xe2\x82"), 3u);                  // cut short at the end
+  EXPECT_EQ(FindInvalidUtf8("0123456789\xff"), 10u);    // after an ASCII run read eight at a time
+  EXPECT_EQ(FindInvalidUtf8("ab\x80"), 2u);             // a stray continuation byte
+  EXPECT_EQ(FindInvalidUtf8("\xc0\xaf"), 0u);           // an overlong '/'
+  EXPECT_EQ(FindInvalidUtf8("x\xed\xa0\x80"), 1u);      // a surrogate
+  EXPECT_EQ(FindInvalidUtf8("x\xf4\x90\x80\x80"), 1u);  // past U+10FFFF
+  EXPECT_EQ(FindInvalidUtf8("abc\xe2\x82"), 3u);        // cut short at the end
   EXPECT_EQ(Utf8SequenceLength("\xe2\x82\xac", 0), 3u);
   EXPECT_EQ(Utf8SequenceLength("a", 1), 0u);
 }

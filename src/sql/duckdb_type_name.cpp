@@ -11,16 +11,15 @@ namespace {
 // DuckDB 1.4's built-in scalar types and their aliases (SELECT type_name FROM duckdb_types(), without the
 // composite, ENUM, NULL and VARIANT ones), lower case.
 constexpr std::string_view kNames[] = {
-    "bigint",    "int8",        "int64",        "long",         "oid",          "bignum",    "varint",
-    "bit",       "bitstring",   "binary",       "blob",         "bytea",        "varbinary", "bool",
-    "boolean",   "logical",     "date",         "dec",          "decimal",      "numeric",   "double",
-    "float8",    "float",       "float4",       "real",         "hugeint",      "int128",    "int",
-    "int32",     "int4",        "integer",      "integral",     "signed",       "interval",  "smallint",
-    "int16",     "int2",        "short",        "time",         "timetz",       "datetime",  "timestamp",
-    "timestamp_us", "timestamptz", "timestamp_ms", "timestamp_ns", "timestamp_s", "time_ns", "tinyint",
-    "int1",      "ubigint",     "uint64",       "uhugeint",     "uint128",      "uinteger",  "uint32",
-    "usmallint", "uint16",      "utinyint",     "uint8",        "uuid",         "guid",      "json",
-    "bpchar",    "char",        "character",    "nvarchar",     "string",       "text",      "varchar"};
+    "bigint",    "int8",      "int64",        "long",        "oid",          "bignum",       "varint",      "bit",
+    "bitstring", "binary",    "blob",         "bytea",       "varbinary",    "bool",         "boolean",     "logical",
+    "date",      "dec",       "decimal",      "numeric",     "double",       "float8",       "float",       "float4",
+    "real",      "hugeint",   "int128",       "int",         "int32",        "int4",         "integer",     "integral",
+    "signed",    "interval",  "smallint",     "int16",       "int2",         "short",        "time",        "timetz",
+    "datetime",  "timestamp", "timestamp_us", "timestamptz", "timestamp_ms", "timestamp_ns", "timestamp_s", "time_ns",
+    "tinyint",   "int1",      "ubigint",      "uint64",      "uhugeint",     "uint128",      "uinteger",    "uint32",
+    "usmallint", "uint16",    "utinyint",     "uint8",       "uuid",         "guid",         "json",        "bpchar",
+    "char",      "character", "nvarchar",     "string",      "text",         "varchar"};
 
 // Multi-word names: a first word and the words that may follow it, in order.
 constexpr std::array<std::array<std::string_view, 4>, 6> kMultiWordNames = {{
@@ -33,8 +32,8 @@ constexpr std::array<std::array<std::string_view, 4>, 6> kMultiWordNames = {{
 }};
 
 constexpr std::string_view kDecimalNames[] = {"dec", "decimal", "numeric"};
-constexpr std::string_view kLengthNames[] = {"varchar", "char",   "character", "character varying",
-                                             "bpchar",  "nvarchar", "string",  "text"};
+constexpr std::string_view kLengthNames[] = {"varchar", "char",     "character", "character varying",
+                                             "bpchar",  "nvarchar", "string",    "text"};
 
 constexpr int64_t kMaxDecimalWidth = 38;
 

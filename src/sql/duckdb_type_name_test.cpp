@@ -7,12 +7,14 @@ namespace {
 
 // Each of these is a type DuckDB 1.4 accepts in CAST(NULL AS <type>) and in read_csv's `types`.
 TEST(DuckDbTypeName, AcceptsDuckDbTypesAndTheirAliasesInAnyCase) {
+  // clang-format off
   for (const char* text :
        {"BIGINT", "bigint", "Int8", "VARCHAR", "TEXT", "DATE", "TIMESTAMP", "TIMESTAMPTZ", "UUID", "BLOB", "JSON",
         "DECIMAL(12,2)", "decimal( 12 , 2 )", "DEC(5)", "NUMERIC(38,38)", "VARCHAR(10)", "CHAR(1)", "character",
         "DOUBLE", "DOUBLE PRECISION", "double  precision", "CHARACTER VARYING", "CHARACTER VARYING(10)",
         "TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITHOUT TIME ZONE", "TIME WITH TIME ZONE", "INTEGER[]", "INTEGER[3]",
         "INTEGER[][]", "int8[ 2 ]", "time_ns", "bignum", "varint", " BIGINT "}) {
+    // clang-format on
     EXPECT_EQ(CheckDuckDbTypeName(text), std::nullopt) << text;
   }
 }

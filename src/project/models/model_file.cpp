@@ -286,8 +286,8 @@ void ClassifyReferences(const ModelFile& model, ParsedModel& parsed) {
 // The name and the MODEL header of a model file, checked; body_offset set, the body not yet read.
 ParsedModel ParseNameAndHeader(const ModelFile& model) {
   if (const size_t bad = FindInvalidUtf8(model.text); bad != std::string::npos) {
-    model.Fail(bad, "SLU-MODEL-006", "the model file is not UTF-8 text: " + ByteName(model.text[bad]) +
-                                         " starts no UTF-8 character",
+    model.Fail(bad, "SLU-MODEL-006",
+               "the model file is not UTF-8 text: " + ByteName(model.text[bad]) + " starts no UTF-8 character",
                "save the file as UTF-8");
   }
   ParsedModel parsed;
@@ -363,13 +363,12 @@ ParsedModel ParseModelFile(const std::string& relative_file, const std::string& 
   if (!parsed.partitions && !parsed.partition_bounds.empty()) {
     const PartitionBoundCall& call = parsed.partition_bounds.front();
     const char* name = call.bound == PartitionBound::kStart ? "@partition_start()" : "@partition_end()";
-    throw Error(MakeDiagnostic("SLU-MODEL-009",
-                               std::string(name) + " is used by '" + parsed.name + "', which is not partitioned",
-                               call.at,
-                               parsed.kind == ModelKind::kView
-                                   ? "a view has no partitions: filter on its inputs' columns instead"
-                                   : R"(declare partitions (daily (column "…", start_date "…")) in the MODEL header)",
-                               full_text));
+    throw Error(MakeDiagnostic(
+        "SLU-MODEL-009", std::string(name) + " is used by '" + parsed.name + "', which is not partitioned", call.at,
+        parsed.kind == ModelKind::kView
+            ? "a view has no partitions: filter on its inputs' columns instead"
+            : R"(declare partitions (daily (column "…", start_date "…")) in the MODEL header)",
+        full_text));
   }
   ClassifyReferences(model, parsed);
   return parsed;
@@ -395,23 +394,21 @@ void CheckPartitionColumn(const ParsedModel& parsed, const std::string& text, co
     }
     std::string outputs;
     for (const OutputColumn& c : contract.columns) outputs += (outputs.empty() ? "" : ", ") + c.name;
-    throw Error(MakeDiagnostic("SLU-MODEL-007",
-                               "partition column '" + column + "' is not an output column of '" + parsed.name + "'",
-                               LocationAt(parsed.file, full_text, offset),
-                               "name one of the model's output columns (" + outputs +
-                                   "), or select CAST(… AS DATE) AS " + column,
-                               full_text));
+    throw Error(MakeDiagnostic(
+        "SLU-MODEL-007", "partition column '" + column + "' is not an output column of '" + parsed.name + "'",
+        LocationAt(parsed.file, full_text, offset),
+        "name one of the model's output columns (" + outputs + "), or select CAST(… AS DATE) AS " + column, full_text));
   }
   std::string_view type = output->type_text;
   while (!type.empty() && (type.front() == ' ' || type.front() == '\t' || type.front() == '\n')) type.remove_prefix(1);
   while (!type.empty() && (type.back() == ' ' || type.back() == '\t' || type.back() == '\n')) type.remove_suffix(1);
   auto is_date = [](std::string_view t) {
-    return t.size() == 4 && (t[0] | 0x20) == 'd' && (t[1] | 0x20) == 'a' && (t[2] | 0x20) == 't' && (t[3] | 0x20) == 'e';
+    return t.size() == 4 && (t[0] | 0x20) == 'd' && (t[1] | 0x20) == 'a' && (t[2] | 0x20) == 't' &&
+           (t[3] | 0x20) == 'e';
   };
   if (!is_date(type)) {
     throw Error(MakeDiagnostic("SLU-MODEL-008",
-                               "partition column '" + output->name + "' is cast to " + std::string(type) +
-                                   ", not DATE",
+                               "partition column '" + output->name + "' is cast to " + std::string(type) + ", not DATE",
                                LocationAt(parsed.file, full_text, output->offset),
                                "partitions are days: select CAST(… AS DATE) AS " + output->name, full_text));
   }

@@ -54,8 +54,8 @@ class CsvReader {
 
  private:
   [[noreturn]] void Fail(size_t offset, std::string code, std::string message, std::string hint) const {
-    throw Error(MakeDiagnostic(std::move(code), std::move(message), LocationAt(file_, text_, offset), std::move(hint),
-                               text_));
+    throw Error(
+        MakeDiagnostic(std::move(code), std::move(message), LocationAt(file_, text_, offset), std::move(hint), text_));
   }
 
   bool AtRowEnd() const { return at_ == text_.size() || text_[at_] == '\n' || text_[at_] == '\r'; }
@@ -82,7 +82,8 @@ class CsvReader {
         break;
       }
       if (!AtRowEnd() && text_[at_] != ',') {
-        Fail(at_, "SLU-SEED-001", Shown(text_[at_]) + " after the closing quote of a field; expected `,` or the row's end",
+        Fail(at_, "SLU-SEED-001",
+             Shown(text_[at_]) + " after the closing quote of a field; expected `,` or the row's end",
              "a `\"` inside a quoted field is written `\"\"`");
       }
       return;
@@ -136,8 +137,8 @@ class CsvReader {
       }
       for (size_t i = 0; i < columns.size(); ++i) {
         if (sql::SameColumnName(sql::Dialect::kDuckDb, columns[i], name)) {
-          Fail(begin, "SLU-SEED-003", "header name '" + name + "' repeats column " + std::to_string(i + 1) + " '" +
-                                          columns[i] + "'",
+          Fail(begin, "SLU-SEED-003",
+               "header name '" + name + "' repeats column " + std::to_string(i + 1) + " '" + columns[i] + "'",
                "column names are unique, ignoring case");
         }
       }

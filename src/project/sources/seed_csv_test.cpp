@@ -26,8 +26,7 @@ std::string Refusal(std::string_view text) {
     const Diagnostic& d = error.diagnostics().front();
     EXPECT_EQ(d.location.file, "seeds/s.csv");
     EXPECT_FALSE(d.hint.empty());
-    return std::to_string(d.location.line) + ":" + std::to_string(d.location.column) + " " + d.code + " " +
-           d.message;
+    return std::to_string(d.location.line) + ":" + std::to_string(d.location.column) + " " + d.code + " " + d.message;
   }
   return "accepted";
 }
@@ -40,7 +39,10 @@ TEST(SeedCsv, AcceptsTheDialect) {
   EXPECT_EQ(Accept("id,name\n1,ann").rows, 1u);  // the last row may end at the end of the file
   EXPECT_EQ(Accept("id,name\n").rows, 0u);
   EXPECT_EQ(Accept("id").rows, 0u);
-  EXPECT_EQ(Accept("\xEF\xBB\xBF" "id\n1\n").columns, std::vector<std::string>{"id"});
+  EXPECT_EQ(Accept("\xEF\xBB\xBF"
+                   "id\n1\n")
+                .columns,
+            std::vector<std::string>{"id"});
   EXPECT_EQ(Accept("\"first id\",\"na,me\"\n1,2\n").columns, (std::vector<std::string>{"first id", "na,me"}));
   EXPECT_EQ(Accept("id\n1\n\n2\n").rows, 3u);  // one column: an empty line is a NULL
   EXPECT_EQ(Accept("id,caf\xC3\xA9\n1,\xE2\x82\xAC\n").rows, 1u);

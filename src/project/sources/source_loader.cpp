@@ -467,12 +467,13 @@ class EntryParser {
     }
     for (size_t c = 0; c < seed.columns.size(); ++c) {
       const std::string& name = seed.columns[c].first;
-      auto same_name = [&name](const std::string& header) { return sql::SameColumnName(sql::Dialect::kDuckDb, header, name); };
+      auto same_name = [&name](const std::string& header) {
+        return sql::SameColumnName(sql::Dialect::kDuckDb, header, name);
+      };
       if (std::none_of(csv->columns.begin(), csv->columns.end(), same_name)) {
         std::string header;
         for (const std::string& column : csv->columns) header += (header.empty() ? "" : ", ") + column;
-        Fail(yaml_, column_marks[c], "SLU-SOURCE-012",
-             "seed column " + name + " is not in the header of " + seed.path,
+        Fail(yaml_, column_marks[c], "SLU-SOURCE-012", "seed column " + name + " is not in the header of " + seed.path,
              "list only columns of the header (" + header + "); names are compared ignoring case");
       }
     }
@@ -722,17 +723,17 @@ struct AdoptedBoundary {
 // What the files loaded so far declared: the sources, and what later files are checked against.
 struct LoadedSources {
   std::vector<SourceDeclaration> sources;
-  std::map<std::string, SourceLocation> seen;         // name → where it is declared
-  std::map<std::string, AdoptedBoundary> adopted;     // adopted table → its first adopter's boundary
-  std::vector<Diagnostic> csv_errors;                 // seed CSV files' own errors
+  std::map<std::string, SourceLocation> seen;      // name → where it is declared
+  std::map<std::string, AdoptedBoundary> adopted;  // adopted table → its first adopter's boundary
+  std::vector<Diagnostic> csv_errors;              // seed CSV files' own errors
 };
 
-// One sources/*.yml file's entries, added to `loaded`; throws on the file's first error.
+// One sources/*.yml file's entries, added to `so_far`; throws on the file's first error.
 void LoadSourceFile(const std::filesystem::path& root, const std::string& file, const SourceLoadOptions& options,
-                    LoadedSources& loaded) {
-  std::vector<SourceDeclaration>& sources = loaded.sources;
-  std::map<std::string, SourceLocation>& seen = loaded.seen;
-  std::map<std::string, AdoptedBoundary>& adopted = loaded.adopted;
+                    LoadedSources& so_far) {
+  std::vector<SourceDeclaration>& sources = so_far.sources;
+  std::map<std::string, SourceLocation>& seen = so_far.seen;
+  std::map<std::string, AdoptedBoundary>& adopted = so_far.adopted;
   YamlFile yaml{file, ReadFile(root / file)};
   YAML::Node doc;
   try {
@@ -754,7 +755,7 @@ void LoadSourceFile(const std::filesystem::path& root, const std::string& file, 
   if (list == nullptr || !list->value.IsSequence()) {
     Fail(yaml, list != nullptr ? list->mark() : doc.Mark(), "SLU-SOURCE-001", shape, shape_hint);
   }
-  EntryParser parser(yaml, root, options, loaded.csv_errors);
+  EntryParser parser(yaml, root, options, so_far.csv_errors);
   for (const YAML::Node& node : list->value) {
     LoadedEntry loaded = parser.Parse(node);
     SourceDeclaration& source = loaded.source;
@@ -779,7 +780,6 @@ void LoadSourceFile(const std::filesystem::path& root, const std::string& file, 
     sources.push_back(std::move(source));
   }
 }
-
 
 }  // namespace
 
@@ -852,7 +852,6 @@ std::vector<SourceDeclaration> LoadSources(const std::filesystem::path& root, co
             [](const SourceDeclaration& a, const SourceDeclaration& b) { return a.name < b.name; });
   return sources;
 }
-
 
 std::string DefaultKafkaConsumerGroup(std::string_view project, std::string_view target, std::string_view source) {
   return "streambuild_" + std::string(project) + "_" + std::string(target) + "_" + std::string(source);

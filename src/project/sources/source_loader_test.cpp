@@ -624,8 +624,9 @@ TEST(SeedSources, CsvErrorsAreLocatedInTheCsvFileAndReportedWithTheOthers) {
   files.Write("seeds/b.csv", "id\n\"2\n");
   files.Write("sources/t.yml", "sources:\n  - kind: seed\n    name: t\n    path: seeds/missing.csv\n");
   try {
-    files.Load("sources:\n  - kind: seed\n    name: b\n    path: seeds/b.csv\n"
-               "  - kind: seed\n    name: a\n    path: seeds/a.csv\n");
+    files.Load(
+        "sources:\n  - kind: seed\n    name: b\n    path: seeds/b.csv\n"
+        "  - kind: seed\n    name: a\n    path: seeds/a.csv\n");
     ADD_FAILURE() << "loaded";
   } catch (const Error& error) {
     std::string located;
