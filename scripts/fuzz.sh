@@ -31,14 +31,14 @@ jobs="${JOBS:-$(nproc)}"
 # target → -max_len (bytes)
 declare -A max_len=(
   [header]=4096 [sql_scan]=8192 [select]=8192 [model]=8192 [toml_config]=8192 [yaml_sources]=8192 [templating]=512
-  [macro_arguments]=4096
+  [macro_arguments]=4096 [seed_csv]=4096
 )
 # target → dictionaries under tests/fuzz/dicts/ (several are joined into build/fuzz/dicts/<target>.dict)
 declare -A dictionary=(
   [header]=header [sql_scan]=sql [select]=sql [model]="header sql" [toml_config]=toml [yaml_sources]=yaml [templating]=templating
-  [macro_arguments]=macro_arguments
+  [macro_arguments]=macro_arguments [seed_csv]=seed_csv
 )
-all_targets=(header sql_scan select model toml_config yaml_sources templating macro_arguments)
+all_targets=(header sql_scan select model toml_config yaml_sources seed_csv templating macro_arguments)
 
 if [ "${1:-}" = "--list" ]; then
   printf '%s\n' "${all_targets[@]}"
@@ -143,6 +143,7 @@ for f in "${fixture_files[@]}"; do
     *streambuild_local.toml) seed toml_config 1 "$base" "$f"; seed toml_config 4 "$base.flag" "$f" ;;
     *.toml) seed toml_config 2 "$base" "$f"; seed toml_config 5 "$base.flag" "$f" ;;
     *.yml | *.yaml) seed yaml_sources "" "$base" "$f" ;;
+    *.csv) seed seed_csv "" "$base" "$f" ;;
   esac
 done
 # Templating and macro arguments have no fixture files of their own: a few hand-written inputs.

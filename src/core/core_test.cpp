@@ -23,6 +23,7 @@
 #include "core/file_system.hpp"
 #include "core/parallel_for.hpp"
 #include "core/sha256.hpp"
+#include "core/utf8.hpp"
 
 namespace sluice {
 namespace {
@@ -143,6 +144,32 @@ TEST(Diagnostic, ControlBytesAndInvalidUtf8AreShownAsQuestionMarks) {
   EXPECT_EQ(FormatDiagnostic(d),
             "m.sql:1:17: error[SLU-X-001]: unexpected `?`\nsecond line\n"
             " 1 | a?b?[31m?\xc3\xa9 ?? ok\n   |                ^\n");
+}
+
+TEST(Utf8, FindsTheFirstByteThatStartsNoWellFormedSequence) {
+  EXPECT_EQ(FindInvalidUtf8(""), std::string_view::npos);
+  EXPECT_EQ(FindInvalidUtf8("plain ASCII text, longer than eight bytes"), std::string_view::npos);
+  EXPECT_EQ(FindInvalidUtf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), std::string_view::npos);
+  EXPECT_EQ(FindInvalidUtf8("0123456789\xff"), 10u);    // after an ASCII run read eight at a time
+  EXPECT_EQ(FindInvalidUtf8("ab\x80"), 2u);             // a stray continuation byte
+  EXPECT_EQ(FindInvalidUtf8("\xc0\xaf"), 0u);           // an overlong '/'
+  EXPECT_EQ(FindInvalidUtf8("x\xed\xa0\x80"), 1u);      // a surrogate
+  EXPECT_EQ(FindInvalidUtf8("x\xf4\x90\x80\x80"), 1u);  // past U+10FFFF
+  EXPECT_EQ(FindInvalidUtf8("abc\xe2\x82"), 3u);        // cut short at the end
+  EXPECT_EQ(Utf8SequenceLength("\xe2\x82\xac", 0), 3u);
+  EXPECT_EQ(Utf8SequenceLength("a", 1), 0u);
+}
+
+TEST(Diagnostic, SortByLocationOrdersByFileLineAndColumnKeepingTies) {
+  auto at = [](std::string code, std::string file, int line, int column) {
+    return Diagnostic{std::move(code), "", {std::move(file), line, column}, "", ""};
+  };
+  std::vector<Diagnostic> diagnostics = {at("d", "b.sql", 2, 1), at("c", "b.sql", 1, 9), at("a", "a.yml", 3, 3),
+                                         at("e", "b.sql", 2, 1), at("b", "a.yml/", 0, 0)};
+  SortByLocation(diagnostics);
+  std::string order;
+  for (const Diagnostic& diagnostic : diagnostics) order += diagnostic.code;
+  EXPECT_EQ(order, "abcde");
 }
 
 // LocationCounter gives what LocationAt gives, for offsets in any order (increasing ones counted on).

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstring>
 #include <string_view>
+#include <tuple>
+
+#include "core/utf8.hpp"
 
 namespace sluice {
 
@@ -20,29 +23,6 @@ std::string LineOf(std::string_view text, int line) {
   std::string result(text.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
   if (!result.empty() && result.back() == '\r') result.pop_back();
   return result;
-}
-
-// The length of the well-formed UTF-8 sequence starting at text[at] (1 for ASCII), or 0 when the bytes there
-// are not one (a stray continuation byte, an overlong or surrogate form, a truncated sequence).
-size_t Utf8SequenceLength(std::string_view text, size_t at) {
-  auto byte = [&text](size_t i) { return i < text.size() ? static_cast<unsigned char>(text[i]) : 0; };
-  auto continuation = [&byte](size_t i, unsigned char low = 0x80, unsigned char high = 0xBF) {
-    return byte(i) >= low && byte(i) <= high;
-  };
-  unsigned char lead = byte(at);
-  if (lead < 0x80) return 1;
-  if (lead >= 0xC2 && lead <= 0xDF) return continuation(at + 1) ? 2 : 0;
-  if (lead >= 0xE0 && lead <= 0xEF) {
-    unsigned char low = lead == 0xE0 ? 0xA0 : 0x80;
-    unsigned char high = lead == 0xED ? 0x9F : 0xBF;
-    return continuation(at + 1, low, high) && continuation(at + 2) ? 3 : 0;
-  }
-  if (lead >= 0xF0 && lead <= 0xF4) {
-    unsigned char low = lead == 0xF0 ? 0x90 : 0x80;
-    unsigned char high = lead == 0xF4 ? 0x8F : 0xBF;
-    return continuation(at + 1, low, high) && continuation(at + 2) && continuation(at + 3) ? 4 : 0;
-  }
-  return 0;
 }
 
 bool IsControl(unsigned char c) { return c < 0x20 || c == 0x7F; }
@@ -100,6 +80,14 @@ std::string Snippet(const std::string& source_line, int line, int column) {
 }
 
 }  // namespace
+
+void SortByLocation(std::vector<Diagnostic>& diagnostics) {
+  std::stable_sort(diagnostics.begin(), diagnostics.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    const SourceLocation& x = a.location;
+    const SourceLocation& y = b.location;
+    return std::tie(x.file, x.line, x.column) < std::tie(y.file, y.line, y.column);
+  });
+}
 
 SourceLocation LocationAt(const std::string& file, std::string_view text, size_t offset) {
   return LocationCounter(file, text).At(offset);

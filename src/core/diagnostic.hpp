@@ -41,6 +41,10 @@ std::string FormatDiagnostic(const Diagnostic& diagnostic);
 Diagnostic MakeDiagnostic(std::string code, std::string message, SourceLocation location, std::string hint,
                           std::string_view file_text = {});
 
+// Orders diagnostics by file, then line, then column (an unknown line or column first); equal locations keep
+// their order. How diagnostics of several independent files are reported together.
+void SortByLocation(std::vector<Diagnostic>& diagnostics);
+
 // Converts a byte offset in `text` into a 1-based line/column location in `file`.
 SourceLocation LocationAt(const std::string& file, std::string_view text, size_t offset);
 

@@ -79,7 +79,7 @@ struct LoadedModel {
   std::string file;                   // relative path
   std::exception_ptr error;           // reading, parsing or the replay policy failed
   std::exception_ptr key_error;       // the model's asset key (SLU-CORE-001)
-  std::exception_ptr contract_error;  // the SQL body contract
+  std::exception_ptr contract_error;  // the SQL body contract or the partition column
   bool anchor_candidate = false;      // from the contract
   unsigned lineage_modes = 0;         // the lineage modes (LineageModeBit) whose columns the model outputs
   std::string text;                   // the file's text, kept only when the header declares audits
@@ -117,6 +117,7 @@ class ProjectLoad {
     MarkPhase("pipelines discovered");
     ParseModels();
     MarkPhase("models parsed");
+    ReportFileErrors();
     NameModels();
     ResolveReferences();
     CheckRelationNames(assets_);
@@ -154,6 +155,7 @@ class ProjectLoad {
   // Config (streambuild_project.toml, streambuild_local.toml), the resolved target, and the macros.
   void LoadSettings() {
     static_cast<ProjectSettings&>(project_) = LoadProjectSettings(project_.root, options_);
+    CheckTargetNames(project_.config, project_.target);
     dialect_ = sql::DialectForAdapter(project_.target.adapter);
     macros_ = MacroEngine::Load(project_.root);
   }
@@ -177,7 +179,12 @@ class ProjectLoad {
     if (const auto& freshness = project_.config.defaults.freshness) {
       options.default_freshness = FreshnessPolicy{freshness->warn_after, freshness->error_after};
     }
-    sources_ = sluice::LoadSources(project_.root, options);
+    try {
+      sources_ = sluice::LoadSources(project_.root, options);
+    } catch (const Error& error) {
+      // Reported with the pipelines' and models' errors (ReportFileErrors); the load goes on without sources.
+      file_errors_ = error.diagnostics();
+    }
     for (const SourceDeclaration& source : sources_) {
       Asset asset{{}, source.name, "", source.description, std::nullopt, {}, {}, source.at};
       try {
@@ -199,8 +206,8 @@ class ProjectLoad {
     for (size_t s = 0; s < sources_.size(); ++s) source_index_.emplace(sources_[s].name, s);
   }
 
-  // The pipeline folders and each one's settings. A pipeline's failure is kept and rethrown when NameModels
-  // reaches that pipeline, so the error reported does not depend on what else failed.
+  // The pipeline folders and each one's settings. A pipeline's failure is kept and reported by ReportFileErrors
+  // with the other files' errors; its models are not parsed.
   void LoadPipelines() {
     pipeline_files_ = DiscoverPipelines(project_.root);
     const TargetSettings& target = project_.target;
@@ -236,13 +243,14 @@ class ProjectLoad {
     }
   }
 
-  // Every model file of the pipelines before the first failing one: read, parsed, its replay policy and SQL body
-  // contract checked and its asset filled, in parallel. In a project with macros the files are read first and
-  // the bodies calling a macro expanded in file order on this thread (Python runs one call at a time, and workers
-  // queuing for it are slower than one thread). A model's failure is kept with it and rethrown in file order
-  // later: read, expansion and parse failures by NameModels, contract failures by ApplyContracts.
+  // Every model file of the pipelines whose settings loaded: read, parsed, its replay policy, SQL body contract and
+  // partition column checked and its asset filled, in parallel. In a project with macros the files are read first
+  // and the bodies calling a macro expanded in file order on this thread (Python runs one call at a time, and
+  // workers queuing for it are slower than one thread). A model's failure is kept with it and reported by
+  // ReportFileErrors.
   void ParseModels() {
-    for (size_t p = 0; p < pipeline_files_.size() && !pipeline_settings_[p].error; ++p) {
+    for (size_t p = 0; p < pipeline_files_.size(); ++p) {
+      if (pipeline_settings_[p].error) continue;
       for (const std::string& file : pipeline_files_[p].model_files) models_.push_back(LoadedModel{p, file});
     }
     // Each model's asset is filled by its parse; until then it holds a SeedCompute, which allocates nothing.
@@ -307,6 +315,7 @@ class ProjectLoad {
     bool aggregate = false;
     try {
       ModelContract contract = CheckModelContract(ContractInputOf(parsed, model.text, dialect_));
+      CheckPartitionColumn(parsed, model.text, contract, dialect_);
       aggregate = contract.aggregate;
       model.anchor_candidate = contract.anchor_candidate;
       model.lineage_modes = LineageModesOf(contract, dialect_);
@@ -338,8 +347,35 @@ class ProjectLoad {
     asset.compute = std::move(compute);
   }
 
-  // Pipelines and their models in order: the first pipeline or model failure is rethrown here; model names are
-  // unique across the project and never a source's.
+  // The errors found so far each belong to one file, whatever the other files hold: a sources/*.yml file's first
+  // error, a seed CSV file's, a pipeline's (its pipeline.toml or folder), and a model file's first (reading, macro
+  // expansion, header and references, body contract, partition column). All of them are thrown together, sorted
+  // by file, before the checks that span files (names, references, the graph) would report errors caused by them.
+  void ReportFileErrors() {
+    std::vector<Diagnostic> errors = std::move(file_errors_);
+    auto add = [&errors](const std::exception_ptr& failure) {
+      try {
+        std::rethrow_exception(failure);
+      } catch (const Error& error) {
+        errors.insert(errors.end(), error.diagnostics().begin(), error.diagnostics().end());
+      }
+    };
+    for (const PipelineSettings& settings : pipeline_settings_) {
+      if (settings.error) add(settings.error);
+    }
+    for (const LoadedModel& model : models_) {
+      if (model.error) {
+        add(model.error);
+      } else if (model.contract_error) {
+        add(model.contract_error);
+      }
+    }
+    if (errors.empty()) return;
+    SortByLocation(errors);
+    throw Error(std::move(errors));
+  }
+
+  // Pipelines and their models in order; model names are unique across the project and never a source's.
   void NameModels() {
     bool any_virtual_pipeline = false;
     model_index_.reserve(models_.size());
@@ -347,13 +383,11 @@ class ProjectLoad {
     for (size_t p = 0; p < pipeline_files_.size(); ++p) {
       const PipelineFiles& files = pipeline_files_[p];
       const PipelineSettings& settings = pipeline_settings_[p];
-      if (settings.error) std::rethrow_exception(settings.error);
       any_virtual_pipeline = any_virtual_pipeline || settings.config.mode == PipelineMode::kVirtual;
       Pipeline pipeline{files.name, files.directory, settings.name_space, {}, {}};
       std::vector<size_t>& by_name = pipeline_models_.emplace_back();
       for (; m < models_.size() && models_[m].pipeline == p; ++m) {
         const LoadedModel& model = models_[m];
-        if (model.error) std::rethrow_exception(model.error);
         const std::string& name = ModelAsset(m).name();
         auto [first, added] = model_index_.emplace(name, m);
         if (!added) {
@@ -500,8 +534,7 @@ class ProjectLoad {
     }
   }
 
-  // The SQL body contract's failures, in model order, and each table model's anchor eligibility now that its
-  // pipeline's replay lineage mode (its source's) is known.
+  // Each table model's anchor eligibility now that its pipeline's replay lineage mode (its source's) is known.
   void ApplyContracts() {
     std::vector<LineageMode> lineage;  // by pipeline
     for (const Pipeline& pipeline : pipelines_) {
@@ -520,7 +553,6 @@ class ProjectLoad {
     }
     for (size_t m = 0; m < models_.size(); ++m) {
       const LoadedModel& model = models_[m];
-      if (model.contract_error) std::rethrow_exception(model.contract_error);
       ModelSql(m).anchor_eligible =
           model.anchor_candidate && (model.lineage_modes & LineageModeBit(lineage[model.pipeline])) != 0;
     }
@@ -582,6 +614,7 @@ class ProjectLoad {
   sql::Dialect dialect_ = sql::Dialect::kClickHouse;
   std::unique_ptr<MacroEngine> macros_;  // never null once LoadSettings ran
   std::vector<SourceDeclaration> sources_;
+  std::vector<Diagnostic> file_errors_;        // the sources' and seeds', until ReportFileErrors
   std::exception_ptr source_key_error_;        // rethrown after the models' names are checked
   std::unordered_map<std::string, size_t> source_index_;  // name → index in sources_ (== its asset's)
   std::vector<PipelineFiles> pipeline_files_;             // by pipeline index, in name order

@@ -3,15 +3,19 @@
 // tests/ and audits/.
 //
 // The load runs in stages, each in its own function of project_loader.cpp: settings (config, target,
-// macros) → sources → pipelines → models (parsed in parallel) → names → references → graph checks →
-// contracts → tests and audits → Definitions. Every rejection is one located diagnostic; when a project has
-// several problems the one reported does not depend on thread timing.
+// macros) → sources → pipelines → models (parsed in parallel) → file errors → names → references → graph
+// checks → contracts → tests and audits → Definitions. Every rejection is located. Errors that belong to one file
+// are reported together, one per file and sorted by file: each sources/*.yml file's first, each seed CSV file's,
+// each pipeline's (pipeline.toml or folder) and each model file's first (reading, macros, header, references,
+// body contract, partition column); the checks that span files (names, references, the graph, tests and audits)
+// run only when there are none, and report their first error. What is reported never depends on thread timing.
 //
 // Resolution: each `__source("x")` names a source, each `__ref("x")` a model or a source; every table
 // model's driving chain must reach a source, and all table models of a pipeline the same one.
 // Errors: SLU-PROJECT-001 no project found, -002 pipeline without models, -003 duplicate model name,
 // -004 name shared by a model and a source, -005 two relations with one physical name, -006 a pipeline
-// without the naming prefix; SLU-GRAPH-002 unknown reference, -001 cycle, -003 two sources for one pipeline,
+// without the naming prefix; SLU-CONFIG-007 a target database or naming prefix Sluice cannot use as a name
+// (CheckTargetNames); SLU-GRAPH-002 unknown reference, -001 cycle, -003 two sources for one pipeline,
 // -005 a model reading a view, -006 direct and virtual pipelines reading each other; plus the errors of
 // config/, sources/, models/, checks/, macros/ and header_grammar.
 // Thread-safety: pure function over files.

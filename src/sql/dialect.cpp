@@ -78,4 +78,14 @@ std::string QuoteString(Dialect dialect, std::string_view text) {
 
 std::string DateLiteral(Dialect /*dialect*/, Date date) { return "DATE '" + date.ToString() + "'"; }
 
+bool SameColumnName(Dialect dialect, std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  if (dialect == Dialect::kClickHouse) return a == b;
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
+
 }  // namespace sluice::sql

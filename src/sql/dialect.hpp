@@ -1,4 +1,4 @@
-// Dialect rendering of names and values for engine-generated SQL.
+// Dialect rendering of names and values for engine-generated SQL, and how a dialect compares column names.
 //
 // Identifiers are always quoted (so reserved words and mixed case are safe); values are rendered as
 // literals with the dialect's escaping. In the backslash dialects (ClickHouse, BigQuery) control bytes are
@@ -27,5 +27,9 @@ std::string QuoteString(Dialect dialect, std::string_view text);
 
 // DATE '2026-01-31' (all four dialects accept this form).
 std::string DateLiteral(Dialect dialect, Date date);
+
+// Whether two column names name one column in `dialect`: exactly equal in ClickHouse, equal ignoring ASCII case
+// in the others.
+bool SameColumnName(Dialect dialect, std::string_view a, std::string_view b);
 
 }  // namespace sluice::sql

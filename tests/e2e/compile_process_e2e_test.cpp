@@ -57,23 +57,27 @@ std::string ModelCalling(const std::string& call) {
          "  CAST(_replay_offset AS Int64) AS _replay_offset\nFROM __ref(\"orders\")\n";
 }
 
-TEST(CompileProcessE2E, TheFirstFailingMacroInFileOrderIsReportedWhateverTheThreadCount) {
+TEST(CompileProcessE2E, EveryFailingMacroIsReportedInFileOrderWhateverTheThreadCount) {
   ScratchProject project("streambuild_compat");
   project.Write("macros/common.py", project.Read("macros/common.py") + kBoomMacro);
-  project.Write("pipelines/pl__order_events/a_first.sql", ModelCalling("@boom('first')"));
   project.Write("pipelines/pl__order_events/z_last.sql", ModelCalling("@boom('last')"));
+  project.Write("pipelines/pl__order_events/a_first.sql", ModelCalling("@boom('first')"));
   for (const char* threads : {"1", "2", "5"}) {
     ProcessResult result = project.Run({"compile"}, {{"SLUICE_THREADS", threads}});
     EXPECT_EQ(result.exit_code, 1) << threads;
-    EXPECT_NE(result.err.find("pipelines/pl__order_events/a_first.sql:"), std::string::npos) << result.err;
-    EXPECT_NE(result.err.find("SLU-MACRO-010"), std::string::npos) << result.err;
-    EXPECT_NE(result.err.find("first"), std::string::npos) << result.err;
-    EXPECT_EQ(result.err.find("z_last.sql"), std::string::npos) << result.err;
+    const size_t first = result.err.find("pipelines/pl__order_events/a_first.sql:");
+    const size_t last = result.err.find("pipelines/pl__order_events/z_last.sql:");
+    ASSERT_NE(first, std::string::npos) << result.err;
+    ASSERT_NE(last, std::string::npos) << result.err;
+    EXPECT_LT(first, last) << result.err;
+    EXPECT_NE(result.err.find("SLU-MACRO-010", first), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("'first'"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("'last'"), std::string::npos) << result.err;
     EXPECT_FALSE(fs::exists(project.root() / "target")) << "a failed compile writes nothing";
   }
 }
 
-TEST(CompileProcessE2E, AHeaderErrorBeforeAFailingMacroIsReportedFirst) {
+TEST(CompileProcessE2E, AHeaderErrorAndAFailingMacroInAnotherFileAreBothReported) {
   ScratchProject project("streambuild_compat");
   project.Write("macros/common.py", project.Read("macros/common.py") + kBoomMacro);
   project.Write("pipelines/pl__order_events/a_first.sql",
@@ -81,8 +85,12 @@ TEST(CompileProcessE2E, AHeaderErrorBeforeAFailingMacroIsReportedFirst) {
   project.Write("pipelines/pl__order_events/b_second.sql", ModelCalling("@boom('second')"));
   ProcessResult result = project.Run({"compile"});
   EXPECT_EQ(result.exit_code, 1);
-  EXPECT_NE(result.err.find("pipelines/pl__order_events/a_first.sql:2:3"), std::string::npos) << result.err;
-  EXPECT_EQ(result.err.find("SLU-MACRO-010"), std::string::npos) << result.err;
+  const size_t header = result.err.find("pipelines/pl__order_events/a_first.sql:2:3");
+  const size_t macro = result.err.find("pipelines/pl__order_events/b_second.sql:");
+  ASSERT_NE(header, std::string::npos) << result.err;
+  ASSERT_NE(macro, std::string::npos) << result.err;
+  EXPECT_LT(header, macro) << result.err;
+  EXPECT_NE(result.err.find("SLU-MACRO-010", macro), std::string::npos) << result.err;
 }
 
 // Start-up: sluice does not link libpython (the macro interpreter is a plugin loaded by the first project with

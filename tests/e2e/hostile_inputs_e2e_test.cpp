@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/diagnostic.hpp"
+#include "core/utf8.hpp"
 #include "e2e/sluice_process.hpp"
 
 namespace sluice::testing {
@@ -303,7 +305,11 @@ TEST(HostileInputs, BinaryGarbageInASqlFileIsALocatedError) {
     garbage[0] = '\0';
     project.Write(kModel, garbage);
     BoundedRun run = Compile(project, "64 KiB of random bytes, round " + std::to_string(round));
-    ExpectOneLocatedError(project, run, std::string(kModel) + ":1:1", "SLU-HEADER-001");
+    // The file is not text: the error is at its first byte that starts no UTF-8 character.
+    const SourceLocation at = LocationAt(kModel, garbage, FindInvalidUtf8(garbage));
+    ExpectOneLocatedError(project, run,
+                          std::string(kModel) + ":" + std::to_string(at.line) + ":" + std::to_string(at.column),
+                          "SLU-MODEL-006");
   }
 }
 

@@ -19,6 +19,7 @@
 //                       ExpandConnection), streambuild_local.toml beside a fixed project file, or a
 //                       pipeline.toml (LoadPipelineConfig); (byte / 3) % 2 flips a mode switch of each
 //   FuzzYamlSources     no selector: the whole input is sources/x.yml; LoadSources with templating
+//   FuzzSeedCsv         no selector: the whole input is a seed's CSV file; CheckSeedCsv
 //   FuzzTemplating      byte: bit 0 → Expand (typed) instead of ExpandString, bit 1 → also CheckTemplateKeys;
 //                       the rest split at '\n' into up to three values of the variables a, b, c, then the
 //                       text to expand (fixed variables and a fake environment alongside)
@@ -81,6 +82,7 @@ int FuzzSelect(const uint8_t* data, size_t size);
 int FuzzModel(const uint8_t* data, size_t size);
 int FuzzTomlConfig(const uint8_t* data, size_t size);
 int FuzzYamlSources(const uint8_t* data, size_t size);
+int FuzzSeedCsv(const uint8_t* data, size_t size);
 int FuzzTemplating(const uint8_t* data, size_t size);
 int FuzzMacroArguments(const uint8_t* data, size_t size);
 

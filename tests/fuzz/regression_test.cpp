@@ -35,6 +35,7 @@ constexpr Target kTargets[] = {
     {"model", FuzzModel},
     {"toml_config", FuzzTomlConfig},
     {"yaml_sources", FuzzYamlSources},
+    {"seed_csv", FuzzSeedCsv},
     {"templating", FuzzTemplating},
     {"macro_arguments", FuzzMacroArguments},
 };

@@ -6,6 +6,8 @@
 //   base: shop                      (optional; default "shop")
 //   environment: NAME=value         (optional) the load sees exactly this one environment variable, instead of
 //                                   the process's environment; its value must not appear in the output
+//   errors: 2                       (optional; default 1) how many errors the project has: independent broken
+//                                   files are reported together, sorted by file
 //   --- file: <relative path>       the lines up to the next `---` become that file's contents
 //   --- delete: <relative path>     removes a file or folder of the base project
 //   --- expect                      the rendered diagnostics (FormatDiagnostic of each, in order)
@@ -86,8 +88,9 @@ TEST_P(Diagnostics, MatchGolden) {
   const fs::path file = kCorpus / (GetParam() + ".test");
   const GoldenFile golden = golden::ParseGoldenFile(golden::ReadText(file));
   for (const auto& [key, value] : golden.settings) {
-    if (key != "base" && key != "environment") ADD_FAILURE() << "unknown setting: " << key;
+    if (key != "base" && key != "environment" && key != "errors") ADD_FAILURE() << "unknown setting: " << key;
   }
+  auto expected_errors = golden.settings.find("errors");
   auto [actual, wrote] = Compile(golden);
   if (golden::GoldenUpdateMode()) {
     golden::RewriteExpect(file, golden, actual);
@@ -102,7 +105,8 @@ TEST_P(Diagnostics, MatchGolden) {
   }
   size_t errors = 0;
   for (size_t at = actual.find("error["); at != std::string::npos; at = actual.find("error[", at + 1)) ++errors;
-  EXPECT_EQ(errors, 1u) << "one located error per malformed input";
+  EXPECT_EQ(errors, expected_errors == golden.settings.end() ? 1u : std::stoul(expected_errors->second))
+      << "one located error per malformed input (`errors: N` when the case has N)";
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, Diagnostics, ::testing::ValuesIn(golden::CorpusCases(kCorpus)),

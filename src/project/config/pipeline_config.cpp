@@ -7,10 +7,12 @@
 #include <optional>
 #include <string>
 
+#include "core/asset_key.hpp"
 #include "core/diagnostic.hpp"
 #include "project/header_grammar.hpp"
 #include "project/config/project_config.hpp"
 #include "project/config/project_config_internal.hpp"
+#include "project/relation_name.hpp"
 
 namespace sluice {
 
@@ -56,9 +58,21 @@ PipelineConfig LoadPipelineConfig(const std::filesystem::path& root, const std::
   config.file = doc.file;
   if (auto mode = OptionalPipelineMode(doc, table, "mode", "")) config.mode = mode->value;
   config.database = OptionalString(doc, table, "database", "");
+  if (config.database && !IsIdentifier(*config.database)) {
+    Fail(doc, table.get("database")->source(), "SLU-CONFIG-007",
+         "'database' \"" + *config.database + "\" is not an identifier",
+         "the database is the namespace (a schema) of the pipeline's models: use [A-Za-z_][A-Za-z0-9_]*");
+  }
   if (const toml::table* naming = table["naming"].as_table()) {
-    config.table_prefix = OptionalString(doc, *naming, "table_prefix", "naming.");
-    config.view_prefix = OptionalString(doc, *naming, "view_prefix", "naming.");
+    for (const char* key : {"table_prefix", "view_prefix"}) {
+      std::optional<std::string> prefix = OptionalString(doc, *naming, key, "naming.");
+      if (prefix && !IsAllowedRelationPrefix(*prefix)) {
+        Fail(doc, naming->get(key)->source(), "SLU-CONFIG-007",
+             "'naming." + std::string(key) + "' \"" + *prefix + "\" cannot start a relation name",
+             std::string(kRelationPrefixRule));
+      }
+      (std::string_view(key) == "table_prefix" ? config.table_prefix : config.view_prefix) = std::move(prefix);
+    }
   }
   if (auto policy = ParseReplayOnChange(doc, table, "")) {
     if (config.mode == PipelineMode::kDirect) FailDirectPolicy(policy->origin, doc.file, "replay_on_change", pipeline);

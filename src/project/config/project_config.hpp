@@ -16,7 +16,8 @@
 //   SLU-CONFIG-004  missing required key
 //   SLU-CONFIG-005  unknown target
 //   SLU-CONFIG-006  a `.yml` project or local config
-//   SLU-CONFIG-007  invalid value (enumeration, duration, range, pattern, empty, interpolated `name`, …)
+//   SLU-CONFIG-007  invalid value (enumeration, duration, range, pattern, empty, interpolated `name`, a database
+//                   that is not an identifier, a naming prefix that cannot start a relation name, …)
 //   SLU-CONFIG-008  `--vars` is not one JSON object
 //   SLU-CONFIG-009  `settings.virtual_environments` disagrees with `defaults.pipeline_mode`
 //   SLU-CONFIG-010  a replay policy (`replay_on_change` / `bounded_replay_fallback`) that no virtual
@@ -193,8 +194,13 @@ struct TargetSettings {
   // --database > local target > project target (expanded); else "main" for DuckDB, "default" otherwise.
   std::string database;
   bool database_configured = false;  // false when `database` is that fallback
+<<<<<<< HEAD
   // Resolved vars (project < target < local target < local < --vars) whose values are not taken from the
   // environment: macros' ctx.variables.
+=======
+  ValueOrigin database_origin;       // where the database was written; no location for --database and the fallback
+  // Resolved vars (project < target < local target < local < --vars): macros' ctx.variables.
+>>>>>>> wt/checks
   nlohmann::json variables = nlohmann::json::object();
   // The vars whose values are taken from ${ENV:…} (TemplateScope::environment_sources): name → environment
   // variable. Withheld from macros whether the environment variable is set or not.
@@ -245,6 +251,12 @@ std::optional<LocalConfig> LoadLocalConfig(const std::filesystem::path& root);
 TargetSettings ResolveTarget(const ProjectConfig& project, const std::optional<LocalConfig>& local,
                              const ConfigInputs& inputs);
 
+// The target's names that Sluice uses as namespaces or writes unquoted into compile artifacts: `database` must
+// be an identifier and naming.table_prefix / view_prefix allowed relation prefixes (relation_name.hpp);
+// SLU-CONFIG-007 located at the value that set each. Called by the project load, not by ResolveTarget, so
+// commands that read only the settings (runs, logs) work with a bad value.
+void CheckTargetNames(const ProjectConfig& project, const TargetSettings& target);
+
 // The connection of a command that connects: each raw value expanded now, then per key the environment's
 // STREAMBUILD_CLICKHOUSE_HOST|PORT|USERNAME|PASSWORD (ignored for adapter duckdb), then the CLI flags; a
 // value that is overridden is never expanded. Scalars as text, `settings.<name>` for each connection
@@ -253,7 +265,9 @@ TargetSettings ResolveTarget(const ProjectConfig& project, const std::optional<L
 std::map<std::string, std::string> ExpandConnection(const TargetSettings& target);
 
 // One pipeline's settings: `relative_file` is its pipeline.toml, or nullopt (all defaults). Throws
-// SLU-CONFIG-001…003/-007, -010 (a replay policy on a direct pipeline), -011 (protection on a virtual one).
+// SLU-CONFIG-001…003/-007 (-007 also for a `database` that is not an identifier and a naming prefix that is not
+// an allowed relation prefix, relation_name.hpp), -010 (a replay policy on a direct pipeline), -011 (protection
+// on a virtual one).
 PipelineConfig LoadPipelineConfig(const std::filesystem::path& root, const std::string& pipeline,
                                   const std::optional<std::string>& relative_file, const TargetSettings& target);
 

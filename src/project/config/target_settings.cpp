@@ -7,8 +7,10 @@
 #include <set>
 #include <string>
 
+#include "core/asset_key.hpp"
 #include "core/diagnostic.hpp"
 #include "project/config/project_config.hpp"
+#include "project/relation_name.hpp"
 
 namespace sluice {
 
@@ -98,8 +100,10 @@ TargetSettings ResolveTarget(const ProjectConfig& project, const std::optional<L
     settings.database = *inputs.database;
   } else if (local_target && local_target->database) {
     settings.database = ExpandText(scope, *local_target->database, "targets." + settings.name + ".database");
+    settings.database_origin = local_target->database->origin;
   } else if (project_target && project_target->database) {
     settings.database = ExpandText(scope, *project_target->database, "targets." + settings.name + ".database");
+    settings.database_origin = project_target->database->origin;
   }
   settings.database_configured = !settings.database.empty();
   if (!settings.database_configured) settings.database = settings.adapter == "duckdb" ? "main" : "default";
@@ -180,6 +184,24 @@ TargetSettings ResolveTarget(const ProjectConfig& project, const std::optional<L
     settings.max_pipelines = project.max_pipelines->value;
   }
   return settings;
+}
+
+void CheckTargetNames(const ProjectConfig& project, const TargetSettings& target) {
+  if (!IsIdentifier(target.database)) {
+    const bool flag = !target.database_origin.at.known();
+    FailAt(target.database_origin, "SLU-CONFIG-007",
+           (flag ? std::string("--database") : "'targets." + target.name + ".database'") + " \"" + target.database +
+               "\" is not an identifier",
+           "the database is the namespace (a schema) of the project's assets: use [A-Za-z_][A-Za-z0-9_]*");
+  }
+  auto check_prefix = [&](const std::optional<ConfigValue>& written, const std::string& value, const char* key) {
+    if (!written || IsAllowedRelationPrefix(value)) return;
+    FailAt(written->origin, "SLU-CONFIG-007",
+           "'naming." + std::string(key) + "' \"" + value + "\" cannot start a relation name",
+           std::string(kRelationPrefixRule));
+  };
+  check_prefix(project.naming.table_prefix, target.naming.table_prefix, "table_prefix");
+  check_prefix(project.naming.view_prefix, target.naming.view_prefix, "view_prefix");
 }
 
 std::map<std::string, std::string> ExpandConnection(const TargetSettings& target) {

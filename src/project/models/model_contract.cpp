@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/diagnostic.hpp"
+#include "sql/dialect.hpp"
 #include "sql/keyword_table.hpp"
 #include "sql/select_parser.hpp"
 #include "sql/tokenizer.hpp"
@@ -138,11 +139,7 @@ class ContractChecker {
   }
 
   // Names compare as the dialect compares them: exactly in ClickHouse, ASCII case-insensitively elsewhere.
-  bool SameName(std::string_view a, std::string_view b) const {
-    if (a.size() != b.size()) return false;
-    if (input_.dialect == sql::Dialect::kClickHouse) return a == b;
-    return std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return LowerAscii(x) == LowerAscii(y); });
-  }
+  bool SameName(std::string_view a, std::string_view b) const { return sql::SameColumnName(input_.dialect, a, b); }
 
   // FNV-1a over the name as SameName compares it: names that are the same hash the same.
   uint64_t NameHash(std::string_view name) const {

@@ -1,13 +1,15 @@
 #include "project/models/model_file.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <map>
 #include <set>
 
 #include "core/asset_key.hpp"
+#include "core/utf8.hpp"
 #include "project/header_grammar.hpp"
+#include "project/relation_name.hpp"
+#include "sql/dialect.hpp"
 #include "sql/reference_scanner.hpp"
 #include "sql/tokenizer.hpp"
 
@@ -49,6 +51,12 @@ struct ModelFile {
         MakeDiagnostic(std::move(code), std::move(message), LocationAt(file, text, offset), std::move(hint), text));
   }
 };
+
+std::string ByteName(char c) {
+  const char* digits = "0123456789ABCDEF";
+  const auto byte = static_cast<unsigned char>(c);
+  return std::string("byte 0x") + digits[byte >> 4] + digits[byte & 15];
+}
 
 const std::string* StringOf(const HeaderValue& value) { return std::get_if<std::string>(&value.value); }
 
@@ -120,26 +128,6 @@ PartitionSpec ParsePartitions(const ModelFile& model, const HeaderEntry& entry) 
   return PartitionSpec{*column, DailyPartitions(*start)};
 }
 
-bool LooksLikeDeploymentSuffix(const std::string& name) {
-  // __YYYYMMDDTHHMMSSZ_<6 hex> or __reconcile_<ts>
-  if (name.find("__reconcile_") != std::string::npos) return true;
-  size_t at = name.rfind("__");
-  if (at == std::string::npos) return false;
-  std::string tail = name.substr(at + 2);
-  if (tail.size() != 8 + 1 + 6 + 1 + 1 + 6) return false;
-  auto digits = [&](size_t b, size_t n) {
-    for (size_t i = b; i < b + n; ++i)
-      if (tail[i] < '0' || tail[i] > '9') return false;
-    return true;
-  };
-  auto hex = [&](size_t b, size_t n) {
-    for (size_t i = b; i < b + n; ++i)
-      if (!std::isxdigit(static_cast<unsigned char>(tail[i]))) return false;
-    return true;
-  };
-  return digits(0, 8) && tail[8] == 'T' && digits(9, 6) && tail[15] == 'Z' && tail[16] == '_' && hex(17, 6);
-}
-
 void ApplyHeader(const ModelFile& model, const HeaderMap& entries, ParsedModel& parsed) {
   if (const HeaderEntry* kind = FindEntry(entries, "kind")) {
     std::string value = RequireString(model, *kind);
@@ -166,11 +154,9 @@ void ApplyHeader(const ModelFile& model, const HeaderMap& entries, ParsedModel& 
       parsed.description = RequireString(model, entry);
     } else if (key == "relation_name") {
       std::string name = RequireString(model, entry);
-      if (!IsIdentifier(name) || name.rfind("kafka__", 0) == 0 || name.rfind("raw__", 0) == 0 ||
-          name.rfind("mv__", 0) == 0 || LooksLikeDeploymentSuffix(name)) {
-        model.Fail(
-            entry.value.offset, "SLU-MODEL-004", "relation_name '" + name + "' is not allowed",
-            "use [A-Za-z_][A-Za-z0-9_]*, not starting with kafka__/raw__/mv__ nor ending like a deployment suffix");
+      if (!IsAllowedRelationName(name)) {
+        model.Fail(entry.value.offset, "SLU-MODEL-004", "relation_name '" + name + "' is not allowed",
+                   std::string(kRelationNameRule));
       }
       parsed.relation_name = name;
     } else if (key == "partitions") {
@@ -299,6 +285,11 @@ void ClassifyReferences(const ModelFile& model, ParsedModel& parsed) {
 
 // The name and the MODEL header of a model file, checked; body_offset set, the body not yet read.
 ParsedModel ParseNameAndHeader(const ModelFile& model) {
+  if (const size_t bad = FindInvalidUtf8(model.text); bad != std::string::npos) {
+    model.Fail(bad, "SLU-MODEL-006",
+               "the model file is not UTF-8 text: " + ByteName(model.text[bad]) + " starts no UTF-8 character",
+               "save the file as UTF-8");
+  }
   ParsedModel parsed;
   parsed.name = FileStem(model.file);
   parsed.file = model.file;
@@ -369,8 +360,58 @@ ParsedModel ParseModelFile(const std::string& relative_file, const std::string& 
                                                            bound_locations.At(statement_begin + call.begin)});
     }
   }
+  if (!parsed.partitions && !parsed.partition_bounds.empty()) {
+    const PartitionBoundCall& call = parsed.partition_bounds.front();
+    const char* name = call.bound == PartitionBound::kStart ? "@partition_start()" : "@partition_end()";
+    throw Error(MakeDiagnostic(
+        "SLU-MODEL-009", std::string(name) + " is used by '" + parsed.name + "', which is not partitioned", call.at,
+        parsed.kind == ModelKind::kView
+            ? "a view has no partitions: filter on its inputs' columns instead"
+            : R"(declare partitions (daily (column "…", start_date "…")) in the MODEL header)",
+        full_text));
+  }
   ClassifyReferences(model, parsed);
   return parsed;
+}
+
+void CheckPartitionColumn(const ParsedModel& parsed, const std::string& text, const ModelContract& contract,
+                          sql::Dialect dialect) {
+  if (!parsed.partitions) return;
+  const std::string& column = parsed.partitions->column;
+  const std::string& full_text = parsed.expanded_text.empty() ? text : parsed.expanded_text;
+  auto output = std::find_if(contract.columns.begin(), contract.columns.end(),
+                             [&](const OutputColumn& c) { return sql::SameColumnName(dialect, c.name, column); });
+  if (output == contract.columns.end()) {
+    // Where the header names the column: partitions (daily (column "<here>", …)).
+    size_t offset = 0;
+    if (const HeaderEntry* partitions = FindEntry(parsed.header, "partitions")) {
+      offset = partitions->value.offset;
+      if (const auto* outer = std::get_if<HeaderMap>(&partitions->value.value); outer && !outer->empty()) {
+        if (const auto* fields = std::get_if<HeaderMap>(&(*outer)[0].value.value)) {
+          if (const HeaderEntry* entry = FindEntry(*fields, "column")) offset = entry->value.offset;
+        }
+      }
+    }
+    std::string outputs;
+    for (const OutputColumn& c : contract.columns) outputs += (outputs.empty() ? "" : ", ") + c.name;
+    throw Error(MakeDiagnostic(
+        "SLU-MODEL-007", "partition column '" + column + "' is not an output column of '" + parsed.name + "'",
+        LocationAt(parsed.file, full_text, offset),
+        "name one of the model's output columns (" + outputs + "), or select CAST(… AS DATE) AS " + column, full_text));
+  }
+  std::string_view type = output->type_text;
+  while (!type.empty() && (type.front() == ' ' || type.front() == '\t' || type.front() == '\n')) type.remove_prefix(1);
+  while (!type.empty() && (type.back() == ' ' || type.back() == '\t' || type.back() == '\n')) type.remove_suffix(1);
+  auto is_date = [](std::string_view t) {
+    return t.size() == 4 && (t[0] | 0x20) == 'd' && (t[1] | 0x20) == 'a' && (t[2] | 0x20) == 't' &&
+           (t[3] | 0x20) == 'e';
+  };
+  if (!is_date(type)) {
+    throw Error(MakeDiagnostic("SLU-MODEL-008",
+                               "partition column '" + output->name + "' is cast to " + std::string(type) + ", not DATE",
+                               LocationAt(parsed.file, full_text, output->offset),
+                               "partitions are days: select CAST(… AS DATE) AS " + output->name, full_text));
+  }
 }
 
 ModelContractInput ContractInputOf(ParsedModel& parsed, const std::string& text, sql::Dialect dialect) {

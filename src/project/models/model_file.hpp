@@ -5,9 +5,11 @@
 // running the model never scans its SQL again.
 //
 // Errors (located in the file): SLU-MODEL-001 unknown header key, -002 empty body, -003 key not allowed on
-// views, -004 invalid value, -005 malformed `partitions`, -010 no driving input, -011 several driving
-// inputs / a driving input mixed with untyped refs, -012 one upstream referenced with conflicting types,
-// -013 ref_type on a view; header grammar errors SLU-HEADER-*; SQL lexical errors SLU-SQL-*.
+// views, -004 invalid value, -005 malformed `partitions`, -006 the file is not UTF-8 (at its first bad byte),
+// -009 `@partition_start()` / `@partition_end()` in a model without `partitions` (at the call), -010 no driving
+// input, -011 several driving inputs / a driving input mixed with untyped refs, -012 one upstream referenced with
+// conflicting types, -013 ref_type on a view; header grammar errors SLU-HEADER-*; SQL lexical errors SLU-SQL-*.
+// CheckPartitionColumn: -007 the partition column is not an output column, -008 it is not cast to DATE.
 // Thread-safety: pure function.
 #pragma once
 
@@ -64,6 +66,13 @@ using BodyExpander = std::function<std::string(size_t body_begin, size_t body_en
 // macro expansion before them.
 ParsedModel ParseModelFile(const std::string& relative_file, const std::string& text, sql::Dialect dialect,
                            const BodyExpander& expand = {});
+
+// The `partitions` column of a model ParseModelFile parsed from `text`, against its body contract's output
+// columns (compared as `dialect` compares names): SLU-MODEL-007 at the header's `column` value when no output
+// column has that name, SLU-MODEL-008 at the projection when its cast type is not DATE (any case). Nothing for an
+// unpartitioned model.
+void CheckPartitionColumn(const ParsedModel& parsed, const std::string& text, const ModelContract& contract,
+                          sql::Dialect dialect);
 
 // The body contract's input (model_contract.hpp) for a model ParseModelFile parsed from `text`: the file text
 // (the expanded one when macros changed the body), the parse's significant tokens (the check moves from them),

@@ -10,7 +10,10 @@
 
 #include "core/asset_key.hpp"
 #include "core/file_system.hpp"
+#include "project/sources/seed_csv.hpp"
 #include "project/sources/yaml_plain_scalar.hpp"
+#include "sql/dialect.hpp"
+#include "sql/duckdb_type_name.hpp"
 
 namespace sluice {
 
@@ -264,8 +267,10 @@ struct LoadedEntry {
 
 class EntryParser {
  public:
-  EntryParser(const YamlFile& yaml, const std::filesystem::path& root, const SourceLoadOptions& options)
-      : yaml_(yaml), root_(root), options_(options) {}
+  // A seed CSV file's own errors are appended to `csv_errors` and do not stop the entry.
+  EntryParser(const YamlFile& yaml, const std::filesystem::path& root, const SourceLoadOptions& options,
+              std::vector<Diagnostic>& csv_errors)
+      : yaml_(yaml), root_(root), options_(options), csv_errors_(csv_errors) {}
 
   LoadedEntry Parse(const YAML::Node& node) {
     Mapping entry(yaml_, node, node.Mark(), "a source entry", "SLU-SOURCE-001",
@@ -428,6 +433,7 @@ class EntryParser {
       Fail(yaml_, path.mark(), "SLU-SOURCE-003", "seed file '" + seed.path + "' does not exist",
            "paths are relative to the project root");
     }
+    std::vector<YAML::Mark> column_marks;  // each column's key, in seed.columns order
     if (const Field* field = entry.Value("columns")) {
       if (!field->value.IsMap()) {
         Fail(yaml_, field->mark(), "SLU-SOURCE-003", "`columns` must map column names to types",
@@ -441,10 +447,51 @@ class EntryParser {
           Fail(yaml_, column.mark(), "SLU-SOURCE-003", "column " + column.key + " has no type",
                "e.g. " + column.key + ": VARCHAR");
         }
-        seed.columns.emplace_back(column.key, StringOf(column, "the type of column " + column.key));
+        std::string type = StringOf(column, "the type of column " + column.key);
+        if (std::optional<sql::TypeNameProblem> problem = sql::CheckDuckDbTypeName(type)) {
+          Fail(yaml_, MarkInside(column, type, problem->offset), "SLU-SOURCE-013",
+               "the type of seed column " + column.key + " is not a DuckDB type: " + problem->message,
+               "write a DuckDB type, e.g. BIGINT, VARCHAR, DATE, TIMESTAMP or DECIMAL(12,2)");
+        }
+        seed.columns.emplace_back(column.key, std::move(type));
+        column_marks.push_back(column.key_node.Mark());
+      }
+    }
+    std::optional<SeedCsv> csv;
+    try {
+      csv = CheckSeedCsv(seed.path, ReadFile(root_ / seed.path));
+    } catch (const Error& error) {
+      // The CSV file's own error: reported with the other files' errors, while this file's entries go on.
+      csv_errors_.insert(csv_errors_.end(), error.diagnostics().begin(), error.diagnostics().end());
+      return seed;
+    }
+    for (size_t c = 0; c < seed.columns.size(); ++c) {
+      const std::string& name = seed.columns[c].first;
+      auto same_name = [&name](const std::string& header) {
+        return sql::SameColumnName(sql::Dialect::kDuckDb, header, name);
+      };
+      if (std::none_of(csv->columns.begin(), csv->columns.end(), same_name)) {
+        std::string header;
+        for (const std::string& column : csv->columns) header += (header.empty() ? "" : ", ") + column;
+        Fail(yaml_, column_marks[c], "SLU-SOURCE-012", "seed column " + name + " is not in the header of " + seed.path,
+             "list only columns of the header (" + header + "); names are compared ignoring case");
       }
     }
     return seed;
+  }
+
+  // Where byte `offset` of a scalar's (templated) `value` is written: exact when the value's text up to that byte
+  // is written as is right at the scalar's start (after its opening quote, if any); else the scalar's start.
+  YAML::Mark MarkInside(const Field& field, const std::string& value, size_t offset) const {
+    YAML::Mark mark = field.value.Mark();
+    if (mark.pos < 0 || static_cast<size_t>(mark.pos) >= yaml_.text.size()) return mark;
+    std::string_view written = std::string_view(yaml_.text).substr(static_cast<size_t>(mark.pos));
+    const size_t quote = written.starts_with('"') || written.starts_with('\'') ? 1 : 0;
+    std::string_view before = std::string_view(value).substr(0, offset);
+    if (before.find('\n') != std::string_view::npos || !written.substr(quote).starts_with(before)) return mark;
+    mark.pos += static_cast<int>(quote + before.size());
+    mark.column += static_cast<int>(quote + before.size());
+    return mark;
   }
 
   // The `replay_boundary` mapping: its mode (one of `modes`) and its role columns.
@@ -662,6 +709,7 @@ class EntryParser {
   const YamlFile& yaml_;
   const std::filesystem::path& root_;
   const SourceLoadOptions& options_;
+  std::vector<Diagnostic>& csv_errors_;
 };
 
 // Where an adopted table's boundary was first declared, to require the same boundary from every adopter.
@@ -671,6 +719,67 @@ struct AdoptedBoundary {
   std::string mode;
   std::map<std::string, std::string> columns;
 };
+
+// What the files loaded so far declared: the sources, and what later files are checked against.
+struct LoadedSources {
+  std::vector<SourceDeclaration> sources;
+  std::map<std::string, SourceLocation> seen;      // name → where it is declared
+  std::map<std::string, AdoptedBoundary> adopted;  // adopted table → its first adopter's boundary
+  std::vector<Diagnostic> csv_errors;              // seed CSV files' own errors
+};
+
+// One sources/*.yml file's entries, added to `so_far`; throws on the file's first error.
+void LoadSourceFile(const std::filesystem::path& root, const std::string& file, const SourceLoadOptions& options,
+                    LoadedSources& so_far) {
+  std::vector<SourceDeclaration>& sources = so_far.sources;
+  std::map<std::string, SourceLocation>& seen = so_far.seen;
+  std::map<std::string, AdoptedBoundary>& adopted = so_far.adopted;
+  YamlFile yaml{file, ReadFile(root / file)};
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(yaml.text);
+  } catch (const YAML::ParserException& e) {
+    Fail(yaml, e.mark, "SLU-SOURCE-001", "malformed YAML: " + e.msg, "check indentation and quoting");
+  }
+  const std::string shape_hint = "start the file with `sources:` followed by `- kind: ...` entries";
+  const std::string shape = file + " must be a mapping with a `sources:` list";
+  if (!doc.IsMap()) Fail(yaml, doc.Mark(), "SLU-SOURCE-001", shape, shape_hint);
+  Mapping top(yaml, doc, doc.Mark(), file, "SLU-SOURCE-001", shape_hint);
+  for (const Field& field : top.fields()) {
+    if (field.key != "sources") {
+      Fail(yaml, field.key_node.Mark(), "SLU-SOURCE-002", "unknown key '" + field.key + "' in " + file,
+           "known keys: sources");
+    }
+  }
+  const Field* list = top.Find("sources");
+  if (list == nullptr || !list->value.IsSequence()) {
+    Fail(yaml, list != nullptr ? list->mark() : doc.Mark(), "SLU-SOURCE-001", shape, shape_hint);
+  }
+  EntryParser parser(yaml, root, options, so_far.csv_errors);
+  for (const YAML::Node& node : list->value) {
+    LoadedEntry loaded = parser.Parse(node);
+    SourceDeclaration& source = loaded.source;
+    if (auto [it, inserted] = seen.emplace(source.name, source.at); !inserted) {
+      Fail(yaml, loaded.name_mark, "SLU-SOURCE-004",
+           "source '" + source.name + "' is already declared at " + it->second.file + ":" +
+               std::to_string(it->second.line),
+           "source names are unique across sources/*.yml");
+    }
+    if (const auto* table = std::get_if<ExternalTable>(&source.compute)) {
+      AdoptedBoundary boundary{source.name, source.at, table->replay_mode, table->replay_columns};
+      auto [it, inserted] = adopted.emplace(table->table_name, boundary);
+      const AdoptedBoundary& first = it->second;
+      if (!inserted && (first.mode != boundary.mode || first.columns != boundary.columns)) {
+        Fail(yaml, *loaded.boundary_mark, "SLU-SOURCE-006",
+             "sources '" + first.source + "' and '" + source.name + "' adopt table " + table->table_name +
+                 " with different replay boundaries",
+             "sources adopting one table must declare identical replay_boundary (first at " + first.at.file + ":" +
+                 std::to_string(first.at.line) + ")");
+      }
+    }
+    sources.push_back(std::move(source));
+  }
+}
 
 }  // namespace
 
@@ -724,56 +833,21 @@ std::vector<SourceDeclaration> LoadSources(const std::filesystem::path& root, co
     }
   }
   std::sort(files.begin(), files.end());
-  std::vector<SourceDeclaration> sources;
-  std::map<std::string, SourceLocation> seen;
-  std::map<std::string, AdoptedBoundary> adopted;
+  LoadedSources loaded;
+  std::vector<Diagnostic> errors;  // each YAML file's first
   for (const std::string& file : files) {
-    YamlFile yaml{file, ReadFile(root / file)};
-    YAML::Node doc;
     try {
-      doc = YAML::Load(yaml.text);
-    } catch (const YAML::ParserException& e) {
-      Fail(yaml, e.mark, "SLU-SOURCE-001", "malformed YAML: " + e.msg, "check indentation and quoting");
-    }
-    const std::string shape_hint = "start the file with `sources:` followed by `- kind: ...` entries";
-    const std::string shape = file + " must be a mapping with a `sources:` list";
-    if (!doc.IsMap()) Fail(yaml, doc.Mark(), "SLU-SOURCE-001", shape, shape_hint);
-    Mapping top(yaml, doc, doc.Mark(), file, "SLU-SOURCE-001", shape_hint);
-    for (const Field& field : top.fields()) {
-      if (field.key != "sources") {
-        Fail(yaml, field.key_node.Mark(), "SLU-SOURCE-002", "unknown key '" + field.key + "' in " + file,
-             "known keys: sources");
-      }
-    }
-    const Field* list = top.Find("sources");
-    if (list == nullptr || !list->value.IsSequence()) {
-      Fail(yaml, list != nullptr ? list->mark() : doc.Mark(), "SLU-SOURCE-001", shape, shape_hint);
-    }
-    EntryParser parser(yaml, root, options);
-    for (const YAML::Node& node : list->value) {
-      LoadedEntry loaded = parser.Parse(node);
-      SourceDeclaration& source = loaded.source;
-      if (auto [it, inserted] = seen.emplace(source.name, source.at); !inserted) {
-        Fail(yaml, loaded.name_mark, "SLU-SOURCE-004",
-             "source '" + source.name + "' is already declared at " + it->second.file + ":" +
-                 std::to_string(it->second.line),
-             "source names are unique across sources/*.yml");
-      }
-      if (const auto* table = std::get_if<ExternalTable>(&source.compute)) {
-        AdoptedBoundary boundary{source.name, source.at, table->replay_mode, table->replay_columns};
-        auto [it, inserted] = adopted.emplace(table->table_name, boundary);
-        const AdoptedBoundary& first = it->second;
-        if (!inserted && (first.mode != boundary.mode || first.columns != boundary.columns)) {
-          Fail(yaml, *loaded.boundary_mark, "SLU-SOURCE-006",
-               "sources '" + first.source + "' and '" + source.name + "' adopt table " + table->table_name +
-                   " with different replay boundaries",
-               "sources adopting one table must declare identical replay_boundary (first at " + first.at.file + ":" +
-                   std::to_string(first.at.line) + ")");
-        }
-      }
-      sources.push_back(std::move(source));
+      LoadSourceFile(root, file, options, loaded);
+    } catch (const Error& error) {
+      errors.insert(errors.end(), error.diagnostics().begin(), error.diagnostics().end());
     }
   }
+  errors.insert(errors.end(), loaded.csv_errors.begin(), loaded.csv_errors.end());
+  if (!errors.empty()) {
+    SortByLocation(errors);
+    throw Error(std::move(errors));
+  }
+  std::vector<SourceDeclaration>& sources = loaded.sources;
   std::sort(sources.begin(), sources.end(),
             [](const SourceDeclaration& a, const SourceDeclaration& b) { return a.name < b.name; });
   return sources;

@@ -15,7 +15,7 @@
 // mapping; a Kafka setting name that is not an identifier), and it accepts `description` (a Sluice key)
 // and reports an unsupported Kafka `format` when loading rather than at build time.
 //
-// Errors (one located Diagnostic in the YAML file, with a hint):
+// Errors (each a located Diagnostic in the YAML file, with a hint):
 //   SLU-SOURCE-001 malformed YAML or wrong shape (not a mapping/list, repeated key)
 //   SLU-SOURCE-002 unknown key
 //   SLU-SOURCE-003 missing or invalid field (required value absent, wrong YAML type, empty, not an
@@ -32,8 +32,12 @@
 //                  no `name` and no Kafka naming macro
 //   SLU-SOURCE-010 invalid freshness policy
 //   SLU-SOURCE-011 a templated (`${…}`) mapping key
-// Errors thrown by `expand` or `derive_name` pass through (an `expand` diagnostic located in the YAML file
-// without a source line gets that line, for the caret).
+//   SLU-SOURCE-012 a seed's `columns` names a column its CSV header does not have (compared ignoring case)
+//   SLU-SOURCE-013 a seed column's type is not a DuckDB type (sql/duckdb_type_name.hpp), located at the first
+//                  byte that breaks the grammar when the YAML writes the value as is
+// A seed's CSV file is read whole and checked against the seed dialect (seed_csv.hpp: SLU-SEED-*, located in
+// the CSV file). Errors thrown by `expand` or `derive_name` pass through (an `expand` diagnostic located in the
+// YAML file without a source line gets that line, for the caret).
 // Thread-safety: pure functions over files; the callbacks are called on the calling thread only.
 #pragma once
 
@@ -98,7 +102,8 @@ std::string DatabaseScopedConsumerGroup(std::string_view group, std::string_view
 // Loads and checks every `sources/*.yml` of the project at `root`. Returns the sources sorted by name.
 // A Kafka source's `consumer_group` is the rendered `kafka_group_name`: the declared group, else
 // `streambuild_<project>_<target>_<source>`, always followed by `_<database with '-' → '_'>`.
-// Throws Error (codes above) on the first rejected declaration.
+// Throws one Error holding the first rejected declaration of each YAML file and the error of each seed CSV file,
+// sorted by file (codes above).
 std::vector<SourceDeclaration> LoadSources(const std::filesystem::path& root, const SourceLoadOptions& options = {});
 
 }  // namespace sluice

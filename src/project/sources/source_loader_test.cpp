@@ -565,7 +565,7 @@ TEST(SourceYaml, MalformedFilesAndShapes) {
 
 TEST(SeedSources, PathAndColumns) {
   SourceFiles files;
-  files.Write("seeds/orders.csv", "id\n1\n");
+  files.Write("seeds/orders.csv", "id,Amount\n1,2.50\n");
   std::vector<SourceDeclaration> sources = files.Load(R"(sources:
   - kind: seed
     name: orders
@@ -593,6 +593,52 @@ TEST(SeedSources, PathAndColumns) {
            "SLU-SOURCE-002", 5, 5);
   files.options.default_freshness = FreshnessPolicy{"1h", std::nullopt};
   EXPECT_FALSE(files.Load("sources:\n  - kind: seed\n    name: o\n    path: seeds/orders.csv\n")[0].freshness);
+}
+
+// `columns` are checked against the CSV header (ignoring case, as DuckDB names columns) and its types against
+// DuckDB's type grammar, each located where the YAML writes it.
+TEST(SeedSources, ColumnsAreHeaderNamesWithDuckDbTypes) {
+  SourceFiles files;
+  files.Write("seeds/orders.csv", "id,Amount\n1,2.50\n");
+  const std::string head = "sources:\n  - kind: seed\n    name: o\n    path: seeds/orders.csv\n    columns:\n";
+  Diagnostic missing = files.Reject(head + "      id: BIGINT\n      amount_due: DECIMAL(12,2)\n");
+  ExpectAt(missing, "SLU-SOURCE-012", 7, 7);
+  EXPECT_EQ(missing.message, "seed column amount_due is not in the header of seeds/orders.csv");
+  EXPECT_EQ(missing.hint, "list only columns of the header (id, Amount); names are compared ignoring case");
+  // The value reaches the warehouse only as a type: the first byte past one is located in the YAML.
+  Diagnostic injected = files.Reject(head + "      amount: \"DECIMAL(12,2)'); DROP TABLE x; --\"\n");
+  ExpectAt(injected, "SLU-SOURCE-013", 6, 29);
+  EXPECT_EQ(injected.message,
+            "the type of seed column amount is not a DuckDB type: unexpected `'` after `DECIMAL(12,2)`: expected the "
+            "end of the type");
+  ExpectAt(files.Reject(head + "      amount: DECIMAL(12,2)); DROP TABLE x\n"), "SLU-SOURCE-013", 6, 28);
+  ExpectAt(files.Reject(head + "      amount: BIGNT\n"), "SLU-SOURCE-013", 6, 15);
+  // Written with escapes, the value is located at its start.
+  ExpectAt(files.Reject(head + "      amount: \"BIG\\x49NT x\"\n"), "SLU-SOURCE-013", 6, 15);
+}
+
+// A seed CSV file's own error is located in it; the YAML's other entries are still loaded and checked.
+TEST(SeedSources, CsvErrorsAreLocatedInTheCsvFileAndReportedWithTheOthers) {
+  SourceFiles files;
+  files.Write("seeds/a.csv", "id,name\n1,ann,x\n");
+  files.Write("seeds/b.csv", "id\n\"2\n");
+  files.Write("sources/t.yml", "sources:\n  - kind: seed\n    name: t\n    path: seeds/missing.csv\n");
+  try {
+    files.Load(
+        "sources:\n  - kind: seed\n    name: b\n    path: seeds/b.csv\n"
+        "  - kind: seed\n    name: a\n    path: seeds/a.csv\n");
+    ADD_FAILURE() << "loaded";
+  } catch (const Error& error) {
+    std::string located;
+    for (const Diagnostic& d : error.diagnostics()) {
+      located += d.location.file + ":" + std::to_string(d.location.line) + ":" + std::to_string(d.location.column) +
+                 " " + d.code + "\n";
+    }
+    EXPECT_EQ(located,
+              "seeds/a.csv:2:6 SLU-SEED-002\n"
+              "seeds/b.csv:2:1 SLU-SEED-001\n"
+              "sources/t.yml:4:11 SLU-SOURCE-003\n");
+  }
 }
 
 TEST(SourceLoading, TheProjectLoaderPassesProjectTargetAndDatabase) {

@@ -851,7 +851,14 @@ WriteResult DuckDbWarehouse::LoadSeed(const Relation& relation, const SeedFile& 
     Session& session = scope.session;
     const std::string& subject = scope.subject;
     std::string target = Qualified(scope.catalog, relation);
-    std::string read = "read_csv(" + Literal(seed.path) + ", header = true";
+    // Every option of the seed CSV dialect is set (docs/project-format.md; the project loader checks files against
+    // it, project/sources/seed_csv.hpp), so DuckDB's sniffer decides only the line ending and the types of
+    // columns `columns` does not list, from every row: a `#` line is a row and not a comment, `""` is the empty
+    // string, and a malformed row fails the load instead of being skipped or read as a header.
+    std::string read = "read_csv(" + Literal(seed.path) +
+                       ", header = true, delim = ',', quote = '\"', escape = '\"', skip = 0, comment = '',"
+                       " encoding = 'utf-8', nullstr = '', allow_quoted_nulls = false, strict_mode = true,"
+                       " null_padding = false, ignore_errors = false, sample_size = -1";
     if (!seed.columns.empty()) {
       read += ", types = {";
       for (size_t i = 0; i < seed.columns.size(); ++i) {

@@ -462,6 +462,39 @@ TEST_F(DuckDbWarehouseTest, LoadSeedRejectsAListedColumnMissingFromTheFile) {
             "SLU-WAREHOUSE-012");
 }
 
+// Seeds are read in the dialect the project loader checks (project/sources/seed_csv.hpp), with no option left to
+// the sniffer: a line starting with `#` is a row, `""` is the empty string and an empty field NULL, types are
+// inferred from every row, and a row with an extra field fails the load rather than being read as another header.
+TEST_F(DuckDbWarehouseTest, LoadSeedReadsTheSeedCsvDialectStrictly) {
+  auto warehouse = OpenWritable();
+  fs::path notes = dir_ / "notes.csv";
+  std::ofstream(notes) << "id,note\n#1,hash\n2,\"\"\n3,\n";
+  WriteResult loaded = warehouse->LoadSeed({"main", "notes"}, SeedFile{notes.string(), {}}, Entry("main.notes", "n"));
+  EXPECT_EQ(loaded.rows_written, 3);
+  EXPECT_EQ(Scalar(*warehouse,
+                   "SELECT string_agg(id || ':' || coalesce('[' || note || ']', 'NULL'), ' ' ORDER BY id) "
+                   "FROM main.notes"),
+            "#1:[hash] 2:[] 3:NULL");
+
+  fs::path late = dir_ / "late.csv";
+  {
+    std::ofstream out(late);
+    out << "n\n";
+    for (int i = 0; i < 30000; ++i) out << i << "\n";
+    out << "x\n";
+  }
+  warehouse->LoadSeed({"main", "late"}, SeedFile{late.string(), {}}, Entry("main.late", "l"));
+  EXPECT_EQ(Scalar(*warehouse, "SELECT any_value(typeof(n)) || ' ' || count(*) FROM main.late"), "VARCHAR 30001");
+
+  fs::path wide = dir_ / "wide.csv";
+  std::ofstream(wide) << "a,b\n1,x\n2,y,3\n";
+  EXPECT_NE(CodeOf([&] {
+              warehouse->LoadSeed({"main", "wide"}, SeedFile{wide.string(), {}}, Entry("main.wide", "w"));
+            }),
+            "no error");
+  EXPECT_FALSE(warehouse->Describe({"main", "wide"}).has_value());
+}
+
 TEST_F(DuckDbWarehouseTest, ListRelationsAndDescribeReportUserRelationsOnly) {
   auto warehouse = OpenWritable();
   warehouse->ReplaceTable({"main", "b_table"}, "SELECT 1 AS id, 'x' AS label, [1, 2] AS tags",
