@@ -194,13 +194,9 @@ struct TargetSettings {
   // --database > local target > project target (expanded); else "main" for DuckDB, "default" otherwise.
   std::string database;
   bool database_configured = false;  // false when `database` is that fallback
-<<<<<<< HEAD
+  ValueOrigin database_origin;       // where the database was written; no location for --database and the fallback
   // Resolved vars (project < target < local target < local < --vars) whose values are not taken from the
   // environment: macros' ctx.variables.
-=======
-  ValueOrigin database_origin;       // where the database was written; no location for --database and the fallback
-  // Resolved vars (project < target < local target < local < --vars): macros' ctx.variables.
->>>>>>> wt/checks
   nlohmann::json variables = nlohmann::json::object();
   // The vars whose values are taken from ${ENV:…} (TemplateScope::environment_sources): name → environment
   // variable. Withheld from macros whether the environment variable is set or not.
