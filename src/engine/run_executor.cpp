@@ -143,7 +143,10 @@ StepOutcome RunExecutor::ExecuteStep(const StepPlan& step, const std::string& ru
                                      asset.key.ToString() + " cannot run on the " +
                                      (warehouse_.dialect() == sql::Dialect::kDuckDb ? "duckdb" : "current") +
                                      " warehouse",
-                                 asset.defined_at, "managed Kafka and Postgres sources need a ClickHouse target", {}});
+                                 asset.defined_at,
+                                 "managed Kafka and Postgres sources need adapter = \"clickhouse\" (at the top of "
+                                 "streambuild_project.toml); run the other pipelines with --select",
+                                 {}});
         } else {
           static_assert(std::is_same_v<T, ExternalTable>);
           if (!warehouse_.Describe(Relation{asset.key.name_space(), compute.table_name})) {

@@ -40,7 +40,9 @@ std::unique_ptr<Warehouse> OpenWarehouse(const WarehouseConfig& config) {
       Diagnostic{"SLU-WAREHOUSE-001",
                  message,
                  {},
-                 "this build supports: " + JoinedSupported() + "; set adapter = \"duckdb\" in the target",
+                 "this build supports: " + JoinedSupported() +
+                     "; set adapter = \"duckdb\" at the top of streambuild_project.toml (or of "
+                     "streambuild_local.toml, which overrides it)",
                  {}});
 }
 
