@@ -61,9 +61,9 @@ TEST(IntegerFlag, SaysOutOfRangeWithTheRangeForANumberOutsideIt) {
   EXPECT_EQ(UsageMessage([] { ParseIntegerFlag("--threads", "-1", 0, INT_MAX); }),
             "SLU-CLI-003 `--threads`: `-1` is out of range (0 to 2147483647)");
   // Any number of digits: shown cut, still "out of range", never "not a number".
-  EXPECT_EQ(UsageMessage([] { ParseIntegerFlag("--threads", std::string(300, '9'), 0, INT_MAX); }),
-            "SLU-CLI-003 `--threads`: `" + std::string(24, '9') +
-                "… (300 characters)` is out of range (0 to 2147483647)");
+  EXPECT_EQ(
+      UsageMessage([] { ParseIntegerFlag("--threads", std::string(300, '9'), 0, INT_MAX); }),
+      "SLU-CLI-003 `--threads`: `" + std::string(24, '9') + "… (300 characters)` is out of range (0 to 2147483647)");
 }
 
 TEST(UnknownCommand, NamesTheWordAndListsTheCommands) {

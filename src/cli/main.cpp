@@ -1,8 +1,8 @@
 // sluice: the command-line entry point. Parses flags (CLI11), dispatches to cli/*_command.cpp, and renders
 // sluice::Error. Exit codes: 0 ok, 1 failure, 2 usage (a cli::UsageError or a CLI11 parse error).
-#include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
 #include <limits>
@@ -150,8 +150,10 @@ int main(int argc, char** argv) {
     if (from_opt->count() > 0) run.from = from;
     if (to_opt->count() > 0) run.to = to;
     if (run.partition || run.from) {  // their form and order; each model checks its own range when it runs
-      CheckingArguments([&] { return sluice::KeyRangeWindow(run.partition.value_or(run.from.value_or("")),
-                                                             run.partition.value_or(run.to.value_or(""))); });
+      CheckingArguments([&] {
+        return sluice::KeyRangeWindow(run.partition.value_or(run.from.value_or("")),
+                                      run.partition.value_or(run.to.value_or("")));
+      });
     }
 
     if (discover_cmd->parsed()) return Discover(global);

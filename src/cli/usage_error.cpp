@@ -26,8 +26,11 @@ int ParseIntegerFlag(std::string_view flag, std::string_view text, int min, int 
   const std::string subject = "`" + std::string(flag) + "`: `" + Shown(text) + "`";
   const std::string range = std::to_string(min) + " to " + std::to_string(max);
   if (!IsInteger(text)) {
-    throw UsageError(Diagnostic{"SLU-CLI-003", subject + " is not a number", {},
-                                std::string(flag) + " takes a whole number from " + range, {}});
+    throw UsageError(Diagnostic{"SLU-CLI-003",
+                                subject + " is not a number",
+                                {},
+                                std::string(flag) + " takes a whole number from " + range,
+                                {}});
   }
   int64_t value = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -40,8 +43,11 @@ int ParseIntegerFlag(std::string_view flag, std::string_view text, int min, int 
 UsageError UnknownCommand(const std::string& word, const std::vector<std::string>& commands) {
   std::string list;
   for (const std::string& command : commands) list += (list.empty() ? "" : ", ") + command;
-  return UsageError(Diagnostic{"SLU-CLI-002", word.empty() ? "no command given" : "unknown command `" + word + "`",
-                               {}, "the commands are " + list + "; `sluice --help` describes them", {}});
+  return UsageError(Diagnostic{"SLU-CLI-002",
+                               word.empty() ? "no command given" : "unknown command `" + word + "`",
+                               {},
+                               "the commands are " + list + "; `sluice --help` describes them",
+                               {}});
 }
 
 bool IsAboutArguments(const Error& error) {

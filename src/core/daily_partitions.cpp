@@ -27,9 +27,11 @@ DateWindow KeyRangeWindow(const std::string& first, const std::string& last) {
   Date from = ParsePartitionKey(first);
   Date to = ParsePartitionKey(last);
   if (to < from) {
-    throw Error(Diagnostic{"SLU-PARTITION-005", "partition range ends (" + last + ") before it starts (" +
-                                                    first + ")",
-                           {}, "--from must not be after --to", {}});
+    throw Error(Diagnostic{"SLU-PARTITION-005",
+                           "partition range ends (" + last + ") before it starts (" + first + ")",
+                           {},
+                           "--from must not be after --to",
+                           {}});
   }
   return DateWindow{from, to.AddDays(1)};
 }
