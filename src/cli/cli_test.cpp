@@ -66,6 +66,22 @@ TEST(IntegerFlag, SaysOutOfRangeWithTheRangeForANumberOutsideIt) {
       "SLU-CLI-003 `--threads`: `" + std::string(24, '9') + "… (300 characters)` is out of range (0 to 2147483647)");
 }
 
+TEST(DecimalFlag, ReadsPlainDecimalsAndRejectsTheRest) {
+  EXPECT_EQ(ParseDecimalFlag("--wait-timeout", "1.5", 0, INT_MAX), 1.5);
+  EXPECT_EQ(ParseDecimalFlag("--wait-timeout", "0", 0, INT_MAX), 0.0);
+  EXPECT_EQ(ParseDecimalFlag("--wait-timeout", "30", 0, INT_MAX), 30.0);
+  for (const char* text : {"", ".", "1.", ".5", "1e3", "inf", "nan", "1,5", "1.2.3", "0x1p3", "ten"}) {
+    EXPECT_EQ(UsageMessage([&] { ParseDecimalFlag("--wait-timeout", text, 0, INT_MAX); }),
+              std::string("SLU-CLI-003 `--wait-timeout`: `") + text + "` is not a number")
+        << text;
+  }
+  EXPECT_EQ(UsageMessage([] { ParseDecimalFlag("--wait-timeout", "-0.5", 0, INT_MAX); }),
+            "SLU-CLI-003 `--wait-timeout`: `-0.5` is out of range (0 to 2147483647)");
+  EXPECT_EQ(UsageMessage([] { ParseDecimalFlag("--wait-timeout", std::string(400, '9'), 0, INT_MAX); }),
+            "SLU-CLI-003 `--wait-timeout`: `" + std::string(24, '9') +
+                "… (400 characters)` is out of range (0 to 2147483647)");
+}
+
 TEST(UnknownCommand, NamesTheWordAndListsTheCommands) {
   Diagnostic d = UnknownCommand("frobnicate", {"run", "status"}).diagnostics().front();
   EXPECT_EQ(d.code, "SLU-CLI-002");

@@ -1,5 +1,6 @@
 // The CLI's command implementations. Each parses nothing (main.cpp owns flags), calls a layer and prints.
-// Each returns the process exit code: 0 ok, 1 failure. sluice::Error escapes to main, which renders it.
+// Each returns the process exit code: 0 ok, 1 failure, 130 canceled by a signal. sluice::Error escapes to main, which
+// renders it.
 #pragma once
 
 #include <filesystem>
@@ -30,12 +31,22 @@ struct RunOptions {
   std::optional<std::string> from;
   std::optional<std::string> to;
   int threads = 0;
+  bool full_refresh = false;
+  bool allow_missing_upstream = false;
+  std::optional<double> wait_timeout_seconds;  // unset: wait for the warehouse as long as it takes
+  bool json = false;
+};
+
+struct CleanOptions {
+  bool apply = false;
+  bool json = false;
 };
 
 int Discover(const GlobalOptions& global);
 int Compile(const GlobalOptions& global, const CompileOptions& options);
 int Run(const GlobalOptions& global, const RunOptions& options);
 int Status(const GlobalOptions& global, bool json);
+int Clean(const GlobalOptions& global, const CleanOptions& options);
 int Runs(const GlobalOptions& global, bool json, int limit);
 int Logs(const GlobalOptions& global, const std::string& run_id, bool json);
 

@@ -55,6 +55,8 @@ std::string EventLine(const RunEvent& event) {
           return e.asset + " skipped: " + e.reason;
         } else if constexpr (std::is_same_v<T, StepFinishedEvent>) {
           return e.asset + " finished in " + std::to_string(e.duration_ms) + " ms";
+        } else if constexpr (std::is_same_v<T, RunWaitingEvent>) {
+          return "run queued: " + e.reason;
         } else {
           return "run finished: " + e.status + (e.message.empty() ? "" : " (" + e.message + ")");
         }
@@ -195,6 +197,14 @@ int Status(const GlobalOptions& global, bool as_json) {
                           inputs.catalog);
   json assets = json::array();
   for (const AssetStatus& status : statuses) assets.push_back(StatusJson(status, latest));
+  std::vector<TableInfo> orphans;
+  if (inputs.project != nullptr && inputs.warehouse && inputs.catalog) {
+    orphans = OrphanRelations(inputs.project->definitions, inputs.warehouse->ReadLedger(), *inputs.catalog);
+  }
+  json orphan_list = json::array();
+  for (const TableInfo& info : orphans) {
+    orphan_list.push_back({{"relation", info.relation.ToString()}, {"kind", info.is_view ? "view" : "table"}});
+  }
   if (!inputs.project_errors.empty()) {
     inputs.notes.insert(inputs.notes.begin(), "the project does not load (" + inputs.project_errors.front().code +
                                                   "; `sluice compile` shows why): showing the run history only");
@@ -213,7 +223,8 @@ int Status(const GlobalOptions& global, bool as_json) {
                              {"target", where ? json(where->target.name) : json(nullptr)},
                              {"project_errors", errors},
                              {"notes", inputs.notes},
-                             {"assets", assets}}
+                             {"assets", assets},
+                             {"orphans", orphan_list}}
                             .dump(2)
                             .c_str());
     return 0;
@@ -228,15 +239,102 @@ int Status(const GlobalOptions& global, bool as_json) {
     std::printf("%s  %s  %s  %s  %s\n", Pad(item["asset"], 36).c_str(), Pad(kind, 8).c_str(),
                 Pad(item["state"], 12).c_str(), Pad(written, 26).c_str(), StatusDetail(item).c_str());
   }
+  if (!orphans.empty()) {
+    std::printf("\nleft behind by removed or renamed models (`sluice clean --apply` drops them):\n");
+    for (const TableInfo& info : orphans) {
+      std::printf("  %s  %s\n", Pad(info.relation.ToString(), 36).c_str(), info.is_view ? "view" : "table");
+    }
+  }
   return 0;
 }
+
+int Clean(const GlobalOptions& global, const CleanOptions& options) {
+  const Project& project = LoadProjectFor(global);
+  std::unique_ptr<Warehouse> warehouse;
+  try {
+    warehouse = OpenWarehouse(WarehouseConfigFor(project, options.apply ? AccessMode::kReadWrite : AccessMode::kReadOnly));
+  } catch (const Error& error) {
+    if (error.diagnostics().front().code != "SLU-WAREHOUSE-003") throw;
+  }
+  std::vector<TableInfo> orphans;
+  if (warehouse) orphans = OrphanRelations(project.definitions, warehouse->ReadLedger(), warehouse->ListRelations());
+  json list = json::array();
+  for (const TableInfo& info : orphans) {
+    if (options.apply) warehouse->DropRelation(info.relation);
+    list.push_back({{"relation", info.relation.ToString()}, {"kind", info.is_view ? "view" : "table"}});
+    if (!options.json) {
+      std::printf("%s %s %s\n", options.apply ? "dropped" : "would drop", info.is_view ? "view" : "table",
+                  info.relation.ToString().c_str());
+    }
+  }
+  if (options.json) {
+    std::printf("%s\n", json{{"applied", options.apply}, {"relations", list}}.dump(2).c_str());
+  } else if (orphans.empty()) {
+    std::printf("nothing to clean: every relation Sluice wrote belongs to a model or source\n");
+  } else if (!options.apply) {
+    std::printf("dry run: %s; run `sluice clean --apply` to drop them\n", Plural(orphans.size(), "relation").c_str());
+  }
+  return 0;
+}
+
+namespace {
+
+// What the events of one run say: its steps and their outcomes, and why it waits while it is queued.
+struct RunProgress {
+  size_t steps = 0, ok = 0, failed = 0, skipped = 0;
+  std::string waiting_for;  // the latest run_waiting reason
+};
+
+RunProgress ProgressOf(const std::vector<StoredEvent>& events) {
+  RunProgress progress;
+  for (const StoredEvent& stored : events) {
+    std::visit(
+        [&](const auto& e) {
+          using T = std::decay_t<decltype(e)>;
+          if constexpr (std::is_same_v<T, RunStartedEvent>) progress.steps = e.assets.size();
+          if constexpr (std::is_same_v<T, StepFinishedEvent>) ++progress.ok;
+          if constexpr (std::is_same_v<T, StepFailedEvent>) ++progress.failed;
+          if constexpr (std::is_same_v<T, StepSkippedEvent>) ++progress.skipped;
+          if constexpr (std::is_same_v<T, RunWaitingEvent>) progress.waiting_for = e.reason;
+        },
+        stored.event);
+  }
+  return progress;
+}
+
+// From start (or creation, while queued) to finish, or to now while it runs; nullopt when a time does not parse.
+std::optional<int64_t> DurationMs(const RunRecord& run) {
+  auto from = ParseUtc(run.started_at.value_or(run.created_at));
+  auto to = run.finished_at ? ParseUtc(*run.finished_at) : std::optional(std::chrono::system_clock::now());
+  if (!from || !to) return std::nullopt;
+  return std::chrono::duration_cast<std::chrono::milliseconds>(*to - *from).count();
+}
+
+std::string DurationText(std::optional<int64_t> ms) {
+  if (!ms) return "-";
+  char text[32];
+  if (*ms < 60000) {
+    std::snprintf(text, sizeof text, "%.1fs", static_cast<double>(*ms) / 1000.0);
+  } else {
+    std::snprintf(text, sizeof text, "%lldm%02llds", static_cast<long long>(*ms / 60000),
+                  static_cast<long long>((*ms / 1000) % 60));
+  }
+  return text;
+}
+
+}  // namespace
 
 int Runs(const GlobalOptions& global, bool as_json, int limit) {
   std::unique_ptr<StateStore> state = OpenStateStore(ProjectRootFor(global));
   std::vector<RunRecord> runs = state->ListRuns(limit);
+  std::vector<RunProgress> progress;
+  for (const RunRecord& run : runs) progress.push_back(ProgressOf(state->EventsForRun(run.run_id)));
   if (as_json) {
     json list = json::array();
-    for (const RunRecord& run : runs) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const RunRecord& run = runs[i];
+      const RunProgress& p = progress[i];
+      std::optional<int64_t> duration = DurationMs(run);
       list.push_back({{"run_id", run.run_id},
                       {"status", RunStatusName(run.status)},
                       {"selection", run.selection},
@@ -245,18 +343,34 @@ int Runs(const GlobalOptions& global, bool as_json, int limit) {
                       {"created_at", run.created_at},
                       {"started_at", run.started_at ? json(*run.started_at) : json(nullptr)},
                       {"finished_at", run.finished_at ? json(*run.finished_at) : json(nullptr)},
+                      {"duration_ms", duration ? json(*duration) : json(nullptr)},
+                      {"steps", {{"total", p.steps}, {"ok", p.ok}, {"failed", p.failed}, {"skipped", p.skipped}}},
+                      {"waiting_for", run.status == RunStatus::kQueued && !p.waiting_for.empty() ? json(p.waiting_for)
+                                                                                                : json(nullptr)},
                       {"pid", run.pid},
                       {"error", run.error}});
     }
     std::printf("%s\n", json{{"runs", list}}.dump(2).c_str());
     return 0;
   }
-  std::printf("%s  %s  %s  %s  %s\n", Pad("RUN", 26).c_str(), Pad("STATUS", 8).c_str(), Pad("STARTED", 24).c_str(),
-              Pad("PARTITIONS", 24).c_str(), "SELECTION");
-  for (const RunRecord& run : runs) {
+  std::printf("%s  %s  %s  %s  %s  %s  %s\n", Pad("RUN", 26).c_str(), Pad("STATUS", 8).c_str(),
+              Pad("STARTED", 24).c_str(), Pad("DURATION", 8).c_str(), Pad("STEPS", 18).c_str(),
+              Pad("PARTITIONS", 22).c_str(), "SELECTION");
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const RunRecord& run = runs[i];
+    const RunProgress& p = progress[i];
+    bool waiting = run.status == RunStatus::kQueued && !p.waiting_for.empty();
+    std::string steps = "-";
+    if (p.steps > 0) {
+      steps = std::to_string(p.ok) + "/" + std::to_string(p.steps) + " ok";
+      if (p.failed > 0) steps += ", " + std::to_string(p.failed) + " failed";
+      if (p.skipped > 0) steps += ", " + std::to_string(p.skipped) + " skipped";
+    }
     std::string partitions = run.partition_start ? *run.partition_start + ".." + run.partition_end.value_or("") : "-";
-    std::string line = Pad(run.run_id, 26) + "  " + Pad(RunStatusName(run.status), 8) + "  " +
-                       Pad(run.started_at.value_or(run.created_at), 24) + "  " + Pad(partitions, 24) + "  " + run.selection;
+    std::string line = Pad(run.run_id, 26) + "  " + Pad(waiting ? "WAITING" : RunStatusName(run.status), 8) + "  " +
+                       Pad(run.started_at.value_or(run.created_at), 24) + "  " + Pad(DurationText(DurationMs(run)), 8) +
+                       "  " + Pad(steps, 18) + "  " + Pad(partitions, 22) + "  " + run.selection;
+    if (waiting) line += "  (" + p.waiting_for + ")";
     if (!run.error.empty()) line += "  (" + run.error + ")";
     std::printf("%s\n", line.c_str());
   }

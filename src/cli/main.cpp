@@ -1,5 +1,6 @@
 // sluice: the command-line entry point. Parses flags (CLI11), dispatches to cli/*_command.cpp, and renders
-// sluice::Error. Exit codes: 0 ok, 1 failure, 2 usage (a cli::UsageError or a CLI11 parse error).
+// sluice::Error. Exit codes: 0 ok, 1 failure, 2 usage (a cli::UsageError or a CLI11 parse error), 130 canceled
+// by a signal (run).
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -27,6 +28,15 @@ CLI::Option* AddIntegerOption(CLI::App& app, const std::string& name, int& value
     value = sluice::cli::ParseIntegerFlag(name, text, min, max);
   };
   return app.add_option_function<std::string>(name, parse, description)->type_name("INT");
+}
+
+// A decimal flag (e.g. seconds) whose value is read by ParseDecimalFlag, like AddIntegerOption.
+CLI::Option* AddDecimalOption(CLI::App& app, const std::string& name, double& value, int min, int max,
+                              const std::string& description) {
+  auto parse = [&value, name, min, max](const std::string& text) {
+    value = sluice::cli::ParseDecimalFlag(name, text, min, max);
+  };
+  return app.add_option_function<std::string>(name, parse, description)->type_name("NUMBER");
 }
 
 // The first word among arguments CLI11 could not place: what the user meant as the command.
@@ -102,6 +112,22 @@ int main(int argc, char** argv) {
   from_opt->needs(to_opt);
   to_opt->needs(from_opt);
   AddIntegerOption(*run_cmd, "--threads", run.threads, 0, kMaxInt, "Steps run in parallel (default: one per core)");
+  run_cmd->add_flag("--full-refresh", run.full_refresh,
+                    "Rebuild the selected tables whole: partitioned ones from their start date through the window's "
+                    "end, seeds reloaded");
+  run_cmd->add_flag("--allow-missing-upstream", run.allow_missing_upstream,
+                    "Run a step even when an upstream outside the selection was never materialized");
+  double wait_timeout = -1;
+  auto* wait_opt = AddDecimalOption(*run_cmd, "--wait-timeout", wait_timeout, 0, kMaxInt,
+                                    "Seconds to wait for another process holding the warehouse file (default: "
+                                    "as long as it takes; 0: do not wait)");
+  run_cmd->add_flag("--json", run.json, "Print one JSON summary of the run instead of a line per step");
+
+  CleanOptions clean;
+  CLI::App* clean_cmd = app.add_subcommand(
+      "clean", "List the relations left in the warehouse by removed or renamed models; --apply drops them");
+  clean_cmd->add_flag("--apply", clean.apply, "Drop them (default: only list them)");
+  clean_cmd->add_flag("--json", clean.json, "Print JSON");
 
   bool status_json = false;
   CLI::App* status_cmd = app.add_subcommand("status", "Assets, their last materialization and partitions done/missing");
@@ -149,6 +175,7 @@ int main(int argc, char** argv) {
     if (partition_opt->count() > 0) run.partition = partition;
     if (from_opt->count() > 0) run.from = from;
     if (to_opt->count() > 0) run.to = to;
+    if (wait_opt->count() > 0) run.wait_timeout_seconds = wait_timeout;
     if (run.partition || run.from) {  // their form and order; each model checks its own range when it runs
       CheckingArguments([&] {
         return sluice::KeyRangeWindow(run.partition.value_or(run.from.value_or("")),
@@ -160,6 +187,7 @@ int main(int argc, char** argv) {
     if (compile_cmd->parsed()) return Compile(global, compile);
     if (run_cmd->parsed()) return Run(global, run);
     if (status_cmd->parsed()) return Status(global, status_json);
+    if (clean_cmd->parsed()) return Clean(global, clean);
     if (runs_cmd->parsed()) return Runs(global, runs_json, runs_limit);
     if (logs_cmd->parsed()) return Logs(global, run_id, logs_json);
   } catch (const UsageError& error) {

@@ -36,7 +36,7 @@ WarehouseConfig WarehouseConfigFor(const ProjectSettings& project, AccessMode mo
   config.project_dir = project.root;
   config.target = project.target.name;
   config.mode = mode;
-  config.on_wait = [](const std::string& message) {
+  config.wait.on_wait = [](const std::string& message) {
     std::fprintf(stderr, "%s\n", message.c_str());
     std::fflush(stderr);
   };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <type_traits>
 
 namespace sluice::cli {
 
@@ -15,29 +16,47 @@ std::string Shown(std::string_view text) {
   return std::string(text.substr(0, kShownBytes)) + "… (" + std::to_string(text.size()) + " characters)";
 }
 
-bool IsInteger(std::string_view text) {
-  std::string_view digits = !text.empty() && text.front() == '-' ? text.substr(1) : text;
-  return !digits.empty() && std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+bool IsDigits(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// An optional '-', then digits; with `fraction`, optionally '.' and more digits.
+bool IsNumber(std::string_view text, bool fraction) {
+  if (!text.empty() && text.front() == '-') text.remove_prefix(1);
+  size_t dot = fraction ? text.find('.') : std::string_view::npos;
+  if (dot == std::string_view::npos) return IsDigits(text);
+  return IsDigits(text.substr(0, dot)) && IsDigits(text.substr(dot + 1));
+}
+
+// Reads `text` as a number of type T in [min, max], or throws SLU-CLI-003 naming the flag.
+template <typename T>
+T ParseNumberFlag(std::string_view flag, std::string_view text, int min, int max, bool fraction) {
+  const std::string subject = "`" + std::string(flag) + "`: `" + Shown(text) + "`";
+  const std::string range = std::to_string(min) + " to " + std::to_string(max);
+  if (!IsNumber(text, fraction)) {
+    throw UsageError(
+        Diagnostic{"SLU-CLI-003",
+                   subject + " is not a number",
+                   {},
+                   std::string(flag) + " takes a " + (fraction ? "number" : "whole number") + " from " + range,
+                   {}});
+  }
+  std::conditional_t<std::is_integral_v<T>, int64_t, double> value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < min || value > max) {
+    throw UsageError(Diagnostic{"SLU-CLI-003", subject + " is out of range (" + range + ")", {}, "", {}});
+  }
+  return static_cast<T>(value);
 }
 
 }  // namespace
 
 int ParseIntegerFlag(std::string_view flag, std::string_view text, int min, int max) {
-  const std::string subject = "`" + std::string(flag) + "`: `" + Shown(text) + "`";
-  const std::string range = std::to_string(min) + " to " + std::to_string(max);
-  if (!IsInteger(text)) {
-    throw UsageError(Diagnostic{"SLU-CLI-003",
-                                subject + " is not a number",
-                                {},
-                                std::string(flag) + " takes a whole number from " + range,
-                                {}});
-  }
-  int64_t value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || value < min || value > max) {
-    throw UsageError(Diagnostic{"SLU-CLI-003", subject + " is out of range (" + range + ")", {}, "", {}});
-  }
-  return static_cast<int>(value);
+  return ParseNumberFlag<int>(flag, text, min, max, false);
+}
+
+double ParseDecimalFlag(std::string_view flag, std::string_view text, int min, int max) {
+  return ParseNumberFlag<double>(flag, text, min, max, true);
 }
 
 UsageError UnknownCommand(const std::string& word, const std::vector<std::string>& commands) {

@@ -21,6 +21,10 @@ class UsageError : public Error {
 // for a number outside [min, max], however many digits it has.
 int ParseIntegerFlag(std::string_view flag, std::string_view text, int min, int max);
 
+// The value of a decimal flag, e.g. `--wait-timeout 1.5`: like ParseIntegerFlag, with an optional fraction
+// (digits, '.', digits). Exponents, "inf" and "nan" are not numbers here.
+double ParseDecimalFlag(std::string_view flag, std::string_view text, int min, int max);
+
 // SLU-CLI-002: `word` is not one of `commands` (empty `word`: no command was given). Lists the commands.
 UsageError UnknownCommand(const std::string& word, const std::vector<std::string>& commands);
 

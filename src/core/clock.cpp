@@ -20,4 +20,22 @@ std::string FormatUtc(std::chrono::system_clock::time_point time) {
   return buffer;
 }
 
+std::optional<std::chrono::system_clock::time_point> ParseUtc(std::string_view text) {
+  if (text.size() < 20 || text[10] != 'T' || text.back() != 'Z') return std::nullopt;
+  std::optional<Date> date = Date::Parse(text.substr(0, 10));
+  if (!date) return std::nullopt;
+  std::string clock(text.substr(11, text.size() - 12));  // HH:MM:SS[.mmm]
+  int hours = 0, minutes = 0, seconds = 0, millis = 0, consumed = 0;
+  if (std::sscanf(clock.c_str(), "%2d:%2d:%2d%n", &hours, &minutes, &seconds, &consumed) != 3 || consumed != 8) {
+    return std::nullopt;
+  }
+  if (clock.size() > 8) {
+    if (clock.size() != 12 || clock[8] != '.' || std::sscanf(clock.c_str() + 9, "%3d", &millis) != 1) return std::nullopt;
+  }
+  if (hours > 23 || minutes > 59 || seconds > 60) return std::nullopt;
+  using namespace std::chrono;
+  return system_clock::time_point(days(date->days_since_epoch()) + hours * 1h + minutes * 1min + seconds * 1s +
+                                  milliseconds(millis));
+}
+
 }  // namespace sluice

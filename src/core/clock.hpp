@@ -3,6 +3,8 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
+#include <string_view>
 
 #include "core/date.hpp"
 
@@ -32,5 +34,7 @@ class FixedClock final : public Clock {
 
 // ISO-8601 UTC text with milliseconds, e.g. 2026-12-02T16:27:25.123Z.
 std::string FormatUtc(std::chrono::system_clock::time_point time);
+// The inverse of FormatUtc (the milliseconds optional); nullopt for any other text.
+std::optional<std::chrono::system_clock::time_point> ParseUtc(std::string_view text);
 
 }  // namespace sluice

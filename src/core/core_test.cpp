@@ -186,6 +186,16 @@ TEST(Clock, FixedClockGivesUtcDayAndText) {
   EXPECT_EQ(FormatUtc(clock.Now()), "1970-01-04T01:01:01.000Z");
 }
 
+TEST(Clock, ParseUtcReadsWhatFormatUtcWrites) {
+  auto time = std::chrono::system_clock::time_point(std::chrono::milliseconds(1796000000123));
+  EXPECT_EQ(ParseUtc(FormatUtc(time)), time);
+  EXPECT_EQ(ParseUtc("1970-01-04T01:01:01Z"), std::chrono::system_clock::time_point(std::chrono::seconds(262861)));
+  for (const char* bad : {"", "2026-12-02", "2026-12-02T16:27:25.123", "2026-02-30T00:00:00Z", "2026-12-02T25:00:00Z",
+                          "2026-12-02T16:27:25.1Z", "2026-12-02 16:27:25Z"}) {
+    EXPECT_FALSE(ParseUtc(bad)) << bad;
+  }
+}
+
 TEST(Sha256, PiecesHashAsTheWhole) {
   const std::string whole = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
   for (size_t step : {size_t{1}, size_t{7}, size_t{64}}) {

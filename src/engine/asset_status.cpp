@@ -1,6 +1,7 @@
 #include "engine/asset_status.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -148,6 +149,34 @@ std::vector<AssetStatus> HistoryStatus(const std::vector<MaterializationRecord>&
     if (!last || record.written_at > last->written_at) last = record;
   }
   return statuses;
+}
+
+Relation RelationOf(const Asset& asset) {
+  if (const auto* external = std::get_if<ExternalTable>(&asset.compute)) {
+    return Relation{asset.key.name_space(), external->table_name};
+  }
+  return Relation{asset.key.name_space(), asset.relation_name};
+}
+
+std::vector<TableInfo> OrphanRelations(const Definitions& definitions, const std::vector<LedgerEntry>& ledger,
+                                       const std::vector<TableInfo>& catalog) {
+  auto lower = [](const Relation& relation) {
+    std::string text = relation.ToString();
+    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return text;
+  };
+  std::set<std::string> current;
+  for (const Asset& asset : definitions.assets()) current.insert(lower(RelationOf(asset)));
+  std::set<std::string> written;
+  for (const LedgerEntry& entry : ledger) {
+    if (entry.relation) written.insert(lower(*entry.relation));
+  }
+  std::vector<TableInfo> orphans;
+  for (const TableInfo& info : catalog) {
+    std::string name = lower(info.relation);
+    if (written.count(name) && !current.count(name)) orphans.push_back(info);
+  }
+  return orphans;
 }
 
 }  // namespace sluice

@@ -75,4 +75,13 @@ std::vector<AssetStatus> HistoryStatus(const std::vector<MaterializationRecord>&
                                        const std::vector<LedgerEntry>& ledger,
                                        const std::optional<std::vector<TableInfo>>& catalog);
 
+// The relation an asset's data lives in: an adopted table's own name, else the asset's relation.
+Relation RelationOf(const Asset& asset);
+
+// Relations left behind: written by Sluice (the ledger records them), still in the warehouse (`catalog`), and no
+// asset's relation any more (its model was removed or renamed, or its relation_name changed). Names compare
+// case-insensitively, as DuckDB resolves them. Sorted; each once, as the catalog spells it, with its kind.
+std::vector<TableInfo> OrphanRelations(const Definitions& definitions, const std::vector<LedgerEntry>& ledger,
+                                       const std::vector<TableInfo>& catalog);
+
 }  // namespace sluice

@@ -2,7 +2,10 @@
 
 #include <unistd.h>
 
+#include <fcntl.h>
+
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <condition_variable>
@@ -13,6 +16,7 @@
 
 #include "core/file_system.hpp"
 #include "core/sha256.hpp"
+#include "engine/asset_status.hpp"
 #include "engine/run_sql.hpp"
 #include "state/state_store.hpp"
 
@@ -24,6 +28,7 @@ std::string StepStatusName(StepStatus status) {
     case StepStatus::kUnchanged: return "UNCHANGED";
     case StepStatus::kFailed: return "FAILED";
     case StepStatus::kSkipped: return "SKIPPED";
+    case StepStatus::kCanceled: return "CANCELED";
   }
   return "?";
 }
@@ -59,7 +64,97 @@ Error AtModelFile(const Asset& asset, const Error& error) {
   return Error(std::move(diagnostics));
 }
 
+std::string Lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// The days of `window` that no window in `written` covers, as "first .. last" ranges.
+std::vector<std::string> UncoveredDays(DateWindow window, const std::vector<DateWindow>& written) {
+  std::vector<std::string> ranges;
+  std::optional<Date> gap_start;
+  for (Date day = window.start; day <= window.end; day = day.AddDays(1)) {
+    bool covered = day < window.end && std::any_of(written.begin(), written.end(), [&](const DateWindow& w) {
+                     return w.start <= day && day < w.end;
+                   });
+    bool in_gap = day < window.end && !covered;
+    if (in_gap && !gap_start) gap_start = day;
+    if (!in_gap && gap_start) {
+      Date last = day.AddDays(-1);
+      ranges.push_back(*gap_start == last ? last.ToString() : gap_start->ToString() + " .. " + last.ToString());
+      gap_start.reset();
+    }
+  }
+  return ranges;
+}
+
 }  // namespace
+
+void QueueRun(RunStore& runs, const RunPlan& plan, const std::string& run_id, const Clock& clock) {
+  RunRecord record;
+  record.run_id = run_id;
+  record.selection = plan.selection_text;
+  if (plan.window) {
+    record.partition_start = plan.window->start.ToString();
+    record.partition_end = plan.window->end.AddDays(-1).ToString();
+  }
+  record.created_at = FormatUtc(clock.Now());
+  record.pid = ::getpid();
+  record.pid_start_time = ProcessStartTime(record.pid);
+  runs.CreateRun(record);
+}
+
+void AbandonRun(RunStore& runs, EventLog& events, const std::string& run_id, const Clock& clock, bool canceled,
+                const std::string& message) {
+  RunStatus status = canceled ? RunStatus::kCanceled : RunStatus::kFailure;
+  events.Append(run_id, FormatUtc(clock.Now()), RunFinishedEvent{RunStatusName(status), message});
+  runs.FinishRun(run_id, status, FormatUtc(clock.Now()), message);
+}
+
+void RunExecutor::Record(const std::string& run_id, const RunEvent& event) {
+  std::lock_guard<std::mutex> lock(record_mutex_);
+  events_.Append(run_id, FormatUtc(clock_.Now()), event);
+}
+
+void RunExecutor::SaveStatements(const Relation& relation, const std::vector<std::string>& statements) const {
+  std::string text = "-- the statements sluice ran for " + relation.ToString() + ", in order\n";
+  for (const std::string& statement : statements) text += statement + ";\n\n";
+  std::filesystem::path folder = *options_.statements_dir / relation.name_space;
+  std::filesystem::path file = folder / (relation.name + ".sql");
+  std::filesystem::path temp = file;
+  temp += ".tmp" + std::to_string(::getpid());
+  std::error_code ignored;
+  std::filesystem::create_directories(folder, ignored);
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  bool written = WriteAll(fd, text) == 0;
+  ::close(fd);
+  if (!written || ::rename(temp.c_str(), file.c_str()) != 0) std::filesystem::remove(temp, ignored);
+}
+
+std::optional<std::string> RunExecutor::MissingUpstream(const StepPlan& step) const {
+  for (const AssetKey& key : step.outside_upstreams) {
+    const Asset* upstream = definitions_.Find(key);
+    if (upstream == nullptr) continue;
+    Relation relation = RelationOf(*upstream);
+    std::string hint = "; run it first (--select +" + step.key.name() + ") or pass --allow-missing-upstream";
+    if (!relations_.count(Lower(relation.ToString()))) {
+      return "upstream " + key.ToString() + " was never materialized (the warehouse has no " +
+             relation.ToString() + ")" + hint;
+    }
+    if (upstream->partitions && step.window) {
+      auto written = written_windows_.find(key.ToString());
+      std::vector<std::string> gaps =
+          UncoveredDays(*step.window, written == written_windows_.end() ? std::vector<DateWindow>{} : written->second);
+      if (!gaps.empty()) {
+        std::string days;
+        for (const std::string& gap : gaps) days += (days.empty() ? "" : ", ") + gap;
+        return "upstream " + key.ToString() + " was never materialized for " + days + hint;
+      }
+    }
+  }
+  return std::nullopt;
+}
 
 Error RunExecutor::LocatedInModel(const Asset& asset, const RunSql& sql, const SqlError& error) const {
   const Diagnostic& failed = error.diagnostics().front();
@@ -114,7 +209,9 @@ StepOutcome RunExecutor::ExecuteStep(const StepPlan& step, const std::string& ru
               outcome.wrote_rows = false;
               written = warehouse_.ReplaceView(relation, sql, ledger);
             } else if (asset.partitions) {
-              written = warehouse_.ReplaceDateRange(relation, sql, asset.partitions->column, *step.window, ledger);
+              written = warehouse_.ReplaceDateRange(relation, sql, asset.partitions->column, *step.window, ledger,
+                                                    step.full_refresh ? Warehouse::DateRangeMode::kWholeTable
+                                                                      : Warehouse::DateRangeMode::kWindow);
             } else {
               written = warehouse_.ReplaceTable(relation, sql, ledger);
             }
@@ -129,7 +226,8 @@ StepOutcome RunExecutor::ExecuteStep(const StepPlan& step, const std::string& ru
           for (const auto& [name, type] : compute.columns) fingerprint += "\n" + name + " " + type;
           ledger.sql_hash = Sha256Hex(fingerprint);
           auto previous = seed_hashes_.find(ledger.asset);
-          if (previous != seed_hashes_.end() && previous->second == ledger.sql_hash && warehouse_.Describe(relation)) {
+          if (!step.full_refresh && previous != seed_hashes_.end() && previous->second == ledger.sql_hash &&
+              relations_.count(Lower(relation.ToString()))) {
             outcome.status = StepStatus::kUnchanged;
             outcome.note = "seed file unchanged";
             return false;
@@ -149,7 +247,7 @@ StepOutcome RunExecutor::ExecuteStep(const StepPlan& step, const std::string& ru
                                  {}});
         } else {
           static_assert(std::is_same_v<T, ExternalTable>);
-          if (!warehouse_.Describe(Relation{asset.key.name_space(), compute.table_name})) {
+          if (!relations_.count(Lower(RelationOf(asset).ToString()))) {
             throw Error(Diagnostic{"SLU-RUN-003",
                                    "adopted table " + asset.key.name_space() + "." + compute.table_name +
                                        " does not exist",
@@ -172,7 +270,7 @@ StepOutcome RunExecutor::ExecuteStep(const StepPlan& step, const std::string& ru
     event.window_end = step.window->end.ToString();
   }
   std::string now = written.written_at.empty() ? FormatUtc(clock_.Now()) : written.written_at;
-  events_.Append(run_id, now, event);
+  Record(run_id, event);
   std::vector<MaterializationRecord> records;
   for (const std::string& key : PartitionKeys(step.window)) {
     records.push_back({asset.key.ToString(), key, run_id, written.rows_written, ledger.sql_hash, now});
@@ -183,34 +281,33 @@ StepOutcome RunExecutor::ExecuteStep(const StepPlan& step, const std::string& ru
 
 RunOutcome RunExecutor::Execute(const RunPlan& plan, const std::string& run_id,
                                 const std::function<void(const StepOutcome&, size_t, size_t)>& on_step) {
-  RunRecord record;
-  record.run_id = run_id;
-  record.selection = plan.selection_text;
-  if (plan.window) {
-    record.partition_start = plan.window->start.ToString();
-    record.partition_end = plan.window->end.AddDays(-1).ToString();
-  }
-  record.created_at = FormatUtc(clock_.Now());
-  record.pid = ::getpid();
-  record.pid_start_time = ProcessStartTime(record.pid);
-  runs_.CreateRun(record);
+  if (!runs_.GetRun(run_id)) QueueRun(runs_, plan, run_id, clock_);
   runs_.MarkStarted(run_id, FormatUtc(clock_.Now()));
 
   RunStartedEvent started{plan.selection_text, {}};
   for (const StepPlan& step : plan.steps) started.assets.push_back(step.key.ToString());
-  events_.Append(run_id, FormatUtc(clock_.Now()), started);
+  Record(run_id, started);
 
+  auto canceled = [&] { return options_.cancel != nullptr && options_.cancel->load(); };
   RunOutcome outcome{run_id, RunStatus::kSuccess, {}};
   std::vector<std::optional<StepOutcome>> results(plan.steps.size());
   try {
-    for (const LedgerEntry& entry : warehouse_.ReadLedger()) seed_hashes_[entry.asset] = entry.sql_hash;
+    for (const LedgerEntry& entry : warehouse_.ReadLedger()) {
+      seed_hashes_[entry.asset] = entry.sql_hash;
+      if (entry.window) written_windows_[entry.asset].push_back(*entry.window);
+    }
+    for (const TableInfo& info : warehouse_.ListRelations()) relations_.insert(Lower(info.relation.ToString()));
     std::set<std::string> namespaces;
     for (const StepPlan& step : plan.steps) namespaces.insert(step.key.name_space());
     for (const std::string& name : namespaces) warehouse_.EnsureSchema(name);
+    if (options_.statements_dir) {
+      warehouse_.ObserveStatements([this](const Relation& relation, const std::vector<std::string>& statements) {
+        SaveStatements(relation, statements);
+      });
+    }
   } catch (const Error& error) {
     std::string message = error.diagnostics().front().message;
-    events_.Append(run_id, FormatUtc(clock_.Now()), RunFinishedEvent{"FAILURE", message});
-    runs_.FinishRun(run_id, RunStatus::kFailure, FormatUtc(clock_.Now()), message);
+    AbandonRun(runs_, events_, run_id, clock_, canceled(), message);
     throw;
   }
 
@@ -221,13 +318,8 @@ RunOutcome RunExecutor::Execute(const RunPlan& plan, const std::string& run_id,
   std::vector<std::vector<size_t>> downstream(plan.steps.size());
   std::vector<bool> skipped(plan.steps.size(), false);
   std::vector<size_t> ready;
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    waiting_on[i] = plan.steps[i].upstream_steps.size();
-    for (size_t up : plan.steps[i].upstream_steps) downstream[up].push_back(i);
-    if (waiting_on[i] == 0) ready.push_back(i);
-  }
-  std::reverse(ready.begin(), ready.end());  // pop_back takes plan order
   size_t finished = 0;
+  size_t blocked = 0;  // steps skipped because an upstream outside the run is missing
   const size_t total = plan.steps.size();
 
   auto finish = [&](size_t index, StepOutcome result) {  // called with mutex held
@@ -236,34 +328,59 @@ RunOutcome RunExecutor::Execute(const RunPlan& plan, const std::string& run_id,
     if (on_step) on_step(*results[index], finished, total);
   };
 
-  auto skip_downstream = [&](size_t failed) {  // called with mutex held
+  auto skip = [&](size_t index, const std::string& reason) {  // called with mutex held
+    skipped[index] = true;
+    StepOutcome result{plan.steps[index].key, StepStatus::kSkipped};
+    result.window = plan.steps[index].window;
+    result.note = reason;
+    Record(run_id, StepSkippedEvent{result.key.ToString(), result.note});
+    finish(index, std::move(result));
+  };
+
+  auto skip_downstream = [&](size_t failed, const std::string& verb) {  // called with mutex held
     std::vector<size_t> stack(downstream[failed].begin(), downstream[failed].end());
     while (!stack.empty()) {
       size_t index = stack.back();
       stack.pop_back();
       if (skipped[index]) continue;
-      skipped[index] = true;
-      StepOutcome result{plan.steps[index].key, StepStatus::kSkipped};
-      result.window = plan.steps[index].window;
-      result.note = "upstream " + plan.steps[failed].key.ToString() + " failed";
-      events_.Append(run_id, FormatUtc(clock_.Now()), StepSkippedEvent{result.key.ToString(), result.note});
-      finish(index, std::move(result));
+      skip(index, "upstream " + plan.steps[failed].key.ToString() + " " + verb);
       for (size_t down : downstream[index]) stack.push_back(down);
     }
   };
 
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      waiting_on[i] = plan.steps[i].upstream_steps.size();
+      for (size_t up : plan.steps[i].upstream_steps) downstream[up].push_back(i);
+    }
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      if (skipped[i] || options_.allow_missing_upstream) continue;
+      if (std::optional<std::string> missing = MissingUpstream(plan.steps[i])) {
+        ++blocked;
+        skip(i, *missing);
+        skip_downstream(i, "was skipped");
+      }
+    }
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      if (waiting_on[i] == 0 && !skipped[i]) ready.push_back(i);
+    }
+    std::reverse(ready.begin(), ready.end());  // pop_back takes plan order
+  }
+
   auto worker = [&] {
     std::unique_lock<std::mutex> lock(mutex);
     while (true) {
-      changed.wait(lock, [&] { return !ready.empty() || finished == total; });
-      if (ready.empty()) return;
+      changed.wait(lock, [&] { return canceled() || !ready.empty() || finished == total; });
+      if (canceled() || ready.empty()) return;
       size_t index = ready.back();
       ready.pop_back();
       lock.unlock();
 
       const StepPlan& step = plan.steps[index];
       auto begin = std::chrono::steady_clock::now();
-      events_.Append(run_id, FormatUtc(clock_.Now()), StepStartedEvent{step.key.ToString()});
+      Record(run_id, StepStartedEvent{step.key.ToString()});
+      if (options_.on_start) options_.on_start(step.key);
       StepOutcome result{step.key};
       try {
         result = ExecuteStep(step, run_id);
@@ -277,19 +394,25 @@ RunOutcome RunExecutor::Execute(const RunPlan& plan, const std::string& run_id,
       result.window = step.window;
       result.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                std::chrono::steady_clock::now() - begin).count();
-      if (result.status == StepStatus::kFailed) {
+      if (result.status == StepStatus::kFailed && canceled()) {
+        // Interrupted: its write rolled back. Any other error it met is moot once the run is canceled.
+        result.status = StepStatus::kCanceled;
+        result.note = "interrupted, its write rolled back";
+        result.diagnostics.clear();
+        Record(run_id, StepSkippedEvent{step.key.ToString(), "run canceled: " + result.note});
+      } else if (result.status == StepStatus::kFailed) {
         StepFailedEvent failed{step.key.ToString(), {}};
         for (const Diagnostic& d : result.diagnostics) failed.diagnostics.push_back(ToEvent(d));
-        events_.Append(run_id, FormatUtc(clock_.Now()), failed);
+        Record(run_id, failed);
       } else {
-        events_.Append(run_id, FormatUtc(clock_.Now()), StepFinishedEvent{step.key.ToString(), result.duration_ms});
+        Record(run_id, StepFinishedEvent{step.key.ToString(), result.duration_ms});
       }
 
       lock.lock();
       bool failed = result.status == StepStatus::kFailed;
       finish(index, std::move(result));
       if (failed) {
-        skip_downstream(index);
+        skip_downstream(index, "failed");
       } else {
         for (size_t down : downstream[index]) {
           if (--waiting_on[down] == 0 && !skipped[down]) ready.push_back(down);
@@ -305,12 +428,38 @@ RunOutcome RunExecutor::Execute(const RunPlan& plan, const std::string& run_id,
   for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
   for (std::thread& thread : pool) thread.join();
 
+  // Steps that never started: the run was canceled before their turn.
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i]) continue;
+    StepOutcome result{plan.steps[i].key, StepStatus::kCanceled};
+    result.window = plan.steps[i].window;
+    result.note = "not started";
+    Record(run_id, StepSkippedEvent{result.key.ToString(), "run canceled: not started"});
+    finish(i, std::move(result));
+  }
+  warehouse_.ObserveStatements(nullptr);
+
   for (std::optional<StepOutcome>& result : results) outcome.steps.push_back(std::move(*result));
-  size_t failures = 0;
-  for (const StepOutcome& step : outcome.steps) failures += step.status == StepStatus::kFailed ? 1 : 0;
-  outcome.status = failures == 0 ? RunStatus::kSuccess : RunStatus::kFailure;
-  std::string message = failures == 0 ? "" : std::to_string(failures) + " step(s) failed";
-  events_.Append(run_id, FormatUtc(clock_.Now()), RunFinishedEvent{RunStatusName(outcome.status), message});
+  size_t failures = 0, stopped = 0, done = 0;
+  for (const StepOutcome& step : outcome.steps) {
+    failures += step.status == StepStatus::kFailed ? 1 : 0;
+    stopped += step.status == StepStatus::kCanceled ? 1 : 0;
+    done += step.status == StepStatus::kSuccess || step.status == StepStatus::kUnchanged ? 1 : 0;
+  }
+  std::string message;
+  if (canceled()) {
+    outcome.status = RunStatus::kCanceled;
+    message = "canceled: " + std::to_string(done) + " step(s) finished and kept, " + std::to_string(stopped) +
+              " interrupted or not started";
+  } else if (failures > 0 || blocked > 0) {
+    outcome.status = RunStatus::kFailure;
+    if (failures > 0) message = std::to_string(failures) + " step(s) failed";
+    if (blocked > 0) {
+      message += (message.empty() ? "" : "; ") + std::to_string(blocked) +
+                 " step(s) skipped: an upstream outside the run was never materialized";
+    }
+  }
+  Record(run_id, RunFinishedEvent{RunStatusName(outcome.status), message});
   runs_.FinishRun(run_id, outcome.status, FormatUtc(clock_.Now()), message);
   return outcome;
 }

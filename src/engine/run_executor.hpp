@@ -1,16 +1,30 @@
 // RunExecutor: executes a RunPlan in direct mode — each step recomputes its asset and atomically replaces
 // it (whole table, or exactly the step's window) — on a pool of threads, in dependency order.
 //
-// A failed step stops its downstream (recorded as skipped), never its siblings. Every step outcome is an
-// event in the EventLog; every successful write is a MaterializationRecord per partition key (or "" when
-// unpartitioned) and a ledger row in the warehouse, written by the warehouse in the same transaction as the
-// data. The run is recorded QUEUED → STARTED → SUCCESS / FAILURE with this process's pid and start time.
+// A failed step stops its downstream (recorded as skipped), never its siblings. A step whose upstream outside
+// the run was never materialized (for a partitioned upstream: not for every date of the step's window) is
+// skipped with that reason, its downstream too, and fails the run, unless allow_missing_upstream. Every step
+// outcome is an event in the EventLog, appended in time order; every successful write is a
+// MaterializationRecord per partition key (or "" when unpartitioned) and a ledger row in the warehouse, written
+// by the warehouse in the same transaction as the data. The run is recorded QUEUED (QueueRun, before the
+// warehouse is opened, which may wait) → STARTED → SUCCESS / FAILURE / CANCELED with this process's pid and start
+// time.
+//
+// Cancel: once options.cancel is true no step starts; the caller interrupts the warehouse, so running writes fail
+// and roll back; those steps and the ones not started are recorded CANCELED, finished steps are kept, and the run
+// ends CANCELED.
 // Thread-safety: Execute may be called once at a time per executor; the stores and warehouse it is given
 // must be thread-safe (they are).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,8 +38,8 @@
 
 namespace sluice {
 
-enum class StepStatus { kSuccess, kUnchanged, kFailed, kSkipped };
-std::string StepStatusName(StepStatus status);  // OK | UNCHANGED | FAILED | SKIPPED
+enum class StepStatus { kSuccess, kUnchanged, kFailed, kSkipped, kCanceled };
+std::string StepStatusName(StepStatus status);  // OK | UNCHANGED | FAILED | SKIPPED | CANCELED
 
 struct StepOutcome {
   AssetKey key;
@@ -48,14 +62,28 @@ struct RunOutcome {
 struct ExecutorOptions {
   int threads = 0;  // 0: one per core
   std::string project_root;  // seed paths resolve against it
+  const std::atomic<bool>* cancel = nullptr;  // becomes true when the run is to stop
+  bool allow_missing_upstream = false;        // run steps whose upstream outside the run was never materialized
+  // When set, each write's statements are written to <statements_dir>/<namespace>/<relation>.sql.
+  std::optional<std::filesystem::path> statements_dir;
+  std::function<void(const AssetKey&)> on_start;  // called from the worker as a step starts
 };
+
+// Records `run_id` as QUEUED for `plan`, owned by this process.
+void QueueRun(RunStore& runs, const RunPlan& plan, const std::string& run_id, const Clock& clock);
+
+// Ends a queued run that never started (its warehouse could not be opened, or it was canceled while waiting):
+// a run_finished event and the run FAILURE, or CANCELED when `canceled`.
+void AbandonRun(RunStore& runs, EventLog& events, const std::string& run_id, const Clock& clock, bool canceled,
+                const std::string& message);
 
 class RunExecutor {
  public:
   RunExecutor(const Definitions& definitions, Warehouse& warehouse, RunStore& runs, EventLog& events,
               MaterializationStore& materializations, const Clock& clock, ExecutorOptions options);
 
-  // `on_step` is called (serialized) after each step finishes, with its index and the step count.
+  // `on_step` is called (serialized) after each step finishes, with its index and the step count. The run is
+  // queued first when QueueRun has not been called for it.
   RunOutcome Execute(const RunPlan& plan, const std::string& run_id,
                      const std::function<void(const StepOutcome&, size_t done, size_t total)>& on_step);
 
@@ -67,6 +95,13 @@ class RunExecutor {
   // `error`, raised by the write of a SQL model's step, pointed at the model file where it happened.
   Error LocatedInModel(const Asset& asset, const RunSql& sql, const SqlError& error) const;
 
+  // Why `step` cannot run yet: an upstream outside the run that the warehouse does not hold; nullopt when it can.
+  std::optional<std::string> MissingUpstream(const StepPlan& step) const;
+  // Appends an event stamped with the time now; serialized, so that the log is in time order.
+  void Record(const std::string& run_id, const RunEvent& event);
+  // Writes the statements of one write under options_.statements_dir; a failure to write is ignored.
+  void SaveStatements(const Relation& relation, const std::vector<std::string>& statements) const;
+
   const Definitions& definitions_;
   Warehouse& warehouse_;
   RunStore& runs_;
@@ -74,7 +109,11 @@ class RunExecutor {
   MaterializationStore& materializations_;
   const Clock& clock_;
   ExecutorOptions options_;
+  std::mutex record_mutex_;
+  // Read once at the start of a run.
   std::map<std::string, std::string> seed_hashes_;  // asset → sql_hash of its latest ledger row
+  std::map<std::string, std::vector<DateWindow>> written_windows_;  // asset → the windows its ledger rows own
+  std::set<std::string> relations_;  // every relation in the warehouse, "schema.name" lower-cased
 };
 
 }  // namespace sluice

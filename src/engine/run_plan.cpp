@@ -19,6 +19,7 @@ RunPlan PlanRun(const Definitions& definitions, const RunRequest& request, Date 
     if (!chosen.count(key)) continue;
     const Asset& asset = *definitions.Find(key);
     StepPlan step{key, std::nullopt, {}};
+    step.full_refresh = request.full_refresh;
     if (asset.partitions) {
       const DailyPartitions& partitions = asset.partitions->partitions;
       if (request.partition_from) {
@@ -28,10 +29,15 @@ RunPlan PlanRun(const Definitions& definitions, const RunRequest& request, Date 
         Date last = partitions.LastComplete(today);
         step.window = DateWindow{last, last.AddDays(1)};
       }
+      if (request.full_refresh) step.window->start = partitions.start_date();
       plan.window = step.window;
     }
     for (const AssetDependency& dep : asset.deps) {
-      if (auto it = step_index.find(dep.upstream); it != step_index.end()) step.upstream_steps.push_back(it->second);
+      if (auto it = step_index.find(dep.upstream); it != step_index.end()) {
+        step.upstream_steps.push_back(it->second);
+      } else {
+        step.outside_upstreams.push_back(dep.upstream);
+      }
     }
     step_index.emplace(key, plan.steps.size());
     plan.steps.push_back(std::move(step));

@@ -1,7 +1,8 @@
 // RunRequest → RunPlan: the selected assets in dependency order, each with the window it owns.
 //
 // Partitioned models run one key (`from == to`), an inclusive key range (one window), or by default their
-// last complete partition (yesterday, UTC). Unpartitioned assets run once. Keys are validated against each
+// last complete partition (yesterday, UTC); with full_refresh, from their start date instead. Unpartitioned assets
+// run once. Keys are validated against each
 // partitioned model's own start date (SLU-PARTITION-*).
 // Thread-safety: pure function; a RunPlan is an immutable value.
 #pragma once
@@ -19,12 +20,18 @@ struct RunRequest {
   std::vector<std::string> selection;       // --select items
   std::optional<std::string> partition_from;  // --partition K sets both; --from A --to B
   std::optional<std::string> partition_to;
+  // Partitioned models are rebuilt whole, from their start date through the end of the window they would own.
+  bool full_refresh = false;
 };
 
 struct StepPlan {
   AssetKey key;
   std::optional<DateWindow> window;   // set for partitioned models only
   std::vector<size_t> upstream_steps; // indexes of steps in this plan it depends on
+  std::vector<AssetKey> outside_upstreams;  // upstreams not in this plan, read as the warehouse holds them
+  // Rebuilt whole: a partitioned model's window starts at its start date and replaces the table; a seed is
+  // reloaded even when its file is unchanged.
+  bool full_refresh = false;
 };
 
 struct RunPlan {

@@ -98,6 +98,7 @@ MacroContextValues MacroContextFor(const TargetSettings& target, const PipelineC
   context.schema = schema;
   context.virtual_environments = pipeline.mode == PipelineMode::kVirtual;
   context.variables = target.variables;
+  context.withheld_variables = target.environment_variables;
   return context;
 }
 

@@ -160,6 +160,17 @@ struct EventCodec<RunFinishedEvent> {
   }
 };
 
+template <>
+struct EventCodec<RunWaitingEvent> {
+  static constexpr std::string_view kKind = "run_waiting";
+  static json ToJson(const RunWaitingEvent& event) { return {{"reason", event.reason}}; }
+  static RunWaitingEvent FromJson(const json& payload) {
+    RunWaitingEvent event;
+    Read(payload, "reason", event.reason);
+    return event;
+  }
+};
+
 template <size_t... I>
 constexpr bool KindsAreDistinct(std::index_sequence<I...>) {
   constexpr std::string_view kinds[] = {EventCodec<std::variant_alternative_t<I, RunEvent>>::kKind...};

@@ -76,11 +76,18 @@ struct RunFinishedEvent {
   bool operator==(const RunFinishedEvent&) const = default;
 };
 
+// The run is queued behind something it must wait for (another process holding the warehouse).
+struct RunWaitingEvent {
+  std::string reason;  // e.g. "waiting for the writer lock on /p/warehouse.duckdb (held by pid 123)"
+
+  bool operator==(const RunWaitingEvent&) const = default;
+};
+
 using RunEvent = std::variant<RunStartedEvent, StepStartedEvent, MaterializationEvent, StepFailedEvent,
-                              StepSkippedEvent, StepFinishedEvent, RunFinishedEvent>;
+                              StepSkippedEvent, StepFinishedEvent, RunFinishedEvent, RunWaitingEvent>;
 
 // The stable kind name stored beside the payload: "run_started", "step_started", "materialization",
-// "step_failed", "step_skipped", "step_finished", "run_finished".
+// "step_failed", "step_skipped", "step_finished", "run_finished", "run_waiting".
 std::string EventKindName(const RunEvent& event);
 nlohmann::json EventToJson(const RunEvent& event);
 // Throws std::invalid_argument for an unknown kind.

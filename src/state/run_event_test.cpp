@@ -21,7 +21,8 @@ TEST(RunEvent, KindNamesAreTheStoredContract) {
   std::vector<std::string> names;
   for (const RunEvent& event : OneEventOfEveryKind()) names.push_back(EventKindName(event));
   EXPECT_EQ(names, (std::vector<std::string>{"run_started", "step_started", "materialization", "step_failed",
-                                             "step_skipped", "step_finished", "run_finished"}));
+                                             "step_skipped", "step_finished", "run_finished",
+                                             "run_waiting"}));
 }
 
 TEST(RunEvent, EveryKindRoundTripsThroughJsonText) {

@@ -60,6 +60,7 @@ inline std::vector<RunEvent> OneEventOfEveryKind() {
       StepSkippedEvent{"gold.weekly", "upstream gold.daily_revenue failed"},
       StepFinishedEvent{"silver.orders", 1534},
       RunFinishedEvent{"FAILURE", "1 step failed"},
+      RunWaitingEvent{"waiting for the writer lock on /p/warehouse.duckdb (held by pid 123)"},
   };
   return events;
 }

@@ -25,7 +25,7 @@ std::unique_ptr<Warehouse> OpenDuckDb(const WarehouseConfig& config) {
                                    : std::filesystem::path(".sluice") /
                                          ((config.target.empty() ? "default" : config.target) + ".duckdb");
   if (file.is_relative()) file = config.project_dir / file;
-  return DuckDbWarehouse::Open(file.lexically_normal(), config.mode == AccessMode::kReadOnly, config.on_wait);
+  return DuckDbWarehouse::Open(file.lexically_normal(), config.mode == AccessMode::kReadOnly, config.wait);
 }
 
 }  // namespace

@@ -19,8 +19,7 @@ struct WarehouseConfig {
   std::filesystem::path project_dir;                // relative paths resolve against it
   std::string target;                               // target name, for defaults such as .sluice/<target>.duckdb
   AccessMode mode = AccessMode::kReadWrite;
-  // Called once, with a human-readable line, when opening has to wait for another writer.
-  std::function<void(const std::string&)> on_wait;
+  WaitPolicy wait;  // how opening waits for another process holding the warehouse
 };
 
 // Throws SLU-WAREHOUSE-001 for an adapter this build does not support, or the backend's open error.

@@ -13,7 +13,10 @@
 // SELECT the error is.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -92,6 +95,21 @@ struct SeedFile {
   std::vector<std::pair<std::string, std::string>> columns;
 };
 
+// How opening a warehouse waits for another process that holds it.
+struct WaitPolicy {
+  // Called once, with a line naming what is waited for, when opening has to wait.
+  std::function<void(const std::string&)> on_wait;
+  // How long to wait in all before giving up (SLU-WAREHOUSE-007); nullopt waits as long as it takes, zero gives
+  // up at once, without calling on_wait.
+  std::optional<std::chrono::milliseconds> timeout;
+  // When set and it becomes true, waiting stops with SLU-WAREHOUSE-008.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+// Receives, after each write (committed or not), the statements the write sent in order, as the backend ran
+// them: with fully qualified names, so they can be pasted into the engine's console.
+using StatementObserver = std::function<void(const Relation& relation, const std::vector<std::string>& statements)>;
+
 class Warehouse {
  public:
   virtual ~Warehouse() = default;
@@ -121,9 +139,14 @@ class Warehouse {
   // Atomically replaces exactly the rows of `relation` whose `date_column` falls in `window` with the rows
   // of `select_sql` in that window; rows of the SELECT outside the window are dropped and counted. Creates
   // the table (date-partitioned where the backend can) on first write. Rows of other dates are untouched.
+  // The table's columns follow the SELECT's where they can without touching other dates: a column the SELECT adds
+  // is added (NULL in other dates); a column it no longer selects, or selects with another type, is an error
+  // (SLU-WAREHOUSE-013) that only a whole-table write resolves.
+  // With kWholeTable the table is replaced by the window's rows (a full refresh), its columns those of the SELECT.
+  enum class DateRangeMode { kWindow, kWholeTable };
   virtual WriteResult ReplaceDateRange(const Relation& relation, const std::string& select_sql,
-                                       const std::string& date_column, DateWindow window,
-                                       LedgerEntry ledger) = 0;
+                                       const std::string& date_column, DateWindow window, LedgerEntry ledger,
+                                       DateRangeMode mode = DateRangeMode::kWindow) = 0;
 
   // Atomically creates or replaces the view `relation` as `select_sql` (with its ledger row).
   virtual WriteResult ReplaceView(const Relation& relation, const std::string& select_sql, LedgerEntry ledger);
@@ -133,6 +156,16 @@ class Warehouse {
 
   // Every ledger row, oldest first. Empty when the ledger does not exist yet.
   virtual std::vector<LedgerEntry> ReadLedger() = 0;
+
+  // Drops `relation`, a table or a view; nothing happens when it does not exist.
+  virtual void DropRelation(const Relation& relation) = 0;
+
+  // Stops the statements running now and makes every later statement fail with SLU-WAREHOUSE-008, so that the
+  // writes in progress roll back. Callable from any thread (a signal handler's thread included); irreversible.
+  virtual void Interrupt() {}
+
+  // Set before writes start; the default backend records nothing.
+  virtual void ObserveStatements(StatementObserver observer) { (void)observer; }
 };
 
 }  // namespace sluice

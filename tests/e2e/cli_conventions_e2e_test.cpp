@@ -27,7 +27,7 @@ void ExpectUsageError(const ScratchProject& project, const std::vector<std::stri
 TEST(CliConventionsE2E, AnUnknownCommandIsNamedAndTheCommandsListed) {
   ScratchProject project("shop");
   ExpectUsageError(project, {"frobnicate"}, "error[SLU-CLI-002]: unknown command `frobnicate`");
-  ExpectUsageError(project, {"frobnicate"}, "the commands are discover, compile, run, status, runs, logs");
+  ExpectUsageError(project, {"frobnicate"}, "the commands are discover, compile, run, clean, status, runs, logs");
   ExpectUsageError(project, {"--target", "test", "frobnicate", "--json"}, "unknown command `frobnicate`");
   ExpectUsageError(project, {}, "error[SLU-CLI-002]: no command given");
 }
@@ -42,11 +42,15 @@ TEST(CliConventionsE2E, ABadNumberSaysNotANumberOrOutOfRange) {
   ExpectUsageError(project, {"runs", "--limit", "ten"}, "`--limit`: `ten` is not a number");
   ExpectUsageError(project, {"runs", "--limit", "0"}, "`--limit`: `0` is out of range (1 to 2147483647)");
   ExpectUsageError(project, {"runs", "--limit", huge}, "is out of range (1 to 2147483647)");
+  ExpectUsageError(project, {"run", "--wait-timeout", "soon"}, "`--wait-timeout`: `soon` is not a number");
+  ExpectUsageError(project, {"run", "--wait-timeout", "1e999"}, "`--wait-timeout`: `1e999` is not a number");
+  ExpectUsageError(project, {"run", "--wait-timeout", huge}, "is out of range (0 to 2147483647)");
+  ExpectUsageError(project, {"run", "--wait-timeout", "-1"}, "`--wait-timeout`: `-1` is out of range");
   ExpectUsageError(project, {"--port", "http", "status"}, "`--port`: `http` is not a number");
   ExpectUsageError(project, {"--port", "65536", "status"}, "`--port`: `65536` is out of range (1 to 65535)");
   // The values still work.
   EXPECT_EQ(project.Run({"runs", "--limit", "3"}).exit_code, 0);
-  EXPECT_EQ(project.Run({"run", "--select", "users", "--threads", "2"}).exit_code, 0);
+  EXPECT_EQ(project.Run({"run", "--select", "users", "--threads", "2", "--wait-timeout", "0.5"}).exit_code, 0);
 }
 
 TEST(CliConventionsE2E, BadDatesAndSelectionsAreUsageErrors) {

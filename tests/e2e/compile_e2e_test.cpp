@@ -2,7 +2,13 @@
 // located error, exit code 1, and writes nothing.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "e2e/sluice_process.hpp"
 
@@ -104,6 +110,65 @@ TEST(CompileE2E, AFailedCompileKeepsThePreviousArtifactsAndRunFolder) {
     bool staging = entry.is_directory() && entry.path().filename().string().rfind(".sluice-", 0) == 0;
     EXPECT_FALSE(staging) << "no staging folder left behind: " << entry.path();
   }
+}
+
+// The files under `folder` (recursively) whose bytes contain `needle`; none when the folder does not exist.
+std::vector<std::string> FilesContaining(const std::filesystem::path& folder, const std::string& needle) {
+  std::vector<std::string> found;
+  if (!std::filesystem::exists(folder)) return found;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(folder)) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (bytes.find(needle) != std::string::npos) found.push_back(entry.path().string());
+  }
+  return found;
+}
+
+TEST(CompileE2E, AValueFromTheEnvironmentNeverReachesAnArtifactThroughAMacro) {
+  const std::string secret = "sk-live-e2e-31337";
+  const std::map<std::string, std::string> environment = {{"SLUICE_E2E_API_KEY", secret}};
+  ScratchProject project("shop");
+  project.Write("streambuild_project.toml",
+                "name = \"shop\"\nadapter = \"duckdb\"\ndefault_target = \"test\"\n\n"
+                "[naming]\ntable_prefix = \"\"\nview_prefix = \"\"\n\n"
+                "[vars]\napi_key = \"${ENV:SLUICE_E2E_API_KEY}\"\nauth = \"Bearer ${api_key}\"\nregion = \"eu\"\n\n"
+                "[targets.test]\ndatabase = \"raw\"\n\n"
+                "[targets.test.connection]\npath = \"warehouse.duckdb\"\npassword = \"${api_key}\"\n");
+  project.Write("macros/auth.py",
+                "from streambuild.compiler.macros.models import MacroContext\n\n\n"
+                "def auth_header(ctx: MacroContext) -> str:\n"
+                "    return \"'\" + ctx.variables['auth'] + \"'\"\n\n\n"
+                "def region(ctx: MacroContext) -> str:\n"
+                "    return repr(ctx.variables['region'])\n");
+  auto write_model = [&](const std::string& call) {
+    project.Write("pipelines/core/top_users.sql",
+                  "MODEL (\n  kind view,\n);\n\nSELECT\n  CAST(user_name AS VARCHAR) AS user_name,\n  CAST(" + call +
+                      " AS VARCHAR) AS extra\nFROM __ref(\"user_totals\")\n");
+  };
+  write_model("@auth_header()");
+
+  // Set or unset, reading the variable in a macro is the same located error: compile never depends on it.
+  for (const auto& env : {environment, std::map<std::string, std::string>{}}) {
+    ProcessResult rejected = project.Run({"compile"}, env);
+    EXPECT_EQ(rejected.exit_code, 1) << rejected.out << rejected.err;
+    EXPECT_EQ(Count(rejected.err, "error["), 1u) << rejected.err;
+    EXPECT_NE(rejected.err.find("pipelines/core/top_users.sql:7:8: error[SLU-MACRO-023]"), std::string::npos)
+        << rejected.err;
+    EXPECT_NE(rejected.err.find("environment variable 'SLUICE_E2E_API_KEY'"), std::string::npos) << rejected.err;
+    EXPECT_EQ(rejected.out.find(secret), std::string::npos) << rejected.out;
+    EXPECT_EQ(rejected.err.find(secret), std::string::npos) << rejected.err;
+    EXPECT_FALSE(std::filesystem::exists(project.root() / "target"));
+  }
+
+  // The same variable in the connection settings, and other variables in macros, keep working.
+  write_model("@region()");
+  ProcessResult compiled = project.Run({"compile"}, environment);
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.err;
+  EXPECT_NE(project.Read("target/compiled/models/core/top_users.sql").find("CAST('eu' AS VARCHAR) AS extra"),
+            std::string::npos);
+  EXPECT_EQ(FilesContaining(project.root() / "target", secret), std::vector<std::string>{});
+  EXPECT_EQ(compiled.out.find(secret), std::string::npos) << compiled.out;
 }
 
 struct MalformedCase {

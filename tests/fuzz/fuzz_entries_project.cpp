@@ -317,6 +317,8 @@ int FuzzTemplating(const uint8_t* data, size_t size) {
     }
     for (const auto& [name, environment] : scope.deferred()) {
       Require(!scope.variables().contains(name), "TemplateScope: a deferred variable is also resolved");
+      Require(scope.environment_sources().count(name) == 1,
+              "TemplateScope: a deferred variable is not marked as taken from the environment");
     }
     if (typed) {
       scope.Expand(nlohmann::json::array({text, nlohmann::json{{"key", text}}}), "field", origin);

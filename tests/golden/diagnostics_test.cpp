@@ -4,6 +4,8 @@
 // File format:
 //   # any comment lines
 //   base: shop                      (optional; default "shop")
+//   environment: NAME=value         (optional) the load sees exactly this one environment variable, instead of
+//                                   the process's environment; its value must not appear in the output
 //   --- file: <relative path>       the lines up to the next `---` become that file's contents
 //   --- delete: <relative path>     removes a file or folder of the base project
 //   --- expect                      the rendered diagnostics (FormatDiagnostic of each, in order)
@@ -30,6 +32,20 @@ using golden::GoldenSection;
 
 const fs::path kCorpus = fs::path(SLUICE_SOURCE_DIR) / "tests" / "golden" / "diagnostics";
 
+// The `environment: NAME=value` setting as the one variable of an environment; empty without the setting.
+EnvironmentLookup EnvironmentOf(const GoldenFile& golden) {
+  auto setting = golden.settings.find("environment");
+  if (setting == golden.settings.end()) return {};
+  size_t equals = setting->second.find('=');
+  EXPECT_NE(equals, std::string::npos) << "environment: NAME=value";
+  std::string name = setting->second.substr(0, equals);
+  std::string value = equals == std::string::npos ? "" : setting->second.substr(equals + 1);
+  return [name, value](const std::string& asked) -> std::optional<std::string> {
+    if (asked == name) return value;
+    return std::nullopt;
+  };
+}
+
 // Compiles the edited project in a scratch folder; returns the rendered diagnostics ("" on success) and
 // whether anything was written.
 std::pair<std::string, bool> Compile(const GoldenFile& golden) {
@@ -52,7 +68,9 @@ std::pair<std::string, bool> Compile(const GoldenFile& golden) {
   }
   std::string rendered;
   try {
-    const Project project = LoadProject(root, LoadOptions{});
+    LoadOptions options;
+    options.environment = EnvironmentOf(golden);
+    const Project project = LoadProject(root, options);
     WriteArtifacts(project.definitions, root / "target");
   } catch (const Error& error) {
     for (const Diagnostic& diagnostic : error.diagnostics()) rendered += FormatDiagnostic(diagnostic);
@@ -68,7 +86,7 @@ TEST_P(Diagnostics, MatchGolden) {
   const fs::path file = kCorpus / (GetParam() + ".test");
   const GoldenFile golden = golden::ParseGoldenFile(golden::ReadText(file));
   for (const auto& [key, value] : golden.settings) {
-    if (key != "base") ADD_FAILURE() << "unknown setting: " << key;
+    if (key != "base" && key != "environment") ADD_FAILURE() << "unknown setting: " << key;
   }
   auto [actual, wrote] = Compile(golden);
   if (golden::GoldenUpdateMode()) {
@@ -78,6 +96,10 @@ TEST_P(Diagnostics, MatchGolden) {
   EXPECT_FALSE(actual.empty()) << "the project compiled; a golden case must fail";
   EXPECT_FALSE(wrote) << "a failed compile must write nothing";
   EXPECT_EQ(actual, golden.expect);
+  if (auto environment = golden.settings.find("environment"); environment != golden.settings.end()) {
+    std::string value = environment->second.substr(environment->second.find('=') + 1);
+    EXPECT_EQ(actual.find(value), std::string::npos) << "an environment value appears in the diagnostics";
+  }
   size_t errors = 0;
   for (size_t at = actual.find("error["); at != std::string::npos; at = actual.find("error[", at + 1)) ++errors;
   EXPECT_EQ(errors, 1u) << "one located error per malformed input";

@@ -6,7 +6,8 @@
 // durations `<int><d|h|m|s>`, ranges, patterns); the first problem is one located error with a hint.
 // ResolveTarget then applies the precedence rules (§2.5) and `${…}` templating (§2.6, templating.hpp) to
 // give the settings one command works with. Connection values are kept raw until a command connects
-// (ExpandConnection), so `compile` works with connection variables unset.
+// (ExpandConnection), so `compile` works with connection variables unset. Variables whose values are taken
+// from the environment are kept apart from the ones macros may read (TargetSettings::environment_variables).
 //
 // Errors:
 //   SLU-CONFIG-001  malformed TOML
@@ -192,8 +193,12 @@ struct TargetSettings {
   // --database > local target > project target (expanded); else "main" for DuckDB, "default" otherwise.
   std::string database;
   bool database_configured = false;  // false when `database` is that fallback
-  // Resolved vars (project < target < local target < local < --vars): macros' ctx.variables.
+  // Resolved vars (project < target < local target < local < --vars) whose values are not taken from the
+  // environment: macros' ctx.variables.
   nlohmann::json variables = nlohmann::json::object();
+  // The vars whose values are taken from ${ENV:…} (TemplateScope::environment_sources): name → environment
+  // variable. Withheld from macros whether the environment variable is set or not.
+  std::map<std::string, std::string> environment_variables;
   // The same variables and environment, to expand further values (e.g. source YAML strings).
   TemplateScope templates;
   // Merged project < target < local target < local, NOT expanded: connecting commands call ExpandConnection.

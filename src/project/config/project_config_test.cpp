@@ -516,6 +516,24 @@ TEST(ProjectConfigConnection, PortMayBeATemplateResolvingToAnInteger) {
   EXPECT_EQ(At(d), "streambuild_project.toml:4:8");
 }
 
+TEST(ProjectConfigConnection, VariablesFromTheEnvironmentAreKeptApartFromMacroVariables) {
+  ProjectFiles project;
+  project.Project(
+      "[vars]\nregion = \"eu\"\nkey = \"${ENV:API_KEY}\"\ndsn = \"token=${key}\"\nhome = \"${ENV:UNSET_HOME}\"\n"
+      "[connection]\npassword = \"${key}\"\n");
+  ConfigInputs inputs = WithEnvironment({{"API_KEY", "sk-live-1"}});
+  TargetSettings target = project.Resolve(inputs);
+  EXPECT_EQ(target.variables, nlohmann::json({{"region", "eu"}}));
+  EXPECT_EQ(target.environment_variables,
+            (std::map<std::string, std::string>{{"dsn", "API_KEY"}, {"home", "UNSET_HOME"}, {"key", "API_KEY"}}));
+  EXPECT_EQ(ExpandConnection(target).at("password"), "sk-live-1") << "connections still read them";
+  // --vars replaces the definition, so the value no longer comes from the environment.
+  inputs.vars_json = R"({"key": "plain"})";
+  TargetSettings overridden = project.Resolve(inputs);
+  EXPECT_EQ(overridden.variables, nlohmann::json({{"region", "eu"}, {"key", "plain"}, {"dsn", "token=plain"}}));
+  EXPECT_EQ(overridden.environment_variables, (std::map<std::string, std::string>{{"home", "UNSET_HOME"}}));
+}
+
 TEST(ProjectConfigConnection, VariablesReachTheLoadedProject) {
   ProjectFiles project;
   project.Project("[vars]\nregion = \"eu\"\nbatch = 50\n");

@@ -87,6 +87,8 @@ TargetSettings ResolveTarget(const ProjectConfig& project, const std::optional<L
   merge(vars, ParseCliVars(inputs.vars_json));
   settings.templates = TemplateScope(vars, inputs.environment);
   settings.variables = settings.templates.variables();
+  settings.environment_variables = settings.templates.environment_sources();
+  for (const auto& [name, environment] : settings.environment_variables) settings.variables.erase(name);
   const TemplateScope& scope = settings.templates;
 
   const std::optional<ConfigValue>& adapter = (local && local->adapter) ? local->adapter : project.adapter;

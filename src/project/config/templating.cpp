@@ -68,14 +68,17 @@ void CheckTemplateKeys(const nlohmann::json& value, const std::string& field, co
 }
 
 // Variable resolution in progress (constructor only): the raw values, the chain of variables being
-// resolved (for cycles), and the first unset environment variable met by the current variable.
-// The results are written through `values` and `deferred`, which point at the scope under construction.
+// resolved (for cycles), and, for the current variable, the first unset environment variable and the first
+// environment variable it reads (set or not). The results are written through `values`, `deferred` and
+// `environment_sources`, which point at the scope under construction.
 struct TemplateScope::Resolution {
   const std::map<std::string, ConfigValue>& raw;
   nlohmann::json& values;
   std::map<std::string, std::string>& deferred;
+  std::map<std::string, std::string>& environment_sources;
   std::vector<std::string> stack;
   std::optional<std::string> missing_environment;
+  std::optional<std::string> read_environment;
 };
 
 TemplateScope::TemplateScope() : environment_(ProcessEnvironment()) {}
@@ -86,7 +89,7 @@ TemplateScope::TemplateScope(const std::map<std::string, ConfigValue>& variables
     origins_.emplace(name, variable.origin);
     CheckTemplateKeys(variable.value, "vars." + name, variable.origin);
   }
-  Resolution resolution{variables, values_, deferred_, {}, std::nullopt};
+  Resolution resolution{variables, values_, deferred_, environment_sources_, {}, std::nullopt, std::nullopt};
   for (const auto& [name, variable] : variables) {
     if (!values_.contains(name) && !deferred_.count(name)) {
       ResolveVariable(name, "vars." + name, variable.origin, resolution);
@@ -103,16 +106,20 @@ void TemplateScope::ResolveVariable(const std::string& name, const std::string& 
                             : "known variables: " + KnownNames(origins_));
   }
   std::optional<std::string> outer_missing = std::move(resolution.missing_environment);
+  std::optional<std::string> outer_read = std::move(resolution.read_environment);
   resolution.missing_environment.reset();
+  resolution.read_environment.reset();
   resolution.stack.push_back(name);
   nlohmann::json value = ExpandValue(it->second.value, "vars." + name, it->second.origin, &resolution);
   resolution.stack.pop_back();
+  if (resolution.read_environment) resolution.environment_sources[name] = *resolution.read_environment;
   if (resolution.missing_environment) {
     resolution.deferred[name] = *resolution.missing_environment;
   } else {
     resolution.values[name] = std::move(value);
   }
   resolution.missing_environment = std::move(outer_missing);
+  resolution.read_environment = std::move(outer_read);
 }
 
 nlohmann::json TemplateScope::Expand(const nlohmann::json& value, const std::string& field,
@@ -188,6 +195,7 @@ nlohmann::json TemplateScope::TokenValue(const std::string& token, const std::st
   if (token.rfind(kEnvironmentPrefix, 0) == 0) {
     std::string name = token.substr(std::string(kEnvironmentPrefix).size());
     if (!name.empty()) {
+      if (resolution != nullptr && !resolution->read_environment) resolution->read_environment = name;
       if (std::optional<std::string> value = environment_(name)) return *value;
       if (resolution != nullptr) {  // inside vars: deferred until a field uses the variable
         if (!resolution->missing_environment) resolution->missing_environment = name;
@@ -212,6 +220,10 @@ nlohmann::json TemplateScope::TokenValue(const std::string& token, const std::st
     }
     if (!resolution->values.contains(token) && !resolution->deferred.count(token)) {
       ResolveVariable(token, field, origin, *resolution);
+    }
+    if (auto it = resolution->environment_sources.find(token);
+        it != resolution->environment_sources.end() && !resolution->read_environment) {
+      resolution->read_environment = it->second;
     }
     if (auto it = resolution->deferred.find(token); it != resolution->deferred.end()) {
       if (!resolution->missing_environment) resolution->missing_environment = it->second;

@@ -13,6 +13,11 @@
 // namespace inside vars is an error even when unused. A missing environment variable inside vars is
 // deferred: the variable is left out of `variables()` and using it from a field is the error.
 //
+// Whether a variable's value is taken from the environment is a property of the variable, decided by its
+// definition and not by the environment: a variable that reads `${ENV:…}`, directly or through other
+// variables, anywhere in its value (a list or map counts as a whole), is listed by `environment_sources()`,
+// set or not. Such values may be secrets; macros are not given them (project/macros).
+//
 // Errors (located at the value being expanded, with its line for the caret):
 //   SLU-TEMPLATE-001  unknown project variable
 //   SLU-TEMPLATE-002  unsupported namespace (only ENV: exists)
@@ -80,6 +85,10 @@ class TemplateScope {
   // Variables left unresolved because an environment variable is unset: name → that environment variable.
   const std::map<std::string, std::string>& deferred() const { return deferred_; }
 
+  // Every variable whose value is taken from the environment (resolved or deferred): name → the first
+  // environment variable its expansion reads, in text order, following variables it uses.
+  const std::map<std::string, std::string>& environment_sources() const { return environment_sources_; }
+
   const EnvironmentLookup& environment() const { return environment_; }
 
   // Expands every string of `value` (strings inside lists and maps too) for `field` (a dotted key path used
@@ -108,6 +117,7 @@ class TemplateScope {
   std::map<std::string, ValueOrigin> origins_;  // where each variable was written, for hints
   nlohmann::json values_ = nlohmann::json::object();
   std::map<std::string, std::string> deferred_;
+  std::map<std::string, std::string> environment_sources_;
   EnvironmentLookup environment_;
 };
 

@@ -115,6 +115,29 @@ TEST(Templating, MissingEnvironmentInsideVarsIsDeferredUntilAFieldUsesIt) {
   EXPECT_NE(used.hint.find("--vars"), std::string::npos);
 }
 
+TEST(Templating, ValuesTakenFromTheEnvironmentAreMarkedThroughEveryDerivation) {
+  nlohmann::json vars = {{"key", "${ENV:API_KEY}"},
+                         {"dsn", "token=${key}"},
+                         {"wrapped", {{"auth", {"${dsn}"}}, {"region", "eu"}}},
+                         {"late", "${ENV:REGION}-${ENV:UNSET_ONE}"},
+                         {"port", "${ENV:PORT}"},
+                         {"region", "eu"},
+                         {"label", "${region}-${port_number}"},
+                         {"port_number", 8123}};
+  std::map<std::string, std::string> environment = {{"API_KEY", "sk-1"}, {"REGION", "us"}, {"PORT", "9000"}};
+  TemplateScope scope = Scope(vars, environment);
+  EXPECT_EQ(scope.environment_sources(),
+            (std::map<std::string, std::string>{
+                {"key", "API_KEY"}, {"dsn", "API_KEY"}, {"wrapped", "API_KEY"}, {"late", "REGION"}, {"port", "PORT"}}));
+  EXPECT_EQ(scope.variables().at("dsn"), "token=sk-1");
+  EXPECT_EQ(scope.deferred().at("late"), "UNSET_ONE");
+
+  // Decided by the definitions, not by the environment: unset, every such variable is still marked.
+  TemplateScope unset = Scope(vars);
+  EXPECT_EQ(unset.environment_sources(), scope.environment_sources());
+  EXPECT_EQ(unset.variables(), nlohmann::json({{"region", "eu"}, {"label", "eu-8123"}, {"port_number", 8123}}));
+}
+
 TEST(Templating, VariableCycleIsAnErrorNamingTheCycle) {
   Diagnostic cycle = ErrorOf([] { Scope({{"a", "${b}"}, {"b", "x${c}"}, {"c", "${a}"}}); });
   EXPECT_EQ(cycle.code, "SLU-TEMPLATE-004");

@@ -15,6 +15,14 @@
 // `@partition_end()` are Sluice built-ins rendered at run time: they are left untouched, a macro result may
 // contain them, and no macro file may define them.
 //
+// Variables: ctx.variables is a read-only mapping of the target's project variables (MacroContextValues::
+// variables). A variable whose value is taken from the environment (`${ENV:…}`, directly or through other
+// variables; MacroContextValues::withheld_variables) is listed by name, but its value is never passed to Python,
+// so no macro result, derivation of it or error message can carry it: reading it fails the call with
+// SLU-MACRO-023 even when the macro catches the exception, whether the environment variable is set or not.
+// Reading a variable that is not set (`[name]`, or `.get(name)` without a default) raises a KeyError that,
+// uncaught, is SLU-MACRO-024 rather than the text `None`; `.get(name, default)` returns the default.
+//
 // Errors: sluice::Error with one Diagnostic. Call errors are located at the `@` of the call (or at the
 // offending argument) in the SQL file and, when Python is involved, the message names the macro's
 // definition (`macros/x.py:LINE`) and, for an exception, the Python type, message and the line of the last
@@ -48,6 +56,9 @@
 //   SLU-MACRO-020  a naming macro returned something other than `str` (or a str with lone surrogates)
 //   SLU-MACRO-021  the Kafka naming macro returned a str that is not a name `[A-Za-z_][A-Za-z0-9_]*`
 //   SLU-MACRO-022  the pipeline naming macro returned a name other than the pipeline's directory name
+//   SLU-MACRO-023  a macro read a variable whose value is taken from an environment variable (names the
+//                  variable, the environment variable and the macro's line; never the value)
+//   SLU-MACRO-024  a macro read a variable that is not set and did not catch the KeyError
 //   plus SLU-SQL-001 / SLU-SQL-014 from the SQL scanner (unterminated string/comment, unclosed call) and
 //   SLU-IO-001 when a macro file cannot be read.
 //
@@ -67,6 +78,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -97,6 +109,9 @@ struct MacroContextValues {
   bool virtual_environments = false;  // true when the model's pipeline is virtual
   // ctx.variables: a JSON object; objects become read-only mappings, arrays tuples, null None.
   nlohmann::json variables = nlohmann::json::object();
+  // Variables whose values are taken from the environment: name → environment variable. Only their names
+  // reach Python (a name here is never passed from `variables`); reading one is SLU-MACRO-023.
+  std::map<std::string, std::string> withheld_variables;
 
   bool operator==(const MacroContextValues&) const = default;
 };

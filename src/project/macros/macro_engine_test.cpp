@@ -484,13 +484,14 @@ TEST(MacroEngineContext, MacroContextCarriesTheTargetValuesAndIsImmutable) {
   project.Write("macros/c.py",
                 "from streambuild.compiler.macros.models import MacroContext\n"
                 "from sluice.macros import MacroContext as SluiceContext\n"
+                "from collections.abc import Mapping\n"
                 "import dataclasses\n"
                 "\n"
                 "\n"
                 "def values(ctx: MacroContext, suffix: str = '') -> str:\n"
                 "    assert MacroContext is SluiceContext\n"
                 "    assert dataclasses.is_dataclass(ctx)\n"
-                "    assert type(ctx.variables).__name__ == 'mappingproxy'\n"
+                "    assert isinstance(ctx.variables, Mapping)\n"
                 "    assert ctx.variables['limits'] == (1, 2)\n"
                 "    assert ctx.variables['nested']['on'] is True\n"
                 "    return '|'.join([ctx.adapter_name, ctx.dialect, repr(ctx.target_name), repr(ctx.database),\n"
@@ -543,13 +544,118 @@ TEST(MacroEngineContext, MacroContextCarriesTheTargetValuesAndIsImmutable) {
   Diagnostic mapping = ErrorOf([&] { ExpandBody(*engine, "@mutate_variables()", context); });
   EXPECT_EQ(mapping.code, "SLU-MACRO-010") << "a TypeError raised inside the macro is not a signature mismatch";
   EXPECT_NE(mapping.message.find("TypeError"), std::string::npos) << mapping.message;
-  EXPECT_NE(mapping.message.find("macros/c.py:23"), std::string::npos) << mapping.message;
+  EXPECT_NE(mapping.message.find("macros/c.py:24"), std::string::npos) << mapping.message;
 
   Diagnostic unannotated = ErrorOf([&] { ExpandBody(*engine, "@unannotated()"); });
   EXPECT_EQ(unannotated.code, "SLU-MACRO-009");
-  EXPECT_NE(unannotated.message.find("macros/c.py:27"), std::string::npos) << unannotated.message;
+  EXPECT_NE(unannotated.message.find("macros/c.py:28"), std::string::npos) << unannotated.message;
   EXPECT_EQ(ErrorOf([&] { ExpandBody(*engine, "@wrongly_annotated()"); }).code, "SLU-MACRO-009");
   EXPECT_EQ(ErrorOf([&] { ExpandBody(*engine, "@values(ctx=1)"); }).code, "SLU-MACRO-008");
+}
+
+TEST(MacroEngineVariables, VariablesFromTheEnvironmentAreListedButNeverGivenToPython) {
+  TempProject project;
+  project.Write("macros/v.py",
+                "from streambuild.compiler.macros.models import MacroContext\n"
+                "\n"
+                "\n"
+                "def names(ctx: MacroContext) -> str:\n"
+                "    assert 'api_key' in ctx.variables and len(ctx.variables) == 3\n"
+                "    return ','.join(ctx.variables) + ' ' + repr(ctx.variables)\n"
+                "\n"
+                "\n"
+                "def direct(ctx: MacroContext) -> str:\n"
+                "    return ctx.variables['api_key']\n"
+                "\n"
+                "\n"
+                "def derived(ctx: MacroContext, prefix: str) -> str:\n"
+                "    return prefix + ctx.variables['dsn'].upper()\n"
+                "\n"
+                "\n"
+                "def with_default(ctx: MacroContext) -> str:\n"
+                "    return ctx.variables.get('api_key', 'none')\n"
+                "\n"
+                "\n"
+                "def every_value(ctx: MacroContext) -> str:\n"
+                "    return str(dict(ctx.variables.items()))\n"
+                "\n"
+                "\n"
+                "def swallowed(ctx: MacroContext) -> str:\n"
+                "    try:\n"
+                "        return ctx.variables['api_key']\n"
+                "    except Exception:\n"
+                "        return 'fallback'\n"
+                "\n"
+                "\n"
+                "def passed_on(ctx: MacroContext) -> str:\n"
+                "    return ctx.variables['region']\n");
+  std::unique_ptr<MacroEngine> engine = project.Load();
+  MacroContextValues context = DuckDbContext();
+  // The values given here would be the secret; a withheld name is never passed from `variables`.
+  context.variables = nlohmann::json({{"region", "eu"}, {"api_key", "sk-live-123"}, {"dsn", "token=sk-live-123"}});
+  context.withheld_variables = {{"api_key", "API_KEY"}, {"dsn", "API_KEY"}};
+
+  EXPECT_EQ(ExpandBody(*engine, "@names()", context),
+            "api_key,dsn,region MacroVariables({'api_key': <withheld: ${ENV:API_KEY}>, 'dsn': <withheld: "
+            "${ENV:API_KEY}>, 'region': 'eu'})");
+  EXPECT_EQ(ExpandBody(*engine, "@passed_on()", context), "eu");
+  for (const char* call : {"@direct()", "@with_default()", "@every_value()", "@swallowed()", "@derived('x')",
+                           "@passed_on(@derived('x'))"}) {
+    Diagnostic d = ErrorOf([&] { ExpandBody(*engine, std::string("SELECT ") + call, context); });
+    EXPECT_EQ(d.code, "SLU-MACRO-023") << call << ": " << d.message;
+    EXPECT_EQ(d.message.find("sk-live"), std::string::npos) << d.message;
+    EXPECT_EQ(d.hint.find("sk-live"), std::string::npos) << d.hint;
+    EXPECT_NE(d.message.find("environment variable 'API_KEY'"), std::string::npos) << d.message;
+  }
+  Diagnostic derived = ErrorOf([&] { ExpandBody(*engine, "SELECT @passed_on(@derived('x'))", context); });
+  EXPECT_EQ(derived.location.line, 4);
+  EXPECT_EQ(derived.location.column, 19) << "at the nested call that read it";
+  EXPECT_NE(derived.message.find("ctx.variables['dsn'] (macros/v.py:14, in @derived defined at macros/v.py:13)"),
+            std::string::npos)
+      << derived.message;
+  Diagnostic swallowed = ErrorOf([&] { ExpandBody(*engine, "@swallowed()", context); });
+  EXPECT_NE(swallowed.message.find("macros/v.py:27"), std::string::npos) << swallowed.message;
+}
+
+TEST(MacroEngineVariables, AnUnsetVariableIsAnErrorNotNone) {
+  TempProject project;
+  project.Write("macros/u.py",
+                "from streambuild.compiler.macros.models import MacroContext\n"
+                "\n"
+                "\n"
+                "def implicit(ctx: MacroContext) -> str:\n"
+                "    return f\"'{ctx.variables.get('missing')}'\"\n"
+                "\n"
+                "\n"
+                "def indexed(ctx: MacroContext) -> str:\n"
+                "    return ctx.variables['missing']\n"
+                "\n"
+                "\n"
+                "def explicit(ctx: MacroContext) -> str:\n"
+                "    return repr(ctx.variables.get('missing', None)) + ctx.variables.get('missing', '!')\n"
+                "\n"
+                "\n"
+                "def handled(ctx: MacroContext) -> str:\n"
+                "    try:\n"
+                "        return ctx.variables['missing']\n"
+                "    except KeyError:\n"
+                "        return 'default'\n");
+  std::unique_ptr<MacroEngine> engine = project.Load();
+  MacroContextValues context = DuckDbContext();
+  context.variables = nlohmann::json({{"region", "eu"}});
+  context.withheld_variables = {{"api_key", "API_KEY"}};
+  EXPECT_EQ(ExpandBody(*engine, "@explicit() @handled()", context), "None! default");
+  Diagnostic implicit = ErrorOf([&] { ExpandBody(*engine, "SELECT @implicit()", context); });
+  EXPECT_EQ(implicit.code, "SLU-MACRO-024");
+  EXPECT_EQ(implicit.location.column, 8);
+  EXPECT_EQ(implicit.message,
+            "macro @implicit read ctx.variables['missing'] (macros/u.py:5, in @implicit defined at macros/u.py:4), "
+            "which is not set");
+  EXPECT_EQ(implicit.hint,
+            "set variables: api_key, region; define it under [vars] or pass it with --vars, or give a default: "
+            "ctx.variables.get('missing', default)");
+  EXPECT_EQ(ErrorOf([&] { ExpandBody(*engine, "@indexed()", context); }).code, "SLU-MACRO-024");
+  EXPECT_EQ(ErrorOf([&] { ExpandBody(*engine, "@indexed()"); }).hint.rfind("no variables are set", 0), 0u);
 }
 
 TEST(MacroEngineContext, PipelineNamingContextIsAvailable) {

@@ -316,6 +316,7 @@ class Evaluator {
     for (const KeywordArgument& keyword : call.keywords) keywords[py::str(keyword.name)] = Convert(keyword.value);
 
     py::tuple outcome = g_runtime->invoke(function.callable, function.path, py::tuple(arguments), keywords);
+    if (!outcome[2].is_none()) MisreadVariable(call, function, outcome[2]);
     if (!outcome[0].cast<bool>()) Raised(call, function, outcome[1]);
     py::object result = outcome[1];
     if (!top_level) {
@@ -351,12 +352,46 @@ class Evaluator {
                                              : "fix the macro or the arguments of this call");
   }
 
+  // A call that read a withheld variable (SLU-MACRO-023), even if it caught the exception, or let the error
+  // of an unset one escape (SLU-MACRO-024); `problem` as macro_runtime._variable_problem describes it. The
+  // messages carry names only: a withheld value never reached Python.
+  [[noreturn]] void MisreadVariable(const MacroInvocation& call, const MacroFunction& function, py::handle problem) {
+    py::tuple info = py::reinterpret_borrow<py::tuple>(problem);
+    const MacroDefinition& definition = function.definition;
+    std::string name = Text(info[1]);
+    int line = info[3].cast<int>();
+    std::string at = line > 0 ? definition.file + ":" + std::to_string(line) + ", " : "";
+    std::string read = "macro @" + call.name + " read ctx.variables[" + name + "] (" + at + "in @" + call.name +
+                       " defined at " + Where(definition) + ")";
+    if (Text(info[0]) == "withheld") {
+      sql_.Fail(call.offset, "SLU-MACRO-023",
+                read + ", whose value is taken from environment variable " + Text(info[2]) +
+                    "; values from ${ENV:…} are never given to macros, so they cannot reach SQL artifacts",
+                "keep secrets in [connection] settings, which only commands that connect expand; a value that "
+                "differs per environment belongs in [targets.<name>.vars] or --vars");
+    }
+    std::string known;
+    for (py::handle known_name : py::reinterpret_borrow<py::tuple>(info[5])) {
+      known += (known.empty() ? "" : ", ") + Text(known_name);
+    }
+    sql_.Fail(call.offset, "SLU-MACRO-024", read + ", which is not set",
+              (known.empty() ? std::string("no variables are set") : "set variables: " + known) +
+                  "; define it under [vars] or pass it with --vars, or give a default: ctx.variables.get(" + name +
+                  ", default)");
+  }
+
   py::object ContextObject() {
     if (state_.context_values && *state_.context_values == context_) return state_.context_object;
     const MacroContextValues& c = context_;
+    nlohmann::json variables = c.variables;
+    py::dict withheld;
+    for (const auto& [name, environment] : c.withheld_variables) {
+      variables.erase(name);
+      withheld[StrObject(name)] = StrObject(environment);
+    }
     py::object object = g_runtime->make_context(
         py::str(c.adapter_name), py::str(c.dialect), OptionalText(c.target_name), OptionalText(c.database),
-        OptionalText(c.schema), py::bool_(c.virtual_environments), JsonToPython(c.variables));
+        OptionalText(c.schema), py::bool_(c.virtual_environments), JsonToPython(variables), withheld);
     state_.context_values = c;
     state_.context_object = object;
     return object;

@@ -29,6 +29,91 @@ def _frozen(value):
     return value
 
 
+class UnsetVariableError(KeyError):
+    """A macro read a project variable that is not set, without giving a default."""
+
+    def __init__(self, name, known):
+        super().__init__(name)
+        self.name = name
+        self.known = known
+
+
+class WithheldVariableError(Exception):
+    """A macro read a project variable whose value is taken from an environment variable (`${ENV:…}`)."""
+
+    def __init__(self, name, environment):
+        super().__init__(f"variable {name!r} is taken from environment variable {environment!r} and is not given "
+                         "to macros")
+        self.name = name
+        self.environment = environment
+
+
+# Withheld variables read during the current call: (name, environment, stack), kept even when the macro
+# catches the exception, so invoke() fails the call either way.
+_withheld_reads = []
+
+
+class MacroVariables(Mapping):
+    """ctx.variables: a read-only mapping of the project variables.
+
+    A variable whose value is taken from the environment is listed by name but its value never enters Python:
+    reading it raises WithheldVariableError. Reading an unset variable raises UnsetVariableError (a KeyError),
+    also from get() without a default, so a missing value never becomes the text `None`."""
+
+    __slots__ = ("_values", "_withheld")
+
+    def __init__(self, values=(), withheld=()):
+        withheld = dict(withheld)
+        object.__setattr__(self, "_withheld", withheld)
+        object.__setattr__(self, "_values", {name: _frozen(value) for name, value in dict(values).items()
+                                             if name not in withheld})
+
+    def __setattr__(self, name, value):
+        raise AttributeError("ctx.variables is read-only")
+
+    def _read(self, name):
+        if name in self._withheld:
+            environment = self._withheld[name]
+            _withheld_reads.append((name, environment, traceback.extract_stack(sys._getframe(1))))
+            raise WithheldVariableError(name, environment)
+        return self._values[name]
+
+    def __getitem__(self, name):
+        try:
+            return self._read(name)
+        except KeyError:
+            raise UnsetVariableError(name, sorted(self)) from None
+
+    def get(self, name, *default):
+        if len(default) > 1:
+            raise TypeError(f"get expected at most 2 arguments, got {1 + len(default)}")
+        if default and name not in self:
+            return default[0]
+        return self[name]
+
+    def __contains__(self, name):
+        return name in self._values or name in self._withheld
+
+    def __iter__(self):
+        return iter(sorted([*self._values, *self._withheld]))
+
+    def __len__(self):
+        return len(self._values) + len(self._withheld)
+
+    def __repr__(self):
+        shown = {name: self._values[name] if name in self._values else _Withheld(self._withheld[name])
+                 for name in self}
+        return f"MacroVariables({shown!r})"
+
+
+class _Withheld:
+    def __init__(self, environment):
+        self.environment = environment
+
+    def __repr__(self):
+        return f"<withheld: ${{ENV:{self.environment}}}>"
+
+
 @dataclasses.dataclass(frozen=True)
 class MacroContext:
     """Connection-free immutable context passed to a macro whose first parameter is `ctx: MacroContext`."""
@@ -42,7 +127,8 @@ class MacroContext:
     variables: Mapping[str, object]
 
     def __post_init__(self):
-        object.__setattr__(self, "variables", _frozen(dict(self.variables)))
+        if not isinstance(self.variables, MacroVariables):
+            object.__setattr__(self, "variables", MacroVariables(self.variables))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,8 +168,9 @@ def _install_models():
 _install_models()
 
 
-def make_context(adapter_name, dialect, target_name, database, schema, virtual_environments, variables):
-    return MacroContext(adapter_name, dialect, target_name, database, schema, virtual_environments, variables)
+def make_context(adapter_name, dialect, target_name, database, schema, virtual_environments, variables, withheld):
+    return MacroContext(adapter_name, dialect, target_name, database, schema, virtual_environments,
+                        MacroVariables(variables, withheld))
 
 
 def make_pipeline_naming_context(name, source_name, model_names, relative_directory, mode):
@@ -179,12 +266,40 @@ def public_functions(module):
     return found
 
 
+def _line_in(frames, path):
+    """(line, line text) of the innermost of `frames` inside `path`; (0, "") when none is."""
+    inside = [frame for frame in frames if frame.filename == path]
+    if not inside:
+        return 0, ""
+    return inside[-1].lineno or 0, inside[-1].line or ""
+
+
+def _variable_problem(error, path):
+    """What the call did wrong with ctx.variables, or None:
+    ("withheld", repr(name), repr(environment), line, line text, ()) for the first withheld variable it read,
+    caught or not; ("unset", repr(name), "", line, line text, known names) for an unset variable whose
+    UnsetVariableError escaped the macro."""
+    if _withheld_reads:
+        name, environment, frames = _withheld_reads[0]
+        return ("withheld", repr(name), repr(environment), *_line_in(frames, path), ())
+    if isinstance(error, UnsetVariableError):
+        line = _line_in(traceback.extract_tb(error.__traceback__), path)
+        return ("unset", repr(error.name), "", *line, tuple(str(name) for name in error.known))
+    return None
+
+
 def invoke(function, path, args, kwargs):
-    """(True, result) or (False, failure) for function(*args, **kwargs); `path` is the function's file."""
+    """(True, result, None) or (False, failure, None) for function(*args, **kwargs), `path` being the
+    function's file; (False, failure or None, problem) when the call misused ctx.variables (_variable_problem)."""
+    _withheld_reads.clear()
     try:
-        return True, function(*args, **kwargs)
+        result = function(*args, **kwargs)
     except BaseException as error:
-        return False, describe_failure(error, path)
+        return False, describe_failure(error, path), _variable_problem(error, path)
+    problem = _variable_problem(None, path)
+    if problem is not None:
+        return False, None, problem
+    return True, result, None
 
 
 def literal_problem(value, depth=0):

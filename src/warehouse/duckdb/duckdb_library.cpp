@@ -54,6 +54,7 @@ DuckDbApi LoadApi() {
   Bind(handle, "duckdb_value_varchar", api.value_varchar);
   Bind(handle, "duckdb_value_is_null", api.value_is_null);
   Bind(handle, "duckdb_free", api.free);
+  Bind(handle, "duckdb_interrupt", api.interrupt);
   return api;
 }
 

@@ -32,6 +32,7 @@ struct DuckDbApi {
   decltype(&::duckdb_value_varchar) value_varchar;
   decltype(&::duckdb_value_is_null) value_is_null;
   decltype(&::duckdb_free) free;
+  decltype(&::duckdb_interrupt) interrupt;
 };
 
 const DuckDbApi& DuckDb();

@@ -10,7 +10,10 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <regex>
+#include <set>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -98,6 +101,10 @@ Error TranslateDuckDbError(Operation operation, const std::string& subject, cons
   } else if (type == DUCKDB_ERROR_CONVERSION) {
     code = "SLU-WAREHOUSE-025";
     hint = "a value does not convert to the type asked for; check the data, or use TRY_CAST to get NULL instead";
+  } else if (type == DUCKDB_ERROR_INTERRUPT) {
+    code = "SLU-WAREHOUSE-008";
+    what = what.substr(0, what.find(": ")) + ": interrupted (the run was canceled); its transaction is rolled back";
+    hint = "";
   } else if (type == DUCKDB_ERROR_TRANSACTION) {
     code = "SLU-WAREHOUSE-023";
     hint = "another write touched the same relation at the same time; retry the write";
@@ -186,25 +193,55 @@ class QueryResult {
   duckdb_result result_{};
 };
 
+// The connections open on one database, so that Interrupt reaches the statements running on them.
+struct OpenConnections {
+  std::mutex mutex;
+  std::set<duckdb_connection> open;  // guarded by mutex
+  std::atomic<bool> interrupted{false};
+
+  void Interrupt() {
+    interrupted = true;
+    std::lock_guard<std::mutex> lock(mutex);
+    for (duckdb_connection connection : open) DuckDb().interrupt(connection);
+  }
+};
+
 // One duckdb_connection for the span of one call: DuckDB connections must not be shared across threads,
 // and a connection is where a transaction lives.
 class Session {
  public:
-  explicit Session(duckdb_database database) {
+  Session(duckdb_database database, OpenConnections& connections) : connections_(connections) {
     if (DuckDb().connect(database, &connection_) == DuckDBError) {
       throw TranslateDuckDbError(Operation::kStatement, "",
                                  DuckDbFailure{DUCKDB_ERROR_CONNECTION, "cannot connect to the database", {}});
+    }
+    {
+      std::lock_guard<std::mutex> lock(connections_.mutex);
+      connections_.open.insert(connection_);
     }
     // A session setting: errors as JSON carry the position of what failed (ParseFailure).
     RunIgnoringFailure("SET errors_as_json = true");
   }
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
-  ~Session() { DuckDb().disconnect(&connection_); }
+  ~Session() {
+    {
+      std::lock_guard<std::mutex> lock(connections_.mutex);
+      connections_.open.erase(connection_);
+    }
+    DuckDb().disconnect(&connection_);
+  }
+
+  // When set, every statement run is appended to it.
+  void RecordInto(std::vector<std::string>* statements) { recorded_ = statements; }
 
   // Runs the statement; throws the translated error naming `subject` on failure (a SqlError when DuckDB places
   // it inside the embedded SELECT).
   std::unique_ptr<QueryResult> Run(const Statement& statement, Operation operation, const std::string& subject) {
+    if (connections_.interrupted) {
+      throw TranslateDuckDbError(operation, subject, DuckDbFailure{DUCKDB_ERROR_INTERRUPT, "interrupted", {}});
+    }
+    if (recorded_ != nullptr) recorded_->push_back(statement.sql);
     auto result = std::make_unique<QueryResult>();
     if (DuckDb().query(connection_, statement.sql.c_str(), result->get()) == DuckDBError) {
       const char* message = DuckDb().result_error(result->get());
@@ -234,6 +271,7 @@ class Session {
   // Runs a statement whose failure is not reported: ROLLBACK on an error path (the original error is
   // the one worth reporting) and cleanup after a commit.
   void RunIgnoringFailure(const char* sql) {
+    if (recorded_ != nullptr) recorded_->push_back(sql);
     duckdb_result result{};
     DuckDb().query(connection_, sql, &result);
     DuckDb().destroy_result(&result);
@@ -245,7 +283,9 @@ class Session {
   }
 
  private:
+  OpenConnections& connections_;
   duckdb_connection connection_ = nullptr;
+  std::vector<std::string>* recorded_ = nullptr;
 };
 
 // BEGIN on construction; ROLLBACK on destruction unless Commit() succeeded.
@@ -331,14 +371,77 @@ std::vector<TableInfo> CatalogRows(QueryResult& result) {
 }
 
 // Drops `relation` inside the open transaction when it exists as the other kind (a view before a table
-// write, a table before a view write): CREATE OR REPLACE refuses to replace an object of another kind.
-void DropIfOtherKind(Session& session, const std::string& catalog, const Relation& relation,
-                     const std::string& subject, bool writing_view) {
+// write, a table before a view write): CREATE OR REPLACE refuses to replace an object of another kind. Returns the
+// relation as it is left: nullopt when it does not exist (now).
+std::optional<TableInfo> DropIfOtherKind(Session& session, const std::string& catalog, const Relation& relation,
+                                         const std::string& subject, bool writing_view) {
   auto result = session.Run(CatalogSql(&relation), Operation::kWrite, subject);
   std::vector<TableInfo> existing = CatalogRows(*result);
-  if (existing.empty() || existing.front().is_view == writing_view) return;
+  if (existing.empty()) return std::nullopt;
+  if (existing.front().is_view == writing_view) return existing.front();
   session.Run(std::string(writing_view ? "DROP TABLE " : "DROP VIEW ") + Qualified(catalog, relation),
               Operation::kWrite, subject);
+  return std::nullopt;
+}
+
+// The columns of a table (a temporary one included) as DESCRIBE names and types them.
+std::vector<ColumnInfo> DescribeColumns(Session& session, const std::string& table, const std::string& subject) {
+  auto result = session.Run("SELECT column_name, column_type FROM (DESCRIBE " + table + ")", Operation::kWrite,
+                            subject);
+  std::vector<ColumnInfo> columns;
+  for (size_t row = 0; row < result->row_count(); ++row) {
+    columns.push_back(ColumnInfo{result->TextOrEmpty(0, row), result->TextOrEmpty(1, row)});
+  }
+  return columns;
+}
+
+// Brings the partitioned table `target` to the columns of the SELECT's rows in `staging`, inside the write's
+// transaction: added columns are added; removed or retyped ones throw SLU-WAREHOUSE-013.
+void EvolveColumns(Session& session, const std::string& target, const std::string& staging,
+                   const std::string& subject) {
+  std::vector<ColumnInfo> table = DescribeColumns(session, target, subject);
+  std::vector<ColumnInfo> selected = DescribeColumns(session, staging, subject);
+  auto find = [](const std::vector<ColumnInfo>& columns, const std::string& name) -> const ColumnInfo* {
+    for (const ColumnInfo& column : columns) {
+      if (EqualsIgnoreCase(column.name, name)) return &column;
+    }
+    return nullptr;
+  };
+  // A retyped column is fine when its new values convert to the table's type implicitly (INTEGER into BIGINT).
+  std::vector<std::pair<const ColumnInfo*, const ColumnInfo*>> retyped;  // table column, selected column
+  std::string changes;
+  for (const ColumnInfo& column : table) {
+    const ColumnInfo* now = find(selected, column.name);
+    if (now == nullptr) {
+      changes += std::string(changes.empty() ? "" : "; ") + "column \"" + column.name + "\" is no longer selected";
+    } else if (now->type != column.type) {
+      retyped.emplace_back(&column, now);
+    }
+  }
+  if (!retyped.empty()) {
+    std::string check = "SELECT ";
+    for (size_t i = 0; i < retyped.size(); ++i) {
+      check += std::string(i > 0 ? ", " : "") + "can_cast_implicitly(NULL::" + retyped[i].second->type + ", NULL::" +
+               retyped[i].first->type + ")";
+    }
+    auto fits = session.Run(check, Operation::kWrite, subject);
+    for (size_t i = 0; i < retyped.size(); ++i) {
+      if (fits->TextOrEmpty(i, 0) == "true") continue;
+      changes += std::string(changes.empty() ? "" : "; ") + "column \"" + retyped[i].first->name + "\" was " +
+                 retyped[i].first->type + " and is now " + retyped[i].second->type;
+    }
+  }
+  if (!changes.empty()) {
+    throw WarehouseError("SLU-WAREHOUSE-013", "the SELECT for " + subject + " no longer matches its table: " + changes,
+                         "a partitioned table keeps the rows of its other dates, so only added columns are applied "
+                         "in place; rebuild it with `sluice run --full-refresh --select <model>`");
+  }
+  for (const ColumnInfo& column : selected) {
+    if (find(table, column.name) == nullptr) {
+      session.Run("ALTER TABLE " + target + " ADD COLUMN " + Quote(column.name) + " " + column.type, Operation::kWrite,
+                  subject);
+    }
+  }
 }
 
 std::string UniqueStagingName() {
@@ -346,9 +449,53 @@ std::string UniqueStagingName() {
   return "_sluice_staging_" + std::to_string(::getpid()) + "_" + std::to_string(counter.fetch_add(1));
 }
 
-// Exclusive advisory lock on `<file>.lock`, holding our pid. Returns the descriptor.
-int AcquireWriterLock(const std::filesystem::path& file,
-                      const std::function<void(const std::string&)>& on_wait) {
+// Waiting for another process to let go of the file: announces the wait once, polls, and gives up at the policy's
+// timeout (SLU-WAREHOUSE-007) or when the run is canceled (SLU-WAREHOUSE-008). One waiter spans every stage of an
+// open, so the timeout bounds the whole open.
+class Waiter {
+ public:
+  Waiter(const WaitPolicy& policy, std::filesystem::path file)
+      : policy_(policy), file_(std::move(file)), begin_(std::chrono::steady_clock::now()) {}
+
+  // Called after an attempt failed because of `holder` (e.g. "it is open read-write by another process (pid
+  // 12)"); returns when it is time for the next attempt.
+  void Pause(const std::string& holder) {
+    const bool no_wait = policy_.timeout && policy_.timeout->count() == 0;
+    if (!announced_ && !no_wait && policy_.on_wait) {
+      std::string limit = policy_.timeout ? "giving up after " + Seconds(*policy_.timeout)
+                                          : "Ctrl-C to stop, --wait-timeout to limit";
+      policy_.on_wait("waiting for " + file_.string() + ": " + holder + " (" + limit + ")");
+    }
+    announced_ = true;
+    if (policy_.cancel != nullptr && policy_.cancel->load()) {
+      throw WarehouseError("SLU-WAREHOUSE-008", "canceled while waiting for " + file_.string() + ": " + holder, "");
+    }
+    auto waited = std::chrono::steady_clock::now() - begin_;
+    if (policy_.timeout && waited >= *policy_.timeout) {
+      throw WarehouseError(
+          "SLU-WAREHOUSE-007",
+          (no_wait ? std::string("cannot open ") : "gave up waiting after " + Seconds(*policy_.timeout) + " for ") +
+              file_.string() + ": " + holder,
+          "DuckDB lets one process at a time open a file, readers included: close the other process (a DuckDB "
+          "shell, a notebook, another sluice run), or wait longer with --wait-timeout");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+
+ private:
+  static std::string Seconds(std::chrono::milliseconds duration) {
+    return std::to_string((duration.count() + 999) / 1000) + "s";
+  }
+
+  const WaitPolicy& policy_;
+  std::filesystem::path file_;
+  std::chrono::steady_clock::time_point begin_;
+  bool announced_ = false;
+};
+
+// Exclusive advisory lock on `<file>.lock`, holding our pid, taken by every read-write open so that a second
+// sluice writer waits for the first. Returns the descriptor.
+int AcquireWriterLock(const std::filesystem::path& file, Waiter& waiter) {
   std::filesystem::path lock_path = file;
   lock_path += ".lock";
   int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -357,7 +504,8 @@ int AcquireWriterLock(const std::filesystem::path& file,
                          "cannot create the lock file " + lock_path.string() + ": " + std::strerror(errno),
                          "check that the folder is writable");
   }
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
     if (errno != EWOULDBLOCK) {
       int error = errno;
       ::close(fd);
@@ -369,17 +517,12 @@ int AcquireWriterLock(const std::filesystem::path& file,
     std::string holder =
         read_bytes > 0 ? std::string(buffer, static_cast<size_t>(read_bytes)) : std::string();
     while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
-    if (on_wait) {
-      on_wait("waiting for " + file.string() + ": it is open read-write by another process (pid " +
-              (holder.empty() ? std::string("unknown") : holder) + ")");
-    }
-    while (::flock(fd, LOCK_EX) != 0) {
-      if (errno != EINTR) {
-        int error = errno;
-        ::close(fd);
-        throw WarehouseError("SLU-WAREHOUSE-004",
-                             "cannot lock " + lock_path.string() + ": " + std::strerror(error), "");
-      }
+    try {
+      waiter.Pause("it is open read-write by another sluice process (pid " +
+                   (holder.empty() ? std::string("unknown") : holder) + ")");
+    } catch (...) {
+      ::close(fd);
+      throw;
     }
   }
   std::string pid = std::to_string(::getpid()) + "\n";
@@ -388,6 +531,16 @@ int AcquireWriterLock(const std::filesystem::path& file,
     [[maybe_unused]] ssize_t written = ::pwrite(fd, pid.data(), pid.size(), 0);
   }
   return fd;
+}
+
+// For an open that failed because another process holds DuckDB's own lock on the file: who holds it, e.g.
+// "it is open by another process (pid 12, /usr/bin/duckdb)". nullopt for any other failure.
+std::optional<std::string> LockHolder(const std::string& open_error) {
+  if (open_error.find("Conflicting lock") == std::string::npos) return std::nullopt;
+  static const std::regex kHolder(R"(Conflicting lock is held in (.*) \(PID (\d+)\))");
+  std::smatch match;
+  if (!std::regex_search(open_error, match, kHolder)) return std::string("it is open by another process");
+  return "it is open by another process (pid " + match[2].str() + ", " + match[1].str() + ")";
 }
 
 // What the body of a write works with: its connection (inside the open transaction), the relation's
@@ -408,6 +561,8 @@ struct DuckDbWarehouse::Handles {
   // schema, creation of the ledger), which DuckDB reports as a write-write conflict.
   std::mutex ddl_mutex;
   bool ledger_ready = false;  // guarded by ddl_mutex
+  OpenConnections connections;
+  StatementObserver observer;  // set before writes start
 
   ~Handles() {
     if (database != nullptr) DuckDb().close(&database);
@@ -415,14 +570,14 @@ struct DuckDbWarehouse::Handles {
 
   void EnsureSchema(const std::string& name) {
     std::lock_guard<std::mutex> lock(ddl_mutex);
-    Session session(database);
+    Session session(database, connections);
     session.Run("CREATE SCHEMA IF NOT EXISTS " + Quote(catalog) + "." + Quote(name), Operation::kStatement, name);
   }
 
   void EnsureLedger() {
     std::lock_guard<std::mutex> lock(ddl_mutex);
     if (ledger_ready) return;
-    Session session(database);
+    Session session(database, connections);
     std::string ledger = LedgerName(catalog);
     session.Run("CREATE SCHEMA IF NOT EXISTS " + Quote(catalog) + "." + Quote(kLedgerSchema), Operation::kStatement,
                 ledger);
@@ -450,9 +605,20 @@ struct DuckDbWarehouse::Handles {
   template <typename Body>
   WriteResult Write(const Relation& relation, const LedgerEntry& ledger, Body&& body) {
     PrepareWrite(relation);
-    Session session(database);
+    Session session(database, connections);
     WriteScope scope{session, catalog, relation.ToString(), {}};
     WriteResult result;
+    std::vector<std::string> statements;
+    // Declared before the transaction, so that it reports after a ROLLBACK too.
+    struct Report {
+      const StatementObserver& observer;
+      const Relation& relation;
+      const std::vector<std::string>& statements;
+      ~Report() {
+        if (observer) observer(relation, statements);
+      }
+    } report{observer, relation, statements};
+    if (observer) session.RecordInto(&statements);
     {
       Transaction transaction(session, scope.subject);
       result = body(scope);
@@ -483,9 +649,8 @@ DuckDbWarehouse::~DuckDbWarehouse() {
   }
 }
 
-std::unique_ptr<DuckDbWarehouse> DuckDbWarehouse::Open(
-    const std::filesystem::path& file, bool read_only,
-    const std::function<void(const std::string&)>& on_wait) {
+std::unique_ptr<DuckDbWarehouse> DuckDbWarehouse::Open(const std::filesystem::path& file, bool read_only,
+                                                       const WaitPolicy& wait) {
   std::error_code error;
   std::filesystem::path absolute = std::filesystem::absolute(file, error);
   if (error) absolute = file;
@@ -504,34 +669,44 @@ std::unique_ptr<DuckDbWarehouse> DuckDbWarehouse::Open(
     }
   }
 
-  int lock_fd = read_only ? -1 : AcquireWriterLock(absolute, on_wait);
+  Waiter waiter(wait, absolute);
+  int lock_fd = read_only ? -1 : AcquireWriterLock(absolute, waiter);
   auto release_lock = [&] {
     if (lock_fd >= 0) ::close(lock_fd);
   };
 
-  duckdb_config config = nullptr;
-  if (DuckDb().create_config(&config) == DuckDBError) {
-    release_lock();
-    throw TranslateDuckDbError(Operation::kOpen, absolute.string(),
-                               DuckDbFailure{DUCKDB_ERROR_INVALID, "cannot create a config", {}});
-  }
-  DuckDb().set_config(config, "autoinstall_known_extensions", "false");
-  DuckDb().set_config(config, "autoload_known_extensions", "false");
-  if (read_only) DuckDb().set_config(config, "access_mode", "READ_ONLY");
-
   auto handles = std::make_unique<Handles>();
-  char* open_error = nullptr;
-  duckdb_state state = DuckDb().open_ext(absolute.c_str(), &handles->database, config, &open_error);
-  DuckDb().destroy_config(&config);
-  if (state == DuckDBError) {
+  while (true) {
+    duckdb_config config = nullptr;
+    if (DuckDb().create_config(&config) == DuckDBError) {
+      release_lock();
+      throw TranslateDuckDbError(Operation::kOpen, absolute.string(),
+                                 DuckDbFailure{DUCKDB_ERROR_INVALID, "cannot create a config", {}});
+    }
+    DuckDb().set_config(config, "autoinstall_known_extensions", "false");
+    DuckDb().set_config(config, "autoload_known_extensions", "false");
+    if (read_only) DuckDb().set_config(config, "access_mode", "READ_ONLY");
+    char* open_error = nullptr;
+    duckdb_state state = DuckDb().open_ext(absolute.c_str(), &handles->database, config, &open_error);
+    DuckDb().destroy_config(&config);
+    if (state != DuckDBError) break;
     std::string message = open_error == nullptr ? "unknown error" : open_error;
     if (open_error != nullptr) DuckDb().free(open_error);
     handles->database = nullptr;
-    release_lock();
-    throw TranslateDuckDbError(Operation::kOpen, absolute.string(), DuckDbFailure{DUCKDB_ERROR_IO, message, {}});
+    // DuckDB's own lock: another process (a DuckDB shell, a reader) has the file open.
+    std::optional<std::string> holder = LockHolder(message);
+    try {
+      if (!holder) {
+        throw TranslateDuckDbError(Operation::kOpen, absolute.string(), DuckDbFailure{DUCKDB_ERROR_IO, message, {}});
+      }
+      waiter.Pause(*holder);
+    } catch (...) {
+      release_lock();
+      throw;
+    }
   }
   try {
-    Session session(handles->database);
+    Session session(handles->database, handles->connections);
     handles->catalog = session.Run("SELECT current_database()", Operation::kOpen, absolute.string())->TextOrEmpty(0, 0);
   } catch (const Error&) {
     handles.reset();
@@ -542,12 +717,12 @@ std::unique_ptr<DuckDbWarehouse> DuckDbWarehouse::Open(
 }
 
 void DuckDbWarehouse::Execute(const std::string& sql) {
-  Session session(handles_->database);
+  Session session(handles_->database, handles_->connections);
   session.Run(sql, Operation::kStatement, "");
 }
 
 Rows DuckDbWarehouse::Query(const std::string& sql) {
-  Session session(handles_->database);
+  Session session(handles_->database, handles_->connections);
   // Casting every column to VARCHAR in SQL renders nested and zoned types too, which the result API
   // cannot; statements that cannot be a subquery (PRAGMA, ...) run as they are.
   std::string as_text = Embedding("SELECT COLUMNS(*)::VARCHAR FROM ", sql).sql;
@@ -570,7 +745,7 @@ std::string DuckDbWarehouse::QualifiedName(const Relation& relation) const {
 }
 
 std::optional<TableInfo> DuckDbWarehouse::Describe(const Relation& relation) {
-  Session session(handles_->database);
+  Session session(handles_->database, handles_->connections);
   auto result = session.Run(CatalogSql(&relation), Operation::kCatalog, relation.ToString());
   std::vector<TableInfo> infos = CatalogRows(*result);
   if (infos.empty()) return std::nullopt;
@@ -578,7 +753,7 @@ std::optional<TableInfo> DuckDbWarehouse::Describe(const Relation& relation) {
 }
 
 std::vector<TableInfo> DuckDbWarehouse::ListRelations() {
-  Session session(handles_->database);
+  Session session(handles_->database, handles_->connections);
   auto result = session.Run(CatalogSql(nullptr), Operation::kCatalog, "the database");
   return CatalogRows(*result);
 }
@@ -602,7 +777,7 @@ WriteResult DuckDbWarehouse::ReplaceTable(const Relation& relation, const std::s
 
 WriteResult DuckDbWarehouse::ReplaceDateRange(const Relation& relation, const std::string& select_sql,
                                               const std::string& date_column, DateWindow window,
-                                              LedgerEntry ledger) {
+                                              LedgerEntry ledger, DateRangeMode mode) {
   ledger.window = window;  // the ledger records exactly the window this write owned
   // Temporary tables live in the catalog `temp`, schema `main`, private to the write's connection.
   std::string staging = Quote("temp") + "." + sql::QualifiedName(kDialect, "main", UniqueStagingName());
@@ -624,9 +799,7 @@ WriteResult DuckDbWarehouse::ReplaceDateRange(const Relation& relation, const st
           "the SELECT for " + subject + " has no column \"" + date_column + "\", its partition date column",
           "select the date column (by that name) in the model, or fix the partitions column");
     }
-    DropIfOtherKind(session, scope.catalog, relation, subject, false);
-    session.Run("CREATE TABLE IF NOT EXISTS " + target + " AS SELECT * FROM " + staging + " LIMIT 0",
-                Operation::kWrite, subject);
+    std::optional<TableInfo> existing = DropIfOtherKind(session, scope.catalog, relation, subject, false);
 
     std::string column = Quote(date_column);
     std::string in_window = column + " >= " + sql::DateLiteral(kDialect, window.start) + " AND " + column +
@@ -638,10 +811,20 @@ WriteResult DuckDbWarehouse::ReplaceDateRange(const Relation& relation, const st
     result.rows_written = std::stoll(counts->TextOrEmpty(0, 0));
     result.rows_dropped = std::stoll(counts->TextOrEmpty(1, 0));
 
+    std::string window_rows = "SELECT * FROM " + staging + " WHERE " + in_window + " ORDER BY " + column;
+    if (mode == DateRangeMode::kWholeTable) {
+      session.Run("CREATE OR REPLACE TABLE " + target + " AS " + window_rows, Operation::kWrite, subject);
+      return result;
+    }
+    if (existing) {
+      EvolveColumns(session, target, staging, subject);
+    } else {
+      // IF NOT EXISTS keeps the statements idempotent when pasted from target/run.
+      session.Run("CREATE TABLE IF NOT EXISTS " + target + " AS SELECT * FROM " + staging + " LIMIT 0",
+                  Operation::kWrite, subject);
+    }
     session.Run("DELETE FROM " + target + " WHERE " + in_window, Operation::kWrite, subject);
-    session.Run("INSERT INTO " + target + " BY NAME SELECT * FROM " + staging + " WHERE " + in_window +
-                    " ORDER BY " + column,
-                Operation::kWrite, subject);
+    session.Run("INSERT INTO " + target + " BY NAME " + window_rows, Operation::kWrite, subject);
     return result;
   });
 }
@@ -699,8 +882,24 @@ WriteResult DuckDbWarehouse::LoadSeed(const Relation& relation, const SeedFile& 
   });
 }
 
+void DuckDbWarehouse::DropRelation(const Relation& relation) {
+  Session session(handles_->database, handles_->connections);
+  std::string subject = relation.ToString();
+  Transaction transaction(session, subject);
+  std::vector<TableInfo> existing = CatalogRows(*session.Run(CatalogSql(&relation), Operation::kWrite, subject));
+  if (existing.empty()) return;
+  const Relation& named = existing.front().relation;  // as the catalog spells it
+  session.Run(std::string(existing.front().is_view ? "DROP VIEW " : "DROP TABLE ") + Qualified(handles_->catalog, named),
+              Operation::kWrite, subject);
+  transaction.Commit();
+}
+
+void DuckDbWarehouse::Interrupt() { handles_->connections.Interrupt(); }
+
+void DuckDbWarehouse::ObserveStatements(StatementObserver observer) { handles_->observer = std::move(observer); }
+
 std::vector<LedgerEntry> DuckDbWarehouse::ReadLedger() {
-  Session session(handles_->database);
+  Session session(handles_->database, handles_->connections);
   std::string ledger = LedgerName(handles_->catalog);
   int64_t exists = session.Count(
       "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database()"

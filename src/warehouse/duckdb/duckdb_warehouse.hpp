@@ -2,8 +2,11 @@
 //
 // Opens one database file (created when missing, parent folders too) with autoinstall/autoload of
 // extensions disabled. Read-write opens take an exclusive advisory lock (flock) on `<file>.lock` for the
-// life of the object: a second writer waits, calling on_wait once with a line naming the file and the
-// holder's pid. Read-only opens take no lock and fail with SLU-WAREHOUSE-003 when the file is missing.
+// life of the object: a second sluice writer waits. DuckDB itself lets one process at a time open a file (a
+// read-only open included), so an open also waits while another process (a DuckDB shell, `sluice status`) has
+// it open. Either wait follows the WaitPolicy: announced once with a line naming the file and the holder's pid,
+// bounded by its timeout (SLU-WAREHOUSE-007), stopped by its cancel flag (SLU-WAREHOUSE-008). Read-only opens
+// take no lock and fail with SLU-WAREHOUSE-003 when the file is missing.
 //
 // Writes run in one transaction each on their own connection: for ReplaceTable
 // `CREATE OR REPLACE TABLE … AS <select>` + ledger row; for ReplaceDateRange a staging temp table, then
@@ -27,7 +30,7 @@ class DuckDbWarehouse final : public Warehouse {
  public:
   // Throws SLU-WAREHOUSE-002 when the file cannot be opened.
   static std::unique_ptr<DuckDbWarehouse> Open(const std::filesystem::path& file, bool read_only,
-                                               const std::function<void(const std::string&)>& on_wait);
+                                               const WaitPolicy& wait);
   ~DuckDbWarehouse() override;
 
   const Capabilities& capabilities() const override { return capabilities_; }
@@ -41,10 +44,15 @@ class DuckDbWarehouse final : public Warehouse {
   void EnsureSchema(const std::string& name) override;
   WriteResult ReplaceTable(const Relation& relation, const std::string& select_sql, LedgerEntry ledger) override;
   WriteResult ReplaceDateRange(const Relation& relation, const std::string& select_sql,
-                               const std::string& date_column, DateWindow window, LedgerEntry ledger) override;
+                               const std::string& date_column, DateWindow window, LedgerEntry ledger,
+                               DateRangeMode mode = DateRangeMode::kWindow) override;
   WriteResult ReplaceView(const Relation& relation, const std::string& select_sql, LedgerEntry ledger) override;
   WriteResult LoadSeed(const Relation& relation, const SeedFile& seed, LedgerEntry ledger) override;
   std::vector<LedgerEntry> ReadLedger() override;
+  void DropRelation(const Relation& relation) override;
+  // duckdb_interrupt on every open connection; later statements fail before they start.
+  void Interrupt() override;
+  void ObserveStatements(StatementObserver observer) override;
 
   const std::filesystem::path& file() const { return file_; }
 

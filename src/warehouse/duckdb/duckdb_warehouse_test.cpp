@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -29,6 +30,15 @@ std::string CodeOf(const std::function<void()>& f) {
     return e.diagnostics().front().code;
   }
   return "no error";
+}
+
+Error ErrorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  return Error(Diagnostic{"no error", "no error", {}, "", {}});
 }
 
 std::string MessageOf(const std::function<void()>& f) {
@@ -68,7 +78,7 @@ class DuckDbWarehouseTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  std::unique_ptr<DuckDbWarehouse> OpenWritable() { return DuckDbWarehouse::Open(file_, false, nullptr); }
+  std::unique_ptr<DuckDbWarehouse> OpenWritable() { return DuckDbWarehouse::Open(file_, false, {}); }
 
   // All rows of `relation` as text, ordered by every column.
   static std::vector<std::vector<std::optional<std::string>>> Contents(Warehouse& warehouse,
@@ -163,7 +173,7 @@ TEST_F(DuckDbWarehouseTest, ALedgerWithoutRelationColumnsIsReadAndThenExtended) 
     warehouse->Execute("INSERT INTO _sluice.ledger VALUES ('gold.old', NULL, NULL, 'r0', 1, 'h', TIMESTAMP '2026-01-01')");
   }
   {
-    auto reader = DuckDbWarehouse::Open(file_, true, nullptr);
+    auto reader = DuckDbWarehouse::Open(file_, true, {});
     std::vector<LedgerEntry> ledger = reader->ReadLedger();
     ASSERT_EQ(ledger.size(), 1u);
     EXPECT_FALSE(ledger[0].relation.has_value());
@@ -348,6 +358,43 @@ TEST_F(DuckDbWarehouseTest, ReplaceDateRangeFailureKeepsTheWindowIntact) {
   EXPECT_EQ(warehouse->ReadLedger().size(), 1u);
 }
 
+TEST_F(DuckDbWarehouseTest, ReplaceDateRangeAddsNewColumnsAndRefusesOtherChanges) {
+  auto warehouse = OpenWritable();
+  Relation events{"main", "events"};
+  DateWindow first{D("2026-01-01"), D("2026-01-02")};
+  DateWindow second{D("2026-01-02"), D("2026-01-03")};
+  warehouse->ReplaceDateRange(events, "SELECT DATE '2026-01-01' AS d, 1 AS v", "d", first,
+                              Entry("main.events", "r1", first));
+  warehouse->ReplaceDateRange(events, "SELECT DATE '2026-01-02' AS d, 2 AS v, 'x' AS label", "d", second,
+                              Entry("main.events", "r2", second));
+  EXPECT_EQ(Scalar(*warehouse, "SELECT string_agg(coalesce(label, 'null'), ',' ORDER BY d) FROM main.events"),
+            "null,x");
+
+  auto retyped = [&] {
+    warehouse->ReplaceDateRange(events, "SELECT DATE '2026-01-02' AS d, 'two' AS v, 'x' AS label", "d", second,
+                                Entry("main.events", "r3", second));
+  };
+  EXPECT_EQ(CodeOf(retyped), "SLU-WAREHOUSE-013");
+  EXPECT_NE(MessageOf(retyped).find("column \"v\" was INTEGER and is now VARCHAR"), std::string::npos)
+      << MessageOf(retyped);
+  auto removed = [&] {
+    warehouse->ReplaceDateRange(events, "SELECT DATE '2026-01-02' AS d, 'x' AS label", "d", second,
+                                Entry("main.events", "r4", second));
+  };
+  EXPECT_EQ(CodeOf(removed), "SLU-WAREHOUSE-013");
+  EXPECT_EQ(Scalar(*warehouse, "SELECT count(*) FROM main.events"), "2");
+  EXPECT_EQ(warehouse->ReadLedger().size(), 2u);
+
+  DateWindow all{D("2026-01-01"), D("2026-01-03")};
+  WriteResult rebuilt = warehouse->ReplaceDateRange(
+      events, "SELECT DATE '2026-01-01' + INTERVAL (range) DAY AS d, 'v' || range AS v FROM range(5)", "d", all,
+      Entry("main.events", "r5", all), Warehouse::DateRangeMode::kWholeTable);
+  EXPECT_EQ(rebuilt.rows_written, 2);
+  EXPECT_EQ(rebuilt.rows_dropped, 3);
+  EXPECT_EQ(Scalar(*warehouse, "SELECT string_agg(v, ',' ORDER BY d) FROM main.events"), "v0,v1");
+  EXPECT_EQ(Scalar(*warehouse, "SELECT count(*) FROM information_schema.columns WHERE table_name = 'events'"), "2");
+}
+
 TEST_F(DuckDbWarehouseTest, ReplaceDateRangeWithoutTheDateColumnNamesRelationAndColumn) {
   auto warehouse = OpenWritable();
   Relation events{"main", "events"};
@@ -523,12 +570,12 @@ TEST_F(DuckDbWarehouseTest, ConcurrentWritesOfDifferentTablesAllLand) {
 }
 
 TEST_F(DuckDbWarehouseTest, ReadOnlyOpenNeedsAnExistingFileAndSeesCommittedData) {
-  EXPECT_EQ(CodeOf([&] { DuckDbWarehouse::Open(file_, true, nullptr); }), "SLU-WAREHOUSE-003");
+  EXPECT_EQ(CodeOf([&] { DuckDbWarehouse::Open(file_, true, {}); }), "SLU-WAREHOUSE-003");
   {
     auto warehouse = OpenWritable();
     warehouse->ReplaceTable({"main", "t"}, "SELECT 42 AS answer", Entry("main.t", "r"));
   }
-  auto reader = DuckDbWarehouse::Open(file_, true, nullptr);
+  auto reader = DuckDbWarehouse::Open(file_, true, {});
   EXPECT_EQ(Scalar(*reader, "SELECT answer FROM main.t"), "42");
   EXPECT_EQ(reader->ReadLedger().size(), 1u);
 }
@@ -540,7 +587,7 @@ TEST_F(DuckDbWarehouseTest, SecondWriterWaitsForTheLockAndIsTold) {
   if (child == 0) {
     int status = 0;
     try {
-      auto warehouse = DuckDbWarehouse::Open(file_, false, nullptr);
+      auto warehouse = DuckDbWarehouse::Open(file_, false, {});
       std::ofstream(opened) << "open\n";
       std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     } catch (const Error&) {
@@ -553,7 +600,7 @@ TEST_F(DuckDbWarehouseTest, SecondWriterWaitsForTheLockAndIsTold) {
   std::vector<std::string> waits;
   auto started = std::chrono::steady_clock::now();
   auto warehouse =
-      DuckDbWarehouse::Open(file_, false, [&](const std::string& line) { waits.push_back(line); });
+      DuckDbWarehouse::Open(file_, false, WaitPolicy{[&](const std::string& line) { waits.push_back(line); }});
   auto waited = std::chrono::steady_clock::now() - started;
 
   ASSERT_EQ(waits.size(), 1u);
@@ -566,6 +613,104 @@ TEST_F(DuckDbWarehouseTest, SecondWriterWaitsForTheLockAndIsTold) {
 
   warehouse->ReplaceTable({"main", "after_wait"}, "SELECT 1 AS ok", Entry("main.after_wait", "r"));
   EXPECT_EQ(Scalar(*warehouse, "SELECT ok FROM main.after_wait"), "1");
+}
+
+TEST_F(DuckDbWarehouseTest, AReaderInAnotherProcessMakesAWriterWaitWithinItsTimeout) {
+  { OpenWritable()->ReplaceTable({"main", "t"}, "SELECT 1 AS x", Entry("main.t", "r")); }
+  fs::path opened = dir_ / "reader-opened";
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int status = 0;
+    try {
+      auto reader = DuckDbWarehouse::Open(file_, true, {});
+      std::ofstream(opened) << "open\n";
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    } catch (const Error&) {
+      status = 1;
+    }
+    ::_exit(status);
+  }
+  ASSERT_TRUE(WaitForFile(opened, std::chrono::seconds(30)));
+
+  std::vector<std::string> waits;
+  WaitPolicy impatient{[&](const std::string& line) { waits.push_back(line); }, std::chrono::milliseconds(200)};
+  Error timeout = ErrorOf([&] { DuckDbWarehouse::Open(file_, false, impatient); });
+  EXPECT_EQ(timeout.diagnostics().front().code, "SLU-WAREHOUSE-007");
+  EXPECT_NE(timeout.diagnostics().front().message.find("pid " + std::to_string(child)), std::string::npos)
+      << timeout.diagnostics().front().message;
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_NE(waits[0].find("pid " + std::to_string(child)), std::string::npos) << waits[0];
+
+  size_t calls = waits.size();
+  WaitPolicy no_wait{[&](const std::string& line) { waits.push_back(line); }, std::chrono::milliseconds(0)};
+  EXPECT_EQ(ErrorOf([&] { DuckDbWarehouse::Open(file_, false, no_wait); }).diagnostics().front().code,
+            "SLU-WAREHOUSE-007");
+  EXPECT_EQ(waits.size(), calls);  // giving up at once is not a wait
+  EXPECT_NE(DuckDbWarehouse::Open(file_, true, no_wait), nullptr);  // DuckDB lets readers share a file
+
+  std::atomic<bool> cancel{true};
+  EXPECT_EQ(ErrorOf([&] { DuckDbWarehouse::Open(file_, false, WaitPolicy{nullptr, std::nullopt, &cancel}); })
+                .diagnostics().front().code,
+            "SLU-WAREHOUSE-008");
+
+  auto warehouse = DuckDbWarehouse::Open(file_, false, {});  // waits for the reader to exit
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_EQ(Scalar(*warehouse, "SELECT x FROM main.t"), "1");
+}
+
+TEST_F(DuckDbWarehouseTest, InterruptStopsTheRunningWriteAndRollsItBack) {
+  auto warehouse = OpenWritable();
+  Relation t{"main", "t"};
+  warehouse->ReplaceTable(t, "SELECT range AS id FROM range(3)", Entry("main.t", "old"));
+  std::string code;
+  std::thread writer([&] {
+    code = CodeOf([&] {
+      warehouse->ReplaceTable(t, "SELECT sum(a.range * b.range) AS id FROM range(100000) a, range(1000000) b",
+                              Entry("main.t", "slow"));
+    });
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  warehouse->Interrupt();
+  writer.join();
+  EXPECT_EQ(code, "SLU-WAREHOUSE-008");
+  EXPECT_EQ(CodeOf([&] { warehouse->ReplaceTable(t, "SELECT 1 AS id", Entry("main.t", "later")); }),
+            "SLU-WAREHOUSE-008");
+  warehouse.reset();
+  EXPECT_EQ(Scalar(*OpenWritable(), "SELECT count(*) FROM main.t"), "3");
+}
+
+TEST_F(DuckDbWarehouseTest, TheObserverSeesEveryStatementOfAWriteFullyQualified) {
+  auto warehouse = OpenWritable();
+  std::vector<std::string> seen;
+  warehouse->ObserveStatements([&](const Relation& relation, const std::vector<std::string>& statements) {
+    EXPECT_EQ(relation.ToString(), "main.t");
+    seen = statements;
+  });
+  warehouse->ReplaceTable({"main", "t"}, "SELECT 1 AS x", Entry("main.t", "r"));
+  ASSERT_GE(seen.size(), 4u);
+  EXPECT_EQ(seen.front(), "BEGIN TRANSACTION");
+  EXPECT_EQ(seen.back(), "COMMIT");
+  std::string create = "CREATE OR REPLACE TABLE \"" + file_.stem().string() + "\".\"main\".\"t\"";
+  EXPECT_TRUE(std::any_of(seen.begin(), seen.end(),
+                          [&](const std::string& statement) { return statement.find(create) == 0; }))
+      << create;
+
+  EXPECT_EQ(CodeOf([&] { warehouse->ReplaceTable({"main", "t"}, "SELECT nope AS x", Entry("main.t", "r")); }),
+            "SLU-WAREHOUSE-024");
+  EXPECT_EQ(seen.back(), "ROLLBACK");
+}
+
+TEST_F(DuckDbWarehouseTest, DropRelationDropsATableOrAView) {
+  auto warehouse = OpenWritable();
+  warehouse->ReplaceTable({"main", "t"}, "SELECT 1 AS x", Entry("main.t", "r"));
+  warehouse->ReplaceView({"main", "v"}, "SELECT 1 AS x", Entry("main.v", "r"));
+  warehouse->DropRelation({"main", "t"});
+  warehouse->DropRelation({"main", "V"});
+  warehouse->DropRelation({"main", "never"});
+  EXPECT_TRUE(warehouse->ListRelations().empty());
 }
 
 TEST_F(DuckDbWarehouseTest, KillBeforeCommitKeepsOldContentsAndLedger) {
@@ -581,7 +726,7 @@ TEST_F(DuckDbWarehouseTest, KillBeforeCommitKeepsOldContentsAndLedger) {
     ::setenv("SLUICE_TEST_PAUSE_AT", "after_write_before_commit", 1);
     ::setenv("SLUICE_TEST_PAUSE_MARKER", marker.c_str(), 1);
     try {
-      auto warehouse = DuckDbWarehouse::Open(file_, false, nullptr);
+      auto warehouse = DuckDbWarehouse::Open(file_, false, {});
       warehouse->ReplaceTable(orders, "SELECT range AS id FROM range(1000)", Entry("main.orders", "new"));
     } catch (const Error&) {
       ::_exit(2);
