@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/project_context.hpp"
+#include "cli/usage_error.hpp"
 #include "core/clock.hpp"
 #include "engine/asset_status.hpp"
 
@@ -380,7 +381,7 @@ int Logs(const GlobalOptions& global, const std::string& run_id, bool as_json) {
   std::unique_ptr<StateStore> state = OpenStateStore(ProjectRootFor(global));
   std::optional<RunRecord> run = state->GetRun(run_id);
   if (!run) {
-    throw Error(Diagnostic{"SLU-CLI-001", "no run with id " + run_id, {}, "list runs with `sluice runs`", {}});
+    throw UsageError(Diagnostic{"SLU-CLI-001", "no run with id " + run_id, {}, "list runs with `sluice runs`", {}});
   }
   std::vector<StoredEvent> events = state->EventsForRun(run_id);
   if (as_json) {

@@ -1,17 +1,67 @@
 // sluice: the command-line entry point. Parses flags (CLI11), dispatches to cli/*_command.cpp, and renders
-// sluice::Error. Exit codes: 0 ok, 1 failure, 2 usage, 130 canceled by a signal (run).
-#include <CLI/CLI.hpp>
+// sluice::Error. Exit codes: 0 ok, 1 failure, 2 usage (a cli::UsageError or a CLI11 parse error), 130 canceled
+// by a signal (run).
+#include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <limits>
 
+#include "cli/color_choice.hpp"
 #include "cli/commands.hpp"
+#include "cli/usage_error.hpp"
+#include "core/daily_partitions.hpp"
 #include "core/diagnostic.hpp"
 #include "core/phase_timer.hpp"
 
 namespace {
 
+constexpr int kFailure = 1;
 constexpr int kUsageError = 2;
+constexpr int kMaxInt = std::numeric_limits<int>::max();
+
+// An integer flag whose value is read by ParseIntegerFlag, so a bad one is a UsageError thrown from parse().
+CLI::Option* AddIntegerOption(CLI::App& app, const std::string& name, int& value, int min, int max,
+                              const std::string& description) {
+  auto parse = [&value, name, min, max](const std::string& text) {
+    value = sluice::cli::ParseIntegerFlag(name, text, min, max);
+  };
+  return app.add_option_function<std::string>(name, parse, description)->type_name("INT");
+}
+
+// A decimal flag (e.g. seconds) whose value is read by ParseDecimalFlag, like AddIntegerOption.
+CLI::Option* AddDecimalOption(CLI::App& app, const std::string& name, double& value, int min, int max,
+                              const std::string& description) {
+  auto parse = [&value, name, min, max](const std::string& text) {
+    value = sluice::cli::ParseDecimalFlag(name, text, min, max);
+  };
+  return app.add_option_function<std::string>(name, parse, description)->type_name("NUMBER");
+}
+
+// The first word among arguments CLI11 could not place: what the user meant as the command.
+std::string FirstWord(const std::vector<std::string>& unplaced) {
+  for (const std::string& arg : unplaced) {
+    if (!arg.empty() && arg.front() != '-') return arg;
+  }
+  return "";
+}
+
+std::vector<std::string> CommandNames(CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) {
+    names.push_back(command->get_name());
+  }
+  return names;
+}
+
+int Render(const sluice::Error& error, int exit_code) {
+  const sluice::TextStyle style = sluice::cli::StyleFor(STDERR_FILENO);
+  for (const sluice::Diagnostic& diagnostic : error.diagnostics()) {
+    std::fprintf(stderr, "%s", sluice::FormatDiagnostic(diagnostic, style).c_str());
+  }
+  return exit_code;
+}
 
 }  // namespace
 
@@ -22,6 +72,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("sluice 0.1.0"));
   app.require_subcommand(1);
   app.fallthrough();
+  app.footer(
+      "Exit codes: 0 success; 1 failure (diagnostics on stderr); 2 usage error (the command was typed wrong: an\n"
+      "unknown command or flag, a value that is not valid, a selection or partition key that names nothing);\n"
+      "130 canceled by a signal.\n"
+      "Colour is used only on a terminal, and never when NO_COLOR is set to a non-empty value.");
 
   GlobalOptions global;
   std::string project_dir;
@@ -29,12 +84,12 @@ int main(int argc, char** argv) {
   app.add_option("--project-dir", project_dir, "Project folder (default: nearest folder upward with streambuild_project.toml)");
   app.add_option("--target", target, "Target to use (default: streambuild_local.toml target, else default_target)");
   std::string vars, database, host, username, password;
-  int port = 0;
   app.add_option("--vars", vars, "One JSON object of project variables; overrides every file's vars");
   auto* connection = app.add_option_group("connection", "Connection overrides (win over STREAMBUILD_CLICKHOUSE_* and the files)");
   connection->add_option("--database", database, "Target database (default namespace)");
   connection->add_option("--host", host, "Warehouse host");
-  connection->add_option("--port", port, "Warehouse port")->check(CLI::Range(1, 65535));
+  int port = 0;
+  auto* port_opt = AddIntegerOption(*connection, "--port", port, 1, 65535, "Warehouse port");
   connection->add_option("--username", username, "Warehouse user");
   connection->add_option("--password", password, "Warehouse password");
 
@@ -56,17 +111,16 @@ int main(int argc, char** argv) {
   partition_opt->excludes(from_opt)->excludes(to_opt);
   from_opt->needs(to_opt);
   to_opt->needs(from_opt);
-  run_cmd->add_option("--threads", run.threads, "Steps run in parallel (default: one per core)")->check(CLI::NonNegativeNumber);
+  AddIntegerOption(*run_cmd, "--threads", run.threads, 0, kMaxInt, "Steps run in parallel (default: one per core)");
   run_cmd->add_flag("--full-refresh", run.full_refresh,
                     "Rebuild the selected tables whole: partitioned ones from their start date through the window's "
                     "end, seeds reloaded");
   run_cmd->add_flag("--allow-missing-upstream", run.allow_missing_upstream,
                     "Run a step even when an upstream outside the selection was never materialized");
   double wait_timeout = -1;
-  auto* wait_opt = run_cmd->add_option("--wait-timeout", wait_timeout,
-                                       "Seconds to wait for another process holding the warehouse file (default: "
-                                       "as long as it takes; 0: do not wait)")
-                       ->check(CLI::NonNegativeNumber);
+  auto* wait_opt = AddDecimalOption(*run_cmd, "--wait-timeout", wait_timeout, 0, kMaxInt,
+                                    "Seconds to wait for another process holding the warehouse file (default: "
+                                    "as long as it takes; 0: do not wait)");
   run_cmd->add_flag("--json", run.json, "Print one JSON summary of the run instead of a line per step");
 
   CleanOptions clean;
@@ -83,7 +137,7 @@ int main(int argc, char** argv) {
   int runs_limit = 20;
   CLI::App* runs_cmd = app.add_subcommand("runs", "Recent runs, newest first");
   runs_cmd->add_flag("--json", runs_json, "Print JSON");
-  runs_cmd->add_option("--limit", runs_limit, "How many runs to list")->check(CLI::PositiveNumber);
+  AddIntegerOption(*runs_cmd, "--limit", runs_limit, 1, kMaxInt, "How many runs to list (default: 20)");
 
   bool logs_json = false;
   std::string run_id;
@@ -92,31 +146,43 @@ int main(int argc, char** argv) {
   logs_cmd->add_flag("--json", logs_json, "Print JSON");
 
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kUsageError;
-  }
-  if (!project_dir.empty()) global.project_dir = project_dir;
-  if (!target.empty()) global.target = target;
-  if (!vars.empty()) global.vars_json = vars;
-  if (!database.empty()) global.database = database;
-  if (!host.empty()) global.host = host;
-  if (port != 0) global.port = port;
-  if (!username.empty()) global.username = username;
-  if (!password.empty()) global.password = password;
-  if (!partition.empty()) run.partition = partition;
-  if (!from.empty()) run.from = from;
-  if (!to.empty()) run.to = to;
-  if (wait_opt->count() > 0) run.wait_timeout_seconds = wait_timeout;
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+      return app.exit(e);
+    } catch (const CLI::RequiredError& e) {
+      if (!app.get_subcommands().empty()) {
+        app.exit(e);
+        return kUsageError;
+      }
+      throw UnknownCommand(FirstWord(app.remaining()), CommandNames(app));
+    } catch (const CLI::ParseError& e) {
+      app.exit(e);
+      return kUsageError;
+    }
+    if (!project_dir.empty()) global.project_dir = project_dir;
+    if (!target.empty()) global.target = target;
+    if (!vars.empty()) global.vars_json = vars;
+    if (!database.empty()) global.database = database;
+    if (!host.empty()) global.host = host;
+    if (port_opt->count() > 0) global.port = port;
+    if (!username.empty()) global.username = username;
+    if (!password.empty()) global.password = password;
+    if (partition_opt->count() > 0) run.partition = partition;
+    if (from_opt->count() > 0) run.from = from;
+    if (to_opt->count() > 0) run.to = to;
+    if (wait_opt->count() > 0) run.wait_timeout_seconds = wait_timeout;
+    if (run.partition || run.from) {  // their form and order; each model checks its own range when it runs
+      CheckingArguments([&] {
+        return sluice::KeyRangeWindow(run.partition.value_or(run.from.value_or("")),
+                                      run.partition.value_or(run.to.value_or("")));
+      });
+    }
 
-  try {
     if (discover_cmd->parsed()) return Discover(global);
     if (compile_cmd->parsed()) return Compile(global, compile);
     if (run_cmd->parsed()) return Run(global, run);
@@ -124,14 +190,12 @@ int main(int argc, char** argv) {
     if (clean_cmd->parsed()) return Clean(global, clean);
     if (runs_cmd->parsed()) return Runs(global, runs_json, runs_limit);
     if (logs_cmd->parsed()) return Logs(global, run_id, logs_json);
+  } catch (const UsageError& error) {
+    return Render(error, kUsageError);
   } catch (const sluice::Error& error) {
-    for (const sluice::Diagnostic& diagnostic : error.diagnostics()) {
-      std::fprintf(stderr, "%s", sluice::FormatDiagnostic(diagnostic).c_str());
-    }
-    return 1;
+    return Render(error, kFailure);
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "error[SLU-INTERNAL-001]: %s\n", error.what());
-    return 1;
+    return Render(sluice::Error(sluice::Diagnostic{"SLU-INTERNAL-001", error.what(), {}, "", {}}), kFailure);
   }
   return kUsageError;
 }

@@ -15,8 +15,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cancel_on_signal.hpp"
+#include "cli/color_choice.hpp"
 #include "cli/commands.hpp"
 #include "cli/project_context.hpp"
+#include "cli/usage_error.hpp"
 #include "core/clock.hpp"
 #include "engine/run_executor.hpp"
 
@@ -157,7 +159,14 @@ int Run(const GlobalOptions& global, const RunOptions& options) {
   SystemClock clock;
   RunRequest request{options.select, options.partition ? options.partition : options.from,
                      options.partition ? options.partition : options.to, options.full_refresh};
-  RunPlan plan = PlanRun(project.definitions, request, clock.TodayUtc());
+  RunPlan plan = CheckingArguments([&] { return PlanRun(project.definitions, request, clock.TodayUtc()); });
+  if (request.partition_from && !plan.window) {
+    std::fprintf(stderr, "%s",
+                 FormatWarning(std::string(options.partition ? "--partition is" : "--from and --to are") +
+                                   " ignored: no selected asset is partitioned",
+                               StyleFor(STDERR_FILENO))
+                     .c_str());
+  }
   if (plan.steps.empty()) {
     if (options.json) {
       std::printf("%s\n", json{{"run_id", nullptr}, {"status", "NOTHING_SELECTED"}, {"steps", json::array()}}.dump(2).c_str());

@@ -115,6 +115,15 @@ TEST(DailyPartitions, ValidatesKeys) {
   EXPECT_EQ(CodeOf([&] { partitions.LastComplete(*Date::Parse("2026-01-01")); }), "SLU-PARTITION-004");
 }
 
+TEST(DailyPartitions, KeyRangesAreCheckedForFormAndOrderWithoutADefinition) {
+  EXPECT_EQ(KeyRangeWindow("2026-01-05", "2026-01-07"),
+            (DateWindow{*Date::Parse("2026-01-05"), *Date::Parse("2026-01-08")}));
+  EXPECT_EQ(ParsePartitionKey("2026-02-28").ToString(), "2026-02-28");
+  EXPECT_EQ(CodeOf([] { ParsePartitionKey("2026-02-30"); }), "SLU-PARTITION-001");
+  EXPECT_EQ(CodeOf([] { KeyRangeWindow("2026-01-05", "2026-1-7"); }), "SLU-PARTITION-001");
+  EXPECT_EQ(CodeOf([] { KeyRangeWindow("2026-01-05", "2026-01-04"); }), "SLU-PARTITION-005");
+}
+
 TEST(Diagnostic, RendersLocationCaretAndHint) {
   std::string text = "a = 1\nb = oops\n";
   Diagnostic d = MakeDiagnostic("SLU-X-001", "bad value", LocationAt("p.toml", text, 10), "fix it", text);
@@ -122,6 +131,16 @@ TEST(Diagnostic, RendersLocationCaretAndHint) {
   EXPECT_EQ(d.location.column, 5);
   EXPECT_EQ(FormatDiagnostic(d),
             "p.toml:2:5: error[SLU-X-001]: bad value\n 2 | b = oops\n   |     ^\n  hint: fix it\n");
+}
+
+TEST(Diagnostic, ColorStyleColorsOnlyTheLabel) {
+  Diagnostic d{"SLU-X-001", "bad value", {"p.toml", 2, 5}, "fix it", ""};
+  EXPECT_EQ(FormatDiagnostic(d, TextStyle::kColor),
+            "p.toml:2:5: \x1b[1;31merror[SLU-X-001]\x1b[0m: bad value\n  hint: fix it\n");
+  EXPECT_EQ(FormatDiagnostic(d, TextStyle::kPlain), FormatDiagnostic(d));
+  EXPECT_EQ(FormatDiagnostic(d).find('\x1b'), std::string::npos);
+  EXPECT_EQ(FormatWarning("dates \x1b ignored"), "warning: dates ? ignored\n");
+  EXPECT_EQ(FormatWarning("ignored", TextStyle::kColor), "\x1b[1;33mwarning\x1b[0m: ignored\n");
 }
 
 TEST(Diagnostic, ALongLineIsShownAsAWindowAroundTheColumn) {

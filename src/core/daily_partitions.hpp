@@ -13,6 +13,13 @@
 
 namespace sluice {
 
+// Parses a key written `YYYY-MM-DD` (a real calendar day); throws SLU-PARTITION-001 otherwise.
+Date ParsePartitionKey(const std::string& key);
+
+// The window [first, last + 1 day) of an inclusive key range, checked for form (SLU-PARTITION-001) and order
+// (SLU-PARTITION-005, last before first) only: what can be checked without a partitions definition.
+DateWindow KeyRangeWindow(const std::string& first, const std::string& last);
+
 class DailyPartitions {
  public:
   explicit DailyPartitions(Date start_date) : start_date_(start_date) {}
@@ -27,7 +34,7 @@ class DailyPartitions {
   // not after the last complete partition (SLU-PARTITION-003).
   Date ValidateKey(const std::string& key, Date today) const;
 
-  // The window covering keys first..last inclusive, each validated; SLU-PARTITION-005 when last < first.
+  // The window covering keys first..last inclusive: KeyRangeWindow, then each end checked as ValidateKey does.
   DateWindow WindowForRange(const std::string& first, const std::string& last, Date today) const;
 
   // Every key in [start_date, LastComplete(today)].

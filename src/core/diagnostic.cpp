@@ -79,6 +79,12 @@ std::string Snippet(const std::string& source_line, int line, int column) {
   return " " + number + " | " + shown + "\n " + std::string(number.size(), ' ') + " | " + pad + "^\n";
 }
 
+// `label` in the given SGR colour (e.g. "1;31", bold red) when styled, else as it is.
+std::string Label(const std::string& label, const char* sgr, TextStyle style) {
+  if (style == TextStyle::kPlain) return label;
+  return "\x1b[" + std::string(sgr) + "m" + label + "\x1b[0m";
+}
+
 }  // namespace
 
 void SortByLocation(std::vector<Diagnostic>& diagnostics) {
@@ -119,7 +125,7 @@ Diagnostic MakeDiagnostic(std::string code, std::string message, SourceLocation 
   return diagnostic;
 }
 
-std::string FormatDiagnostic(const Diagnostic& diagnostic) {
+std::string FormatDiagnostic(const Diagnostic& diagnostic, TextStyle style) {
   std::string out;
   const SourceLocation& at = diagnostic.location;
   if (at.known()) {
@@ -128,10 +134,14 @@ std::string FormatDiagnostic(const Diagnostic& diagnostic) {
     if (at.line > 0 && at.column > 0) out += ":" + std::to_string(at.column);
     out += ": ";
   }
-  out += "error[" + diagnostic.code + "]: " + Printable(diagnostic.message, "\n\t") + "\n";
+  out += Label("error[" + diagnostic.code + "]", "1;31", style) + ": " + Printable(diagnostic.message, "\n\t") + "\n";
   if (!diagnostic.source_line.empty() && at.line > 0) out += Snippet(diagnostic.source_line, at.line, at.column);
   if (!diagnostic.hint.empty()) out += "  hint: " + Printable(diagnostic.hint, "\n\t") + "\n";
   return out;
+}
+
+std::string FormatWarning(std::string_view message, TextStyle style) {
+  return Label("warning", "1;33", style) + ": " + Printable(message, "\n\t") + "\n";
 }
 
 Error::Error(Diagnostic diagnostic) : Error(std::vector<Diagnostic>{std::move(diagnostic)}) {}

@@ -30,12 +30,20 @@ struct Diagnostic {
   std::string source_line;  // the offending line's text, for the caret snippet; may be empty
 };
 
+// How rendered text marks its labels: plain, or coloured with ANSI escape codes for a terminal. The caller
+// decides which its stream takes (the CLI: cli/color_choice.hpp).
+enum class TextStyle { kPlain, kColor };
+
 // Renders `file:line:col: error[CODE]: message`, a caret snippet when the line is known, and the hint.
 // Safe to print whatever the input file held: control bytes (other than newline and tab) and bytes that are
 // not well-formed UTF-8 are shown as '?', and a source line over 160 bytes is cut to a window around the
 // column, so a huge one-line file still renders a one-line snippet. Columns stay byte-based; the caret is
-// padded per character.
-std::string FormatDiagnostic(const Diagnostic& diagnostic);
+// padded per character. With TextStyle::kColor the `error[CODE]` label is bold red; nothing else changes.
+std::string FormatDiagnostic(const Diagnostic& diagnostic, TextStyle style = TextStyle::kPlain);
+
+// Renders `warning: message` and a newline, for something that does not stop the command; the message is made
+// printable as FormatDiagnostic's is. With TextStyle::kColor the `warning` label is bold yellow.
+std::string FormatWarning(std::string_view message, TextStyle style = TextStyle::kPlain);
 
 // Builds a located diagnostic from the full text of the file it points into (fills source_line).
 Diagnostic MakeDiagnostic(std::string code, std::string message, SourceLocation location, std::string hint,

@@ -89,6 +89,8 @@ TEST(Selection, UnknownAndMalformedItemsAreErrors) {
   EXPECT_EQ(ErrorCode([&] { ResolveSelection(d, {"pipeline:user_totals"}); }), "SLU-SELECT-001");
   EXPECT_EQ(ErrorCode([&] { ResolveSelection(d, {"tag:x"}); }), "SLU-SELECT-002");
   EXPECT_EQ(ErrorCode([&] { ResolveSelection(d, {"+"}); }), "SLU-SELECT-002");
+  EXPECT_EQ(ErrorCode([&] { ResolveSelection(d, {""}); }), "SLU-SELECT-002");
+  EXPECT_EQ(ErrorCode([&] { ResolveSelection(d, {"events", " \t "}); }), "SLU-SELECT-002");
 }
 
 TEST(RunPlan, OrdersStepsAndGivesPartitionedModelsTheirWindow) {

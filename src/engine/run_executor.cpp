@@ -241,7 +241,10 @@ StepOutcome RunExecutor::ExecuteStep(const StepPlan& step, const std::string& ru
                                      asset.key.ToString() + " cannot run on the " +
                                      (warehouse_.dialect() == sql::Dialect::kDuckDb ? "duckdb" : "current") +
                                      " warehouse",
-                                 asset.defined_at, "managed Kafka and Postgres sources need a ClickHouse target", {}});
+                                 asset.defined_at,
+                                 "managed Kafka and Postgres sources need adapter = \"clickhouse\" (at the top of "
+                                 "streambuild_project.toml); run the other pipelines with --select",
+                                 {}});
         } else {
           static_assert(std::is_same_v<T, ExternalTable>);
           if (!relations_.count(Lower(RelationOf(asset).ToString()))) {

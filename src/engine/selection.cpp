@@ -63,6 +63,13 @@ std::vector<AssetKey> ResolveSelection(const Definitions& definitions, const std
   std::set<AssetKey> selected;
   bool any = false;
   for (const std::string& raw : items) {
+    if (raw.find_first_not_of(" \t\n\r\f\v") == std::string::npos) {
+      throw Error(Diagnostic{"SLU-SELECT-002",
+                             "--select \"" + raw + "\": no name given",
+                             {},
+                             "name what to run, e.g. --select orders; without --select everything runs",
+                             {}});
+    }
     std::istringstream words(raw);
     std::string item;
     while (words >> item) {

@@ -36,12 +36,13 @@ std::unique_ptr<Warehouse> OpenWarehouse(const WarehouseConfig& config) {
                  std::end(kPlannedAdapters);
   std::string message = planned ? "adapter \"" + config.adapter + "\" is not supported yet"
                                 : "unknown adapter \"" + config.adapter + "\"";
-  throw Error(
-      Diagnostic{"SLU-WAREHOUSE-001",
-                 message,
-                 {},
-                 "this build supports: " + JoinedSupported() + "; set adapter = \"duckdb\" in the target",
-                 {}});
+  throw Error(Diagnostic{"SLU-WAREHOUSE-001",
+                         message,
+                         {},
+                         "this build supports: " + JoinedSupported() +
+                             "; set adapter = \"duckdb\" at the top of streambuild_project.toml (or of "
+                             "streambuild_local.toml, which overrides it)",
+                         {}});
 }
 
 std::vector<std::string> SupportedAdapters() { return {"duckdb"}; }

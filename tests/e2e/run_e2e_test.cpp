@@ -345,7 +345,7 @@ TEST(RunE2E, SelectionClosures) {
   ProcessResult pipeline = MustRun(project, {"run", "--select", "pipeline:people"});
   EXPECT_NE(pipeline.out.find("[2/2]"), std::string::npos) << pipeline.out;  // users + dim_users
   ProcessResult unknown = project.Run({"run", "--select", "nope"});
-  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("SLU-SELECT-001"), std::string::npos) << unknown.err;
 }
 
@@ -355,7 +355,7 @@ TEST(RunE2E, UsageErrorsExitTwo) {
   EXPECT_EQ(project.Run({"frobnicate"}).exit_code, 2);
   EXPECT_EQ(project.Run({"logs"}).exit_code, 2);
   ProcessResult bad_key = project.Run({"run", "--partition", "2026-02-30"});
-  EXPECT_EQ(bad_key.exit_code, 1);
+  EXPECT_EQ(bad_key.exit_code, 2);
   EXPECT_NE(bad_key.err.find("SLU-PARTITION-001"), std::string::npos) << bad_key.err;
   EXPECT_EQ(project.Run({"--help"}).exit_code, 0);
 }
