@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <regex>
 #include <set>
@@ -193,10 +195,12 @@ class QueryResult {
   duckdb_result result_{};
 };
 
-// The connections open on one database, so that Interrupt reaches the statements running on them.
+// The connections of one database: those in use, so that Interrupt reaches the statements running on them, and
+// idle ones, kept for the next call so that each call does not pay for a new connection's session settings.
 struct OpenConnections {
   std::mutex mutex;
-  std::set<duckdb_connection> open;  // guarded by mutex
+  std::set<duckdb_connection> open;   // guarded by mutex
+  std::vector<duckdb_connection> idle;  // guarded by mutex
   std::atomic<bool> interrupted{false};
 
   void Interrupt() {
@@ -204,33 +208,63 @@ struct OpenConnections {
     std::lock_guard<std::mutex> lock(mutex);
     for (duckdb_connection connection : open) DuckDb().interrupt(connection);
   }
+
+  duckdb_connection Acquire(duckdb_database database) {
+    duckdb_connection connection = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!idle.empty()) {
+        connection = idle.back();
+        idle.pop_back();
+        open.insert(connection);
+        return connection;
+      }
+    }
+    if (DuckDb().connect(database, &connection) == DuckDBError) {
+      throw TranslateDuckDbError(Operation::kStatement, "",
+                                 DuckDbFailure{DUCKDB_ERROR_CONNECTION, "cannot connect to the database", {}});
+    }
+    // A session setting: errors as JSON carry the position of what failed (ParseFailure).
+    duckdb_result result{};
+    DuckDb().query(connection, "SET errors_as_json = true", &result);
+    DuckDb().destroy_result(&result);
+    std::lock_guard<std::mutex> lock(mutex);
+    open.insert(connection);
+    return connection;
+  }
+
+  // `reusable`: the connection holds no state of the caller's (no open transaction, no settings of its own).
+  void Release(duckdb_connection connection, bool reusable) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      open.erase(connection);
+      if (reusable) {
+        idle.push_back(connection);
+        return;
+      }
+    }
+    DuckDb().disconnect(&connection);
+  }
+
+  void CloseIdle() {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (duckdb_connection& connection : idle) DuckDb().disconnect(&connection);
+    idle.clear();
+  }
 };
 
 // One duckdb_connection for the span of one call: DuckDB connections must not be shared across threads,
 // and a connection is where a transaction lives.
 class Session {
  public:
-  Session(duckdb_database database, OpenConnections& connections) : connections_(connections) {
-    if (DuckDb().connect(database, &connection_) == DuckDBError) {
-      throw TranslateDuckDbError(Operation::kStatement, "",
-                                 DuckDbFailure{DUCKDB_ERROR_CONNECTION, "cannot connect to the database", {}});
-    }
-    {
-      std::lock_guard<std::mutex> lock(connections_.mutex);
-      connections_.open.insert(connection_);
-    }
-    // A session setting: errors as JSON carry the position of what failed (ParseFailure).
-    RunIgnoringFailure("SET errors_as_json = true");
-  }
+  Session(duckdb_database database, OpenConnections& connections)
+      : connections_(connections), connection_(connections.Acquire(database)) {}
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
-  ~Session() {
-    {
-      std::lock_guard<std::mutex> lock(connections_.mutex);
-      connections_.open.erase(connection_);
-    }
-    DuckDb().disconnect(&connection_);
-  }
+  ~Session() { connections_.Release(connection_, reusable_); }
+
+  // Caller's SQL may leave state on the connection (an open transaction, a setting): it is not reused.
+  void NotReusable() { reusable_ = false; }
 
   // When set, every statement run is appended to it.
   void RecordInto(std::vector<std::string>* statements) { recorded_ = statements; }
@@ -285,6 +319,7 @@ class Session {
  private:
   OpenConnections& connections_;
   duckdb_connection connection_ = nullptr;
+  bool reusable_ = true;
   std::vector<std::string>* recorded_ = nullptr;
 };
 
@@ -370,18 +405,27 @@ std::vector<TableInfo> CatalogRows(QueryResult& result) {
   return infos;
 }
 
-// Drops `relation` inside the open transaction when it exists as the other kind (a view before a table
-// write, a table before a view write): CREATE OR REPLACE refuses to replace an object of another kind. Returns the
-// relation as it is left: nullopt when it does not exist (now).
-std::optional<TableInfo> DropIfOtherKind(Session& session, const std::string& catalog, const Relation& relation,
-                                         const std::string& subject, bool writing_view) {
-  auto result = session.Run(CatalogSql(&relation), Operation::kWrite, subject);
-  std::vector<TableInfo> existing = CatalogRows(*result);
-  if (existing.empty()) return std::nullopt;
-  if (existing.front().is_view == writing_view) return existing.front();
-  session.Run(std::string(writing_view ? "DROP TABLE " : "DROP VIEW ") + Qualified(catalog, relation),
-              Operation::kWrite, subject);
-  return std::nullopt;
+// What the body of a write works with: its connection (inside the open transaction), the relation's
+// name for messages, and cleanup to run once the transaction has committed.
+struct WriteScope {
+  Session& session;
+  const std::string& catalog;
+  std::string subject;
+  std::vector<std::string> after_commit;
+  std::optional<bool> existing_is_view;  // the relation before the write: nullopt when absent
+  bool writes_view = false;              // what the write leaves: a view, or a table
+};
+
+// Drops the relation inside the write's transaction when it exists as the other kind (a view before a table
+// write, a table before a view write): CREATE OR REPLACE refuses to replace an object of another kind. Returns
+// whether the relation exists (now) as the kind the write makes.
+bool DropIfOtherKind(WriteScope& scope, const Relation& relation, bool writing_view) {
+  scope.writes_view = writing_view;
+  if (!scope.existing_is_view) return false;
+  if (*scope.existing_is_view == writing_view) return true;
+  scope.session.Run(std::string(writing_view ? "DROP TABLE " : "DROP VIEW ") + Qualified(scope.catalog, relation),
+                    Operation::kWrite, scope.subject);
+  return false;
 }
 
 // The columns of a table (a temporary one included) as DESCRIBE names and types them.
@@ -543,14 +587,6 @@ std::optional<std::string> LockHolder(const std::string& open_error) {
   return "it is open by another process (pid " + match[2].str() + ", " + match[1].str() + ")";
 }
 
-// What the body of a write works with: its connection (inside the open transaction), the relation's
-// name for messages, and cleanup to run once the transaction has committed.
-struct WriteScope {
-  Session& session;
-  const std::string& catalog;
-  std::string subject;
-  std::vector<std::string> after_commit;
-};
 
 }  // namespace
 
@@ -560,18 +596,76 @@ struct DuckDbWarehouse::Handles {
   // Serializes catalog DDL that concurrent writes would otherwise race on (CREATE SCHEMA of the same
   // schema, creation of the ledger), which DuckDB reports as a write-write conflict.
   std::mutex ddl_mutex;
-  bool ledger_ready = false;  // guarded by ddl_mutex
+  bool ledger_ready = false;            // guarded by ddl_mutex
+  std::set<std::string> schemas_ready;  // guarded by ddl_mutex; lower-cased
   OpenConnections connections;
   StatementObserver observer;  // set before writes start
+  // The kind of every relation of the database (lower-cased "schema.name" → is a view), read with one catalog
+  // query by the first write that needs it, then kept by the writes: DuckDB grants a file to one process at a
+  // time, so only this object changes its catalog, except through the caller's own SQL (Execute, Query), which
+  // drops this knowledge. Guarded by kinds_mutex.
+  std::mutex kinds_mutex;
+  std::optional<std::map<std::string, bool>> kinds;
 
   ~Handles() {
+    connections.CloseIdle();
     if (database != nullptr) DuckDb().close(&database);
+  }
+
+  static std::string Key(const Relation& relation) {
+    std::string key = relation.ToString();
+    for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return key;
+  }
+
+  // The caller's SQL may have changed the catalog.
+  void ForgetCatalog() {
+    {
+      std::lock_guard<std::mutex> lock(kinds_mutex);
+      kinds.reset();
+    }
+    std::lock_guard<std::mutex> lock(ddl_mutex);
+    schemas_ready.clear();
+  }
+
+  // Whether `relation` is a view (true), a table (false), or absent (nullopt).
+  std::optional<bool> KindOf(const Relation& relation) {
+    std::lock_guard<std::mutex> lock(kinds_mutex);
+    if (!kinds) {
+      Session session(database, connections);
+      auto result = session.Run(
+          "SELECT schema_name, table_name, false FROM duckdb_tables() WHERE database_name = current_database()\n"
+          "UNION ALL SELECT schema_name, view_name, true FROM duckdb_views() WHERE database_name = current_database()"
+          " AND NOT internal",
+          Operation::kCatalog, relation.ToString());
+      kinds.emplace();
+      for (size_t row = 0; row < result->row_count(); ++row) {
+        (*kinds)[Key({result->TextOrEmpty(0, row), result->TextOrEmpty(1, row)})] = result->TextOrEmpty(2, row) == "true";
+      }
+    }
+    auto found = kinds->find(Key(relation));
+    if (found == kinds->end()) return std::nullopt;
+    return found->second;
+  }
+
+  // After a committed write (`is_view`) or drop (nullopt) of `relation`.
+  void Changed(const Relation& relation, std::optional<bool> is_view) {
+    std::lock_guard<std::mutex> lock(kinds_mutex);
+    if (!kinds) return;
+    if (is_view) {
+      (*kinds)[Key(relation)] = *is_view;
+    } else {
+      kinds->erase(Key(relation));
+    }
   }
 
   void EnsureSchema(const std::string& name) {
     std::lock_guard<std::mutex> lock(ddl_mutex);
+    std::string key = Key({name, ""});
+    if (schemas_ready.count(key)) return;
     Session session(database, connections);
     session.Run("CREATE SCHEMA IF NOT EXISTS " + Quote(catalog) + "." + Quote(name), Operation::kStatement, name);
+    schemas_ready.insert(key);
   }
 
   void EnsureLedger() {
@@ -605,8 +699,9 @@ struct DuckDbWarehouse::Handles {
   template <typename Body>
   WriteResult Write(const Relation& relation, const LedgerEntry& ledger, Body&& body) {
     PrepareWrite(relation);
+    std::optional<bool> existing = KindOf(relation);
     Session session(database, connections);
-    WriteScope scope{session, catalog, relation.ToString(), {}};
+    WriteScope scope{session, catalog, relation.ToString(), {}, existing};
     WriteResult result;
     std::vector<std::string> statements;
     // Declared before the transaction, so that it reports after a ROLLBACK too.
@@ -626,6 +721,7 @@ struct DuckDbWarehouse::Handles {
       session.Run(LedgerInsertSql(catalog, relation, ledger, result.rows_written, result.written_at), Operation::kWrite, scope.subject);
       transaction.Commit();
     }
+    Changed(relation, scope.writes_view);
     // The data is committed: a cleanup failure must not report the write as failed, and the temporary
     // objects it drops vanish with the connection anyway.
     for (const std::string& sql : scope.after_commit) session.RunIgnoringFailure(sql.c_str());
@@ -718,11 +814,15 @@ std::unique_ptr<DuckDbWarehouse> DuckDbWarehouse::Open(const std::filesystem::pa
 
 void DuckDbWarehouse::Execute(const std::string& sql) {
   Session session(handles_->database, handles_->connections);
+  session.NotReusable();
+  handles_->ForgetCatalog();
   session.Run(sql, Operation::kStatement, "");
 }
 
 Rows DuckDbWarehouse::Query(const std::string& sql) {
   Session session(handles_->database, handles_->connections);
+  session.NotReusable();
+  handles_->ForgetCatalog();
   // Casting every column to VARCHAR in SQL renders nested and zoned types too, which the result API
   // cannot; statements that cannot be a subquery (PRAGMA, ...) run as they are.
   std::string as_text = Embedding("SELECT COLUMNS(*)::VARCHAR FROM ", sql).sql;
@@ -766,11 +866,12 @@ WriteResult DuckDbWarehouse::ReplaceTable(const Relation& relation, const std::s
     Session& session = scope.session;
     const std::string& subject = scope.subject;
     std::string target = Qualified(scope.catalog, relation);
-    DropIfOtherKind(session, scope.catalog, relation, subject, false);
-    session.Run(Embedding("CREATE OR REPLACE TABLE " + target + " AS SELECT * FROM ", select_sql),
-                Operation::kWrite, subject);
+    DropIfOtherKind(scope, relation, false);
+    // CREATE TABLE … AS answers with the number of rows it wrote.
+    auto created = session.Run(Embedding("CREATE OR REPLACE TABLE " + target + " AS SELECT * FROM ", select_sql),
+                               Operation::kWrite, subject);
     WriteResult result;
-    result.rows_written = session.Count("SELECT count(*) FROM " + target, Operation::kWrite, subject);
+    result.rows_written = std::stoll(created->TextOrEmpty(0, 0));
     return result;
   });
 }
@@ -799,7 +900,7 @@ WriteResult DuckDbWarehouse::ReplaceDateRange(const Relation& relation, const st
           "the SELECT for " + subject + " has no column \"" + date_column + "\", its partition date column",
           "select the date column (by that name) in the model, or fix the partitions column");
     }
-    std::optional<TableInfo> existing = DropIfOtherKind(session, scope.catalog, relation, subject, false);
+    const bool existing = DropIfOtherKind(scope, relation, false);
 
     std::string column = Quote(date_column);
     std::string in_window = column + " >= " + sql::DateLiteral(kDialect, window.start) + " AND " + column +
@@ -832,7 +933,7 @@ WriteResult DuckDbWarehouse::ReplaceDateRange(const Relation& relation, const st
 WriteResult DuckDbWarehouse::ReplaceView(const Relation& relation, const std::string& select_sql,
                                          LedgerEntry ledger) {
   return handles_->Write(relation, ledger, [&](WriteScope& scope) {
-    DropIfOtherKind(scope.session, scope.catalog, relation, scope.subject, true);
+    DropIfOtherKind(scope, relation, true);
     scope.session.Run(
         Embedding("CREATE OR REPLACE VIEW " + Qualified(scope.catalog, relation) + " AS SELECT * FROM ", select_sql),
         Operation::kWrite, scope.subject);
@@ -868,9 +969,9 @@ WriteResult DuckDbWarehouse::LoadSeed(const Relation& relation, const SeedFile& 
       read += "}";
     }
     read += ")";
-    DropIfOtherKind(session, scope.catalog, relation, subject, false);
-    session.Run("CREATE OR REPLACE TABLE " + target + " AS SELECT * FROM " + read, Operation::kWrite,
-                subject);
+    DropIfOtherKind(scope, relation, false);
+    auto created = session.Run("CREATE OR REPLACE TABLE " + target + " AS SELECT * FROM " + read, Operation::kWrite,
+                               subject);
 
     std::vector<std::string> loaded =
         session.Run("SELECT * FROM " + target + " LIMIT 0", Operation::kWrite, subject)->ColumnNames();
@@ -884,7 +985,7 @@ WriteResult DuckDbWarehouse::LoadSeed(const Relation& relation, const SeedFile& 
       }
     }
     WriteResult result;
-    result.rows_written = session.Count("SELECT count(*) FROM " + target, Operation::kWrite, subject);
+    result.rows_written = std::stoll(created->TextOrEmpty(0, 0));
     return result;
   });
 }
@@ -899,6 +1000,7 @@ void DuckDbWarehouse::DropRelation(const Relation& relation) {
   session.Run(std::string(existing.front().is_view ? "DROP VIEW " : "DROP TABLE ") + Qualified(handles_->catalog, named),
               Operation::kWrite, subject);
   transaction.Commit();
+  handles_->Changed(relation, std::nullopt);
 }
 
 void DuckDbWarehouse::Interrupt() { handles_->connections.Interrupt(); }
