@@ -266,14 +266,23 @@ class Session {
   // Caller's SQL may leave state on the connection (an open transaction, a setting): it is not reused.
   void NotReusable() { reusable_ = false; }
 
+  // Sends `statements` (each ending in ';') in the same call as the next statement: each call costs DuckDB more
+  // than a short statement in it.
+  void Prefix(std::string statements) { prefix_ = std::move(statements); }
+
   // When set, every statement run is appended to it.
   void RecordInto(std::vector<std::string>* statements) { recorded_ = statements; }
 
   // Runs the statement; throws the translated error naming `subject` on failure (a SqlError when DuckDB places
   // it inside the embedded SELECT).
-  std::unique_ptr<QueryResult> Run(const Statement& statement, Operation operation, const std::string& subject) {
+  std::unique_ptr<QueryResult> Run(Statement statement, Operation operation, const std::string& subject) {
     if (connections_.interrupted) {
       throw TranslateDuckDbError(operation, subject, DuckDbFailure{DUCKDB_ERROR_INTERRUPT, "interrupted", {}});
+    }
+    if (!prefix_.empty()) {  // DuckDB reports positions in the whole text, so the SELECT moves with it
+      statement.sql = prefix_ + statement.sql;
+      if (statement.select_begin != std::string::npos) statement.select_begin += prefix_.size();
+      prefix_.clear();
     }
     if (recorded_ != nullptr) recorded_->push_back(statement.sql);
     auto result = std::make_unique<QueryResult>();
@@ -320,24 +329,30 @@ class Session {
   OpenConnections& connections_;
   duckdb_connection connection_ = nullptr;
   bool reusable_ = true;
+  std::string prefix_;
   std::vector<std::string>* recorded_ = nullptr;
 };
 
 // BEGIN on construction; ROLLBACK on destruction unless Commit() succeeded.
 class Transaction {
  public:
+  // BEGIN goes with the transaction's first statement.
   Transaction(Session& session, std::string subject) : session_(session), subject_(std::move(subject)) {
-    session_.Run("BEGIN TRANSACTION", Operation::kWrite, subject_);
+    session_.Prefix("BEGIN TRANSACTION;\n");
   }
   Transaction(const Transaction&) = delete;
   Transaction& operator=(const Transaction&) = delete;
   ~Transaction() {
+    session_.Prefix("");
     if (!finished_) session_.RunIgnoringFailure("ROLLBACK");
   }
 
-  void Commit() {
+  void Commit() { CommitAfter(""); }
+
+  // Runs `last` (when not empty) and COMMIT in one call: each call costs DuckDB more than the statement in it.
+  void CommitAfter(const std::string& last) {
     PausePoint(kPauseBeforeCommit);
-    session_.Run("COMMIT", Operation::kWrite, subject_);
+    session_.Run(last.empty() ? std::string("COMMIT") : last + ";\nCOMMIT", Operation::kWrite, subject_);
     finished_ = true;
   }
 
@@ -694,7 +709,7 @@ struct DuckDbWarehouse::Handles {
     EnsureLedger();
   }
 
-  // Runs `body` in one transaction on its own connection, then the ledger row, the pause point and
+  // Runs `body` in one transaction on its own connection, then the pause point, the ledger row and
   // COMMIT; then the statements `body` queued in `after_commit` (dropping its staging objects).
   template <typename Body>
   WriteResult Write(const Relation& relation, const LedgerEntry& ledger, Body&& body) {
@@ -718,8 +733,7 @@ struct DuckDbWarehouse::Handles {
       Transaction transaction(session, scope.subject);
       result = body(scope);
       result.written_at = FormatUtc(std::chrono::system_clock::now());
-      session.Run(LedgerInsertSql(catalog, relation, ledger, result.rows_written, result.written_at), Operation::kWrite, scope.subject);
-      transaction.Commit();
+      transaction.CommitAfter(LedgerInsertSql(catalog, relation, ledger, result.rows_written, result.written_at));
     }
     Changed(relation, scope.writes_view);
     // The data is committed: a cleanup failure must not report the write as failed, and the temporary

@@ -12,8 +12,8 @@
 // `CREATE OR REPLACE TABLE … AS <select>` + ledger row; for ReplaceDateRange a staging temp table, then
 // DELETE of the window, INSERT BY NAME of the in-window rows ordered by the date column, ledger row; for
 // ReplaceView `CREATE OR REPLACE VIEW` + ledger row. A table write drops a view of the same name (and a
-// view write a table) in the same transaction, so a model may change kind. Before COMMIT each write
-// calls PausePoint("after_write_before_commit").
+// view write a table) in the same transaction, so a model may change kind. Before its ledger row and COMMIT
+// each write calls PausePoint("after_write_before_commit").
 // Thread-safety: as Warehouse.
 #pragma once
 
