@@ -120,16 +120,14 @@ void RunExecutor::SaveStatements(const Relation& relation, const std::vector<std
   std::string text = "-- the statements sluice ran for " + relation.ToString() + ", in order\n";
   for (const std::string& statement : statements) text += statement + ";\n\n";
   std::filesystem::path folder = *options_.statements_dir / relation.name_space;
-  std::filesystem::path file = folder / (relation.name + ".sql");
-  std::filesystem::path temp = file;
-  temp += ".tmp" + std::to_string(::getpid());
   std::error_code ignored;
   std::filesystem::create_directories(folder, ignored);
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Written in place, not through a renamed temporary file: it is a record of what ran, read after the run, and a
+  // temporary file would double the file operations of every write.
+  int fd = ::open((folder / (relation.name + ".sql")).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return;
-  bool written = WriteAll(fd, text) == 0;
+  WriteAll(fd, text);
   ::close(fd);
-  if (!written || ::rename(temp.c_str(), file.c_str()) != 0) std::filesystem::remove(temp, ignored);
 }
 
 std::optional<std::string> RunExecutor::MissingUpstream(const StepPlan& step) const {
