@@ -212,13 +212,7 @@ int Status(const GlobalOptions& global, bool as_json) {
   const ProjectSettings* where = inputs.where();
   if (as_json) {
     json errors = json::array();
-    for (const Diagnostic& d : inputs.project_errors) {
-      errors.push_back({{"code", d.code},
-                        {"message", d.message},
-                        {"file", d.location.file},
-                        {"line", d.location.line},
-                        {"column", d.location.column}});
-    }
+    for (const Diagnostic& d : inputs.project_errors) errors.push_back(DiagnosticJson(d));
     std::printf("%s\n", json{{"project", where ? json(where->config.name) : json(nullptr)},
                              {"target", where ? json(where->target.name) : json(nullptr)},
                              {"project_errors", errors},

@@ -43,6 +43,15 @@ WarehouseConfig WarehouseConfigFor(const ProjectSettings& project, AccessMode mo
   return config;
 }
 
+nlohmann::json DiagnosticJson(const Diagnostic& diagnostic) {
+  return {{"code", diagnostic.code},
+          {"message", diagnostic.message},
+          {"file", diagnostic.location.file},
+          {"line", diagnostic.location.line},
+          {"column", diagnostic.location.column},
+          {"hint", diagnostic.hint}};
+}
+
 std::string FormatCount(int64_t value) {
   std::string digits = std::to_string(value < 0 ? -value : value);
   std::string out;

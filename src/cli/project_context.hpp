@@ -6,7 +6,10 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.hpp"
+#include "core/diagnostic.hpp"
 #include "project/project_loader.hpp"
 #include "state/open_state_store.hpp"
 #include "warehouse/registry.hpp"
@@ -28,6 +31,9 @@ const Project& LoadProjectFor(const GlobalOptions& global);
 // How to open the project's warehouse: its target's adapter and connection (templates expanded now), waits for
 // another writer announced on stderr.
 WarehouseConfig WarehouseConfigFor(const ProjectSettings& project, AccessMode mode);
+
+// A diagnostic as the --json outputs show it: code, message, file, line, column and hint.
+nlohmann::json DiagnosticJson(const Diagnostic& diagnostic);
 
 // Thousands separators: 1234567 → "1,234,567".
 std::string FormatCount(int64_t value);

@@ -59,14 +59,7 @@ std::string Describe(const StepOutcome& step) {
 
 json StepJson(const StepOutcome& step) {
   json diagnostics = json::array();
-  for (const Diagnostic& d : step.diagnostics) {
-    diagnostics.push_back({{"code", d.code},
-                           {"message", d.message},
-                           {"file", d.location.file},
-                           {"line", d.location.line},
-                           {"column", d.location.column},
-                           {"hint", d.hint}});
-  }
+  for (const Diagnostic& d : step.diagnostics) diagnostics.push_back(DiagnosticJson(d));
   json out{{"asset", step.key.ToString()},
            {"status", StepStatusName(step.status)},
            {"duration_ms", step.duration_ms},

@@ -10,37 +10,13 @@
 
 #include "core/clock.hpp"
 #include "e2e/sluice_process.hpp"
+#include "e2e/warehouse_queries.hpp"
 #include "warehouse/duckdb/duckdb_warehouse.hpp"
 
 namespace sluice::testing {
 namespace {
 
 using nlohmann::json;
-
-// Every row of a query, each row's values joined by '|'.
-std::vector<std::string> Rows(const ScratchProject& project, const std::string& sql) {
-  auto warehouse = DuckDbWarehouse::Open(project.root() / "warehouse.duckdb", true, {});
-  std::vector<std::string> rows;
-  for (const auto& row : warehouse->Query(sql).rows) {
-    std::string line;
-    for (size_t i = 0; i < row.size(); ++i) line += (i ? "|" : "") + row[i].value_or("NULL");
-    rows.push_back(line);
-  }
-  return rows;
-}
-
-std::string One(const ScratchProject& project, const std::string& sql) {
-  std::vector<std::string> rows = Rows(project, sql);
-  return rows.empty() ? "<no rows>" : rows.front();
-}
-
-ProcessResult MustRun(const ScratchProject& project, const std::vector<std::string>& args) {
-  ProcessResult result = project.Run(args);
-  EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
-  return result;
-}
-
-json RunsJson(const ScratchProject& project) { return json::parse(MustRun(project, {"runs", "--json"}).out)["runs"]; }
 
 TEST(RunE2E, MaterializesEveryAssetInDependencyOrder) {
   ScratchProject project("shop");

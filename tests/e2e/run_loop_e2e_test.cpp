@@ -16,36 +16,13 @@
 #include "core/clock.hpp"
 #include "core/file_system.hpp"
 #include "e2e/sluice_process.hpp"
+#include "e2e/warehouse_queries.hpp"
 #include "warehouse/duckdb/duckdb_warehouse.hpp"
 
 namespace sluice::testing {
 namespace {
 
 using nlohmann::json;
-
-std::vector<std::string> Rows(const ScratchProject& project, const std::string& sql) {
-  auto warehouse = DuckDbWarehouse::Open(project.root() / "warehouse.duckdb", true, {});
-  std::vector<std::string> rows;
-  for (const auto& row : warehouse->Query(sql).rows) {
-    std::string line;
-    for (size_t i = 0; i < row.size(); ++i) line += (i ? "|" : "") + row[i].value_or("NULL");
-    rows.push_back(line);
-  }
-  return rows;
-}
-
-std::string One(const ScratchProject& project, const std::string& sql) {
-  std::vector<std::string> rows = Rows(project, sql);
-  return rows.empty() ? "<no rows>" : rows.front();
-}
-
-ProcessResult MustRun(const ScratchProject& project, const std::vector<std::string>& args) {
-  ProcessResult result = project.Run(args);
-  EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
-  return result;
-}
-
-json RunsJson(const ScratchProject& project) { return json::parse(MustRun(project, {"runs", "--json"}).out)["runs"]; }
 
 // Waits up to 30 s for `needle` in a started process's output file (e.g. "../second.err").
 bool WaitForText(const ScratchProject& project, const std::string& file, const std::string& needle) {
@@ -164,17 +141,22 @@ TEST(RunLoopE2E, ARunWaitingForTheWriterIsVisibleAndCanBeCanceled) {
 TEST(RunLoopE2E, AReaderInAnotherProcessMakesTheRunWait) {
   ScratchProject project("shop");
   MustRun(project, {"run", "--select", "users"});
-  // The reader is a child forked before this process loads DuckDB.
-  int ready[2];
-  ASSERT_EQ(::pipe(ready), 0);
+  // The reader is a child forked before this process loads DuckDB; it holds the file until `release` closes.
+  int ready[2], release[2];
+  // Close-on-exec, so that the sluice processes started meanwhile do not hold the pipes open.
+  ASSERT_EQ(::pipe2(ready, O_CLOEXEC), 0);
+  ASSERT_EQ(::pipe2(release, O_CLOEXEC), 0);
   pid_t reader = ::fork();
   ASSERT_GE(reader, 0);
   if (reader == 0) {
+    ::close(release[1]);
     auto warehouse = DuckDbWarehouse::Open(project.root() / "warehouse.duckdb", true, {});
     [[maybe_unused]] ssize_t ignored = ::write(ready[1], "r", 1);
-    std::this_thread::sleep_for(std::chrono::seconds(3));
+    char byte;
+    ignored = ::read(release[0], &byte, 1);  // returns when the parent closes its end
     ::_exit(0);
   }
+  ::close(release[0]);
   char byte = 0;
   ASSERT_EQ(::read(ready[0], &byte, 1), 1);
 
@@ -184,11 +166,12 @@ TEST(RunLoopE2E, AReaderInAnotherProcessMakesTheRunWait) {
       << impatient.err;
   EXPECT_NE(impatient.err.find("(pid " + std::to_string(reader)), std::string::npos) << impatient.err;
 
-  ProcessResult patient = project.Run({"run", "--select", "users"});  // until the reader exits
-  EXPECT_EQ(patient.exit_code, 0) << patient.err;
-  EXPECT_NE(patient.err.find("waiting for "), std::string::npos) << patient.err;
+  pid_t patient = project.Start({"run", "--select", "users"}, {}, "patient");
+  EXPECT_TRUE(WaitForText(project, "../patient.err", "waiting for ")) << project.Read("../patient.err");
+  ::close(release[1]);
   int status = 0;
   ::waitpid(reader, &status, 0);
+  EXPECT_EQ(WaitFor(patient), 0) << project.Read("../patient.err");
 }
 
 TEST(RunLoopE2E, CancelInterruptsTheRunningStatementAndKeepsFinishedSteps) {
