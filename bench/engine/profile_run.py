@@ -135,17 +135,21 @@ def main():
 
 
 def trace(argv, folder):
-    """perf script output of `argv` run under the probes, in `folder` emptied of its database and state."""
-    for name in ("warehouse.duckdb", "warehouse.duckdb.wal", "warehouse.duckdb.lock"):
-        if os.path.exists(os.path.join(folder, name)):
-            os.remove(os.path.join(folder, name))
-    shutil.rmtree(os.path.join(folder, ".sluice"), ignore_errors=True)
+    """perf script output of `argv` run under the probes, in `folder` emptied of its database and state before and
+    after."""
+    def remove_database():
+        for name in ("warehouse.duckdb", "warehouse.duckdb.wal", "warehouse.duckdb.lock"):
+            if os.path.exists(os.path.join(folder, name)):
+                os.remove(os.path.join(folder, name))
+        shutil.rmtree(os.path.join(folder, ".sluice"), ignore_errors=True)
+    remove_database()
     data = tempfile.mktemp(suffix=".perf.data")
     try:
         subprocess.run(["perf", "record", "-q", "-o", data, "-e", "sluice_bench_duckdb:*", "-e", "sluice_bench_sluice:*",
                         "--", *argv], check=True, stdout=subprocess.DEVNULL)
         return perf("script", "-i", data, "-F", "tid,time,event,trace").stdout
     finally:
+        remove_database()
         if os.path.exists(data):
             os.remove(data)
 
