@@ -1,5 +1,5 @@
 # Thin wrappers over scripts/ and CMake presets. See README.md.
-.PHONY: setup build demo test bench debug fuzz clean
+.PHONY: setup build demo test bench bench-engine debug fuzz clean
 
 JOBS ?= $(shell nproc)
 
@@ -21,6 +21,13 @@ test: build
 bench: build
 	@python3 bench/compile/run_bench.py --sluice build/release/src/cli/sluice \
 	  --floor build/release/bench/compile_read_floor --work build/bench $(BENCH_ARGS)
+	@python3 bench/engine/run_bench.py --sluice build/release/src/cli/sluice \
+	  --floor build/release/bench/engine_floor --work build/bench $(ENGINE_BENCH_ARGS)
+
+# `sluice run` of N chained DuckDB models against the same statements on one connection; `--large` adds 10,000.
+bench-engine: build
+	@python3 bench/engine/run_bench.py --sluice build/release/src/cli/sluice \
+	  --floor build/release/bench/engine_floor --work build/bench $(ENGINE_BENCH_ARGS)
 
 debug: setup
 	@cmake --preset debug >/dev/null
