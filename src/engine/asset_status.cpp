@@ -1,7 +1,6 @@
 #include "engine/asset_status.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <set>
 
@@ -160,20 +159,15 @@ Relation RelationOf(const Asset& asset) {
 
 std::vector<TableInfo> OrphanRelations(const Definitions& definitions, const std::vector<LedgerEntry>& ledger,
                                        const std::vector<TableInfo>& catalog) {
-  auto lower = [](const Relation& relation) {
-    std::string text = relation.ToString();
-    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return text;
-  };
   std::set<std::string> current;
-  for (const Asset& asset : definitions.assets()) current.insert(lower(RelationOf(asset)));
+  for (const Asset& asset : definitions.assets()) current.insert(RelationKey(RelationOf(asset)));
   std::set<std::string> written;
   for (const LedgerEntry& entry : ledger) {
-    if (entry.relation) written.insert(lower(*entry.relation));
+    if (entry.relation) written.insert(RelationKey(*entry.relation));
   }
   std::vector<TableInfo> orphans;
   for (const TableInfo& info : catalog) {
-    std::string name = lower(info.relation);
+    std::string name = RelationKey(info.relation);
     if (written.count(name) && !current.count(name)) orphans.push_back(info);
   }
   return orphans;

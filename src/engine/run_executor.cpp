@@ -64,30 +64,6 @@ Error AtModelFile(const Asset& asset, const Error& error) {
   return Error(std::move(diagnostics));
 }
 
-std::string Lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
-// The days of `window` that no window in `written` covers, as "first .. last" ranges.
-std::vector<std::string> UncoveredDays(DateWindow window, const std::vector<DateWindow>& written) {
-  std::vector<std::string> ranges;
-  std::optional<Date> gap_start;
-  for (Date day = window.start; day <= window.end; day = day.AddDays(1)) {
-    bool covered = day < window.end && std::any_of(written.begin(), written.end(), [&](const DateWindow& w) {
-                     return w.start <= day && day < w.end;
-                   });
-    bool in_gap = day < window.end && !covered;
-    if (in_gap && !gap_start) gap_start = day;
-    if (!in_gap && gap_start) {
-      Date last = day.AddDays(-1);
-      ranges.push_back(*gap_start == last ? last.ToString() : gap_start->ToString() + " .. " + last.ToString());
-      gap_start.reset();
-    }
-  }
-  return ranges;
-}
-
 }  // namespace
 
 void QueueRun(RunStore& runs, const RunPlan& plan, const std::string& run_id, const Clock& clock) {
@@ -136,19 +112,28 @@ std::optional<std::string> RunExecutor::MissingUpstream(const StepPlan& step) co
     if (upstream == nullptr) continue;
     Relation relation = RelationOf(*upstream);
     std::string hint = "; run it first (--select +" + step.key.name() + ") or pass --allow-missing-upstream";
-    if (!relations_.count(Lower(relation.ToString()))) {
+    if (!relations_.count(RelationKey(relation))) {
       return "upstream " + key.ToString() + " was never materialized (the warehouse has no " +
              relation.ToString() + ")" + hint;
     }
     if (upstream->partitions && step.window) {
-      auto written = written_windows_.find(key.ToString());
-      std::vector<std::string> gaps =
-          UncoveredDays(*step.window, written == written_windows_.end() ? std::vector<DateWindow>{} : written->second);
-      if (!gaps.empty()) {
-        std::string days;
-        for (const std::string& gap : gaps) days += (days.empty() ? "" : ", ") + gap;
-        return "upstream " + key.ToString() + " was never materialized for " + days + hint;
+      std::vector<Date> days;
+      for (Date day = step.window->start; day < step.window->end; day = day.AddDays(1)) days.push_back(day);
+      std::vector<std::string> covered;  // the keys of those days the ledger's windows own
+      if (auto written = written_windows_.find(key.ToString()); written != written_windows_.end()) {
+        for (const DateWindow& window : written->second) {
+          for (Date day = std::max(window.start, step.window->start); day < std::min(window.end, step.window->end);
+               day = day.AddDays(1)) {
+            covered.push_back(day.ToString());
+          }
+        }
       }
+      std::string gaps;
+      for (const DayRange& gap : MissingRanges(days, covered)) {
+        gaps += (gaps.empty() ? "" : ", ") + (gap.first == gap.last ? gap.first.ToString()
+                                                                    : gap.first.ToString() + " .. " + gap.last.ToString());
+      }
+      if (!gaps.empty()) return "upstream " + key.ToString() + " was never materialized for " + gaps + hint;
     }
   }
   return std::nullopt;
@@ -225,7 +210,7 @@ StepOutcome RunExecutor::ExecuteStep(const StepPlan& step, const std::string& ru
           ledger.sql_hash = Sha256Hex(fingerprint);
           auto previous = seed_hashes_.find(ledger.asset);
           if (!step.full_refresh && previous != seed_hashes_.end() && previous->second == ledger.sql_hash &&
-              relations_.count(Lower(relation.ToString()))) {
+              relations_.count(RelationKey(relation))) {
             outcome.status = StepStatus::kUnchanged;
             outcome.note = "seed file unchanged";
             return false;
@@ -245,7 +230,7 @@ StepOutcome RunExecutor::ExecuteStep(const StepPlan& step, const std::string& ru
                                  {}});
         } else {
           static_assert(std::is_same_v<T, ExternalTable>);
-          if (!relations_.count(Lower(RelationOf(asset).ToString()))) {
+          if (!relations_.count(RelationKey(RelationOf(asset)))) {
             throw Error(Diagnostic{"SLU-RUN-003",
                                    "adopted table " + asset.key.name_space() + "." + compute.table_name +
                                        " does not exist",
@@ -294,7 +279,7 @@ RunOutcome RunExecutor::Execute(const RunPlan& plan, const std::string& run_id,
       seed_hashes_[entry.asset] = entry.sql_hash;
       if (entry.window) written_windows_[entry.asset].push_back(*entry.window);
     }
-    for (const TableInfo& info : warehouse_.ListRelations()) relations_.insert(Lower(info.relation.ToString()));
+    for (const TableInfo& info : warehouse_.ListRelations()) relations_.insert(RelationKey(info.relation));
     std::set<std::string> namespaces;
     for (const StepPlan& step : plan.steps) namespaces.insert(step.key.name_space());
     for (const std::string& name : namespaces) warehouse_.EnsureSchema(name);

@@ -113,7 +113,7 @@ class RunExecutor {
   // Read once at the start of a run.
   std::map<std::string, std::string> seed_hashes_;  // asset → sql_hash of its latest ledger row
   std::map<std::string, std::vector<DateWindow>> written_windows_;  // asset → the windows its ledger rows own
-  std::set<std::string> relations_;  // every relation in the warehouse, "schema.name" lower-cased
+  std::set<std::string> relations_;  // every relation in the warehouse, by RelationKey
 };
 
 }  // namespace sluice

@@ -1,9 +1,17 @@
 #include "warehouse/warehouse.hpp"
 
+#include <cctype>
+
 #include "core/diagnostic.hpp"
 #include "sql/dialect.hpp"
 
 namespace sluice {
+
+std::string RelationKey(const Relation& relation) {
+  std::string key = relation.ToString();
+  for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return key;
+}
 
 std::string Warehouse::QualifiedName(const Relation& relation) const {
   return sql::QualifiedName(dialect(), relation.name_space, relation.name);

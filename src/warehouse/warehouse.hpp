@@ -43,6 +43,10 @@ struct Relation {
   auto operator<=>(const Relation&) const = default;
 };
 
+// "schema.name" lower-cased: the key under which relations compare, since warehouses resolve unquoted and quoted
+// identifiers alike case-insensitively (DuckDB) and Sluice never creates two relations differing only in case.
+std::string RelationKey(const Relation& relation);
+
 struct ColumnInfo {
   std::string name;
   std::string type;  // as the warehouse spells it, e.g. "DATE", "BIGINT", "DECIMAL(18,2)"

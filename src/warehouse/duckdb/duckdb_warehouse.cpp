@@ -627,12 +627,6 @@ struct DuckDbWarehouse::Handles {
     if (database != nullptr) DuckDb().close(&database);
   }
 
-  static std::string Key(const Relation& relation) {
-    std::string key = relation.ToString();
-    for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return key;
-  }
-
   // The caller's SQL may have changed the catalog.
   void ForgetCatalog() {
     {
@@ -655,10 +649,10 @@ struct DuckDbWarehouse::Handles {
           Operation::kCatalog, relation.ToString());
       kinds.emplace();
       for (size_t row = 0; row < result->row_count(); ++row) {
-        (*kinds)[Key({result->TextOrEmpty(0, row), result->TextOrEmpty(1, row)})] = result->TextOrEmpty(2, row) == "true";
+        (*kinds)[RelationKey({result->TextOrEmpty(0, row), result->TextOrEmpty(1, row)})] = result->TextOrEmpty(2, row) == "true";
       }
     }
-    auto found = kinds->find(Key(relation));
+    auto found = kinds->find(RelationKey(relation));
     if (found == kinds->end()) return std::nullopt;
     return found->second;
   }
@@ -668,15 +662,15 @@ struct DuckDbWarehouse::Handles {
     std::lock_guard<std::mutex> lock(kinds_mutex);
     if (!kinds) return;
     if (is_view) {
-      (*kinds)[Key(relation)] = *is_view;
+      (*kinds)[RelationKey(relation)] = *is_view;
     } else {
-      kinds->erase(Key(relation));
+      kinds->erase(RelationKey(relation));
     }
   }
 
   void EnsureSchema(const std::string& name) {
     std::lock_guard<std::mutex> lock(ddl_mutex);
-    std::string key = Key({name, ""});
+    std::string key = RelationKey({name, ""});
     if (schemas_ready.count(key)) return;
     Session session(database, connections);
     session.Run("CREATE SCHEMA IF NOT EXISTS " + Quote(catalog) + "." + Quote(name), Operation::kStatement, name);
