@@ -42,6 +42,19 @@ struct CleanOptions {
   bool json = false;
 };
 
+struct PlanOptions {
+  std::vector<std::string> select;
+  bool json = false;
+};
+
+struct BuildOptions {
+  std::vector<std::string> select;
+  bool auto_approve = false;
+  std::vector<std::string> confirm;  // protected pipelines' tokens
+  bool json = false;
+  bool events = false;
+};
+
 int Discover(const GlobalOptions& global);
 int Compile(const GlobalOptions& global, const CompileOptions& options);
 int Run(const GlobalOptions& global, const RunOptions& options);
@@ -49,5 +62,7 @@ int Status(const GlobalOptions& global, bool json);
 int Clean(const GlobalOptions& global, const CleanOptions& options);
 int Runs(const GlobalOptions& global, bool json, int limit);
 int Logs(const GlobalOptions& global, const std::string& run_id, bool json);
+int Plan(const GlobalOptions& global, const PlanOptions& options);
+int Build(const GlobalOptions& global, const BuildOptions& options);
 
 }  // namespace sluice::cli

@@ -57,6 +57,10 @@ std::string EventLine(const RunEvent& event) {
           return e.asset + " finished in " + std::to_string(e.duration_ms) + " ms";
         } else if constexpr (std::is_same_v<T, RunWaitingEvent>) {
           return "run queued: " + e.reason;
+        } else if constexpr (std::is_same_v<T, StatementEvent>) {
+          return e.step + " ran statement " + e.sha256.substr(0, 12);
+        } else if constexpr (std::is_same_v<T, StepNoteEvent>) {
+          return e.step + ": " + e.note;
         } else {
           return "run finished: " + e.status + (e.message.empty() ? "" : " (" + e.message + ")");
         }

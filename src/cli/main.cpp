@@ -123,6 +123,23 @@ int main(int argc, char** argv) {
                                     "as long as it takes; 0: do not wait)");
   run_cmd->add_flag("--json", run.json, "Print one JSON summary of the run instead of a line per step");
 
+  PlanOptions plan;
+  CLI::App* plan_cmd = app.add_subcommand(
+      "plan", "Show what `build` would do (direct mode), read from the warehouse; changes nothing");
+  plan_cmd->add_option("-s,--select", plan.select,
+                       "Pipelines or models to build (their downstream is always included); default: everything");
+  plan_cmd->add_flag("--json", plan.json, "Print the plan as JSON");
+
+  BuildOptions build;
+  CLI::App* build_cmd = app.add_subcommand(
+      "build", "Deploy the selected pipelines in direct mode: drop, recreate and replay them from their sources' history");
+  build_cmd->add_option("-s,--select", build.select,
+                        "Pipelines or models to build (their downstream is always included); default: everything");
+  build_cmd->add_flag("--auto-approve", build.auto_approve, "Apply the plan without asking");
+  build_cmd->add_option("--confirm", build.confirm, "Confirmation token of a protected pipeline (repeatable)");
+  build_cmd->add_flag("--json", build.json, "Print one JSON summary at the end (needs --auto-approve)");
+  build_cmd->add_flag("--events", build.events, "Print one JSON object per line as the build goes (needs --auto-approve)");
+
   CleanOptions clean;
   CLI::App* clean_cmd = app.add_subcommand(
       "clean", "List the relations left in the warehouse by removed or renamed models; --apply drops them");
@@ -190,6 +207,8 @@ int main(int argc, char** argv) {
     if (clean_cmd->parsed()) return Clean(global, clean);
     if (runs_cmd->parsed()) return Runs(global, runs_json, runs_limit);
     if (logs_cmd->parsed()) return Logs(global, run_id, logs_json);
+    if (plan_cmd->parsed()) return Plan(global, plan);
+    if (build_cmd->parsed()) return Build(global, build);
   } catch (const UsageError& error) {
     return Render(error, kUsageError);
   } catch (const sluice::Error& error) {

@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "compile/compiled_sql.hpp"
+#include "deploy/desired_objects.hpp"
 #include "compile/manifest.hpp"
 #include "core/parallel_for.hpp"
 #include "core/phase_timer.hpp"

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "compile/compiled_sql.hpp"
+#include "deploy/desired_objects.hpp"
 #include "definitions/definitions_test_support.hpp"
 
 namespace sluice {

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "compile/compiled_sql.hpp"
+#include "deploy/desired_objects.hpp"
 #include "definitions/definitions.hpp"
 
 namespace sluice {

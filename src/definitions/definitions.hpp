@@ -210,6 +210,11 @@ struct Pipeline {
   std::string name_space;             // where its models live
   std::vector<std::string> models;    // model names, sorted
   std::optional<std::string> source;  // the one source its table models reach; none for view-only
+  bool virtual_mode = false;          // deployed through staged (virtual) deployments; else direct
+  // A protected direct pipeline: `build` runs it only with this token (`--confirm`), showing the warning.
+  std::optional<std::string> confirmation;
+  std::string protection_warning;
+  std::vector<std::pair<std::string, std::string>> replay_settings;  // applied to its replay INSERTs only
 };
 
 // A macro the project defines (the manifest lists them).

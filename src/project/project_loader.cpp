@@ -385,6 +385,12 @@ class ProjectLoad {
       const PipelineSettings& settings = pipeline_settings_[p];
       any_virtual_pipeline = any_virtual_pipeline || settings.config.mode == PipelineMode::kVirtual;
       Pipeline pipeline{files.name, files.directory, settings.name_space, {}, {}};
+      pipeline.virtual_mode = settings.config.mode == PipelineMode::kVirtual;
+      if (settings.config.protection) {
+        pipeline.confirmation = settings.config.protection->confirmation;
+        pipeline.protection_warning = settings.config.protection->warning;
+      }
+      pipeline.replay_settings.assign(settings.config.replay_settings.begin(), settings.config.replay_settings.end());
       std::vector<size_t>& by_name = pipeline_models_.emplace_back();
       for (; m < models_.size() && models_[m].pipeline == p; ++m) {
         const LoadedModel& model = models_[m];

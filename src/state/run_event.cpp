@@ -171,6 +171,33 @@ struct EventCodec<RunWaitingEvent> {
   }
 };
 
+template <>
+struct EventCodec<StatementEvent> {
+  static constexpr std::string_view kKind = "statement";
+  static json ToJson(const StatementEvent& event) {
+    return {{"step", event.step}, {"sha256", event.sha256}, {"sql", event.sql}};
+  }
+  static StatementEvent FromJson(const json& payload) {
+    StatementEvent event;
+    Read(payload, "step", event.step);
+    Read(payload, "sha256", event.sha256);
+    Read(payload, "sql", event.sql);
+    return event;
+  }
+};
+
+template <>
+struct EventCodec<StepNoteEvent> {
+  static constexpr std::string_view kKind = "step_note";
+  static json ToJson(const StepNoteEvent& event) { return {{"step", event.step}, {"note", event.note}}; }
+  static StepNoteEvent FromJson(const json& payload) {
+    StepNoteEvent event;
+    Read(payload, "step", event.step);
+    Read(payload, "note", event.note);
+    return event;
+  }
+};
+
 template <size_t... I>
 constexpr bool KindsAreDistinct(std::index_sequence<I...>) {
   constexpr std::string_view kinds[] = {EventCodec<std::variant_alternative_t<I, RunEvent>>::kKind...};

@@ -83,11 +83,29 @@ struct RunWaitingEvent {
   bool operator==(const RunWaitingEvent&) const = default;
 };
 
+// One statement a build ran: which step, its sha256 and its text (secrets redacted).
+struct StatementEvent {
+  std::string step;
+  std::string sha256;
+  std::string sql;
+
+  bool operator==(const StatementEvent&) const = default;
+};
+
+// A note on a step that is neither a failure nor its end, e.g. a replay window reopened because rows arrived.
+struct StepNoteEvent {
+  std::string step;
+  std::string note;
+
+  bool operator==(const StepNoteEvent&) const = default;
+};
+
 using RunEvent = std::variant<RunStartedEvent, StepStartedEvent, MaterializationEvent, StepFailedEvent,
-                              StepSkippedEvent, StepFinishedEvent, RunFinishedEvent, RunWaitingEvent>;
+                              StepSkippedEvent, StepFinishedEvent, RunFinishedEvent, RunWaitingEvent, StatementEvent,
+                              StepNoteEvent>;
 
 // The stable kind name stored beside the payload: "run_started", "step_started", "materialization",
-// "step_failed", "step_skipped", "step_finished", "run_finished", "run_waiting".
+// "step_failed", "step_skipped", "step_finished", "run_finished", "run_waiting", "statement", "step_note".
 std::string EventKindName(const RunEvent& event);
 nlohmann::json EventToJson(const RunEvent& event);
 // Throws std::invalid_argument for an unknown kind.

@@ -27,4 +27,11 @@ WriteResult Warehouse::ReplaceView(const Relation& relation, const std::string& 
                  {}});
 }
 
+WriteResult Warehouse::RecordMaterialized(const Relation& relation, LedgerEntry ledger) {
+  (void)ledger;
+  throw Error(Diagnostic{"SLU-WAREHOUSE-030", "this warehouse cannot record a materialization of " + relation.ToString() +
+                                                  " made outside its own writes",
+                         {}, "", {}});
+}
+
 }  // namespace sluice

@@ -34,6 +34,14 @@ struct Capabilities {
   bool create_or_replace_view = false;
   bool exchange_tables = false;
   bool native_date_partitioning = false;   // physical partitions by a date column
+  bool datetime64 = false;                 // the DateTime64 type
+  bool ttl = false;                        // TTL clauses on tables
+  bool double_colon_cast = false;          // `expr::Type`
+  bool window_functions = false;           // `f() OVER (…)`
+  bool is_not_distinct_from = false;       // the isNotDistinctFrom function
+  bool drop_sync = false;                  // DROP … SYNC
+  bool atomic_databases = false;           // databases whose DDL is atomic (ClickHouse's Atomic engine)
+  std::string server_version;              // as the server reports it; empty when not a server
 };
 
 struct Relation {
@@ -157,6 +165,11 @@ class Warehouse {
 
   // Atomically replaces `relation` with the contents of a CSV file.
   virtual WriteResult LoadSeed(const Relation& relation, const SeedFile& seed, LedgerEntry ledger) = 0;
+
+  // Appends the ledger row of `relation`, filled by statements of the caller's (a materialized view's target after
+  // its replay): the row count is read from the relation. Backends whose writes all go through the methods above
+  // need not support it (SLU-WAREHOUSE-030).
+  virtual WriteResult RecordMaterialized(const Relation& relation, LedgerEntry ledger);
 
   // Every ledger row, oldest first. Empty when the ledger does not exist yet.
   virtual std::vector<LedgerEntry> ReadLedger() = 0;

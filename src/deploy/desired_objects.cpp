@@ -1,4 +1,4 @@
-#include "compile/compiled_sql.hpp"
+#include "deploy/desired_objects.hpp"
 
 #include "definitions/model_sql.hpp"
 #include "sql/clickhouse_ddl.hpp"
@@ -9,10 +9,8 @@ namespace {
 
 bool RendersClickHouse(const Definitions& definitions) { return definitions.project().adapter == "clickhouse"; }
 
-// What a reference becomes: the upstream's relation — unqualified in canonical SQL, `<db>.` qualified in
-// rendered DDL. An adopted table whose replay role columns have other physical names becomes a subquery
-// exposing the canonical `_replay_*` names; a Kafka source its raw landing table; a Postgres source the
-// `postgresql(...)` table function (its password left as a placeholder).
+}  // namespace
+
 std::string UpstreamRelation(const Asset& upstream, bool qualified) {
   const std::string prefix = qualified ? upstream.key.name_space() + "." : "";
   if (const auto* table = std::get_if<ExternalTable>(&upstream.compute)) {
@@ -29,9 +27,30 @@ std::string UpstreamRelation(const Asset& upstream, bool qualified) {
   return prefix + upstream.relation_name;
 }
 
-std::string ResolvedQuery(const Definitions& definitions, const Asset& model, bool qualified) {
+std::optional<std::string> UpstreamTable(const Asset& upstream) {
+  if (const auto* table = std::get_if<ExternalTable>(&upstream.compute)) return table->table_name;
+  if (std::holds_alternative<PostgresSource>(upstream.compute)) return std::nullopt;
+  if (std::holds_alternative<KafkaSource>(upstream.compute)) return "raw__" + upstream.name();
+  return upstream.relation_name;
+}
+
+std::string ResolvedModelQuery(const Definitions& definitions, const Asset& model, const ReferenceOverride& override) {
   return RenderModelSql(std::get<SqlCompute>(model.compute), [&](const ResolvedReference& reference) {
-    return UpstreamRelation(*definitions.Find(reference.upstream), qualified);
+    if (override) {
+      if (std::optional<std::string> text = override(reference)) return *text;
+    }
+    return UpstreamRelation(*definitions.Find(reference.upstream), true);
+  });
+}
+
+std::string ModelViewName(const Asset& model) { return "mv__" + model.name(); }
+
+namespace {
+
+std::string ResolvedQuery(const Definitions& definitions, const Asset& model, bool qualified) {
+  if (qualified) return ResolvedModelQuery(definitions, model);
+  return RenderModelSql(std::get<SqlCompute>(model.compute), [&](const ResolvedReference& reference) {
+    return UpstreamRelation(*definitions.Find(reference.upstream), false);
   });
 }
 
@@ -54,7 +73,8 @@ std::string CanonicalSql(const Definitions& definitions, const Asset& model) {
   return ResolvedQuery(definitions, model, false) + "\n";
 }
 
-std::vector<CompiledResource> ModelResources(const Definitions& definitions, const Asset& model) {
+std::vector<CompiledResource> ModelResources(const Definitions& definitions, const Asset& model,
+                                             sql::SecretHandling secrets) {
   if (!RendersClickHouse(definitions)) return {};
   const auto& compute = std::get<SqlCompute>(model.compute);
   const std::string& db = model.key.name_space();
@@ -64,8 +84,8 @@ std::vector<CompiledResource> ModelResources(const Definitions& definitions, con
     return {{"view", model.relation_name, base + ".view.sql", sql::RenderView(db, model.relation_name, query) + "\n"}};
   }
   const std::string table =
-      sql::RenderModelTable(db, model.relation_name, ModelStorageOf(compute), sql::SecretHandling::kRedact);
-  const std::string mv_name = "mv__" + model.name();
+      sql::RenderModelTable(db, model.relation_name, ModelStorageOf(compute), secrets);
+  const std::string mv_name = ModelViewName(model);
   const PostgresSource* postgres = nullptr;
   for (const ResolvedReference& ref : compute.references) {
     if (ref.edge == EdgeType::kDrivingInput) {
@@ -80,12 +100,13 @@ std::vector<CompiledResource> ModelResources(const Definitions& definitions, con
           {"materialized_view", mv_name, base + ".mv.sql", mv + "\n"}};
 }
 
-std::vector<CompiledResource> SourceResources(const Definitions& definitions, const Asset& source) {
+std::vector<CompiledResource> SourceResources(const Definitions& definitions, const Asset& source,
+                                              sql::SecretHandling secrets, sql::CreateMode mode) {
   const auto* kafka = std::get_if<KafkaSource>(&source.compute);
   if (!RendersClickHouse(definitions) || kafka == nullptr) return {};
   std::vector<CompiledResource> files;
   for (const sql::ClickHouseResource& resource :
-       sql::RenderKafkaSourceResources(source.key.name_space(), source.name(), *kafka, sql::SecretHandling::kRedact)) {
+       sql::RenderKafkaSourceResources(source.key.name_space(), source.name(), *kafka, secrets, mode)) {
     files.push_back({sql::ClickHouseResourceKindName(resource.kind), resource.name,
                      "compiled/resources/sources/" + source.name() + "/" + resource.name + ".sql", resource.sql + "\n"});
   }

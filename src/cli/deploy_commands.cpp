@@ -1,0 +1,213 @@
+// plan and build (direct mode): plan reads the warehouse and changes nothing; build shows the same plan, asks for
+// approval (and each protected pipeline's confirmation token), then executes it. Output: text, --json (one
+// document at the end) or, for build, --events (one JSON object per line as the build goes). Exit 0 ok, 1 failure
+// (a failed step, a failed error-severity audit, a declined prompt), 2 usage, 130 canceled by a signal.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <algorithm>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cancel_on_signal.hpp"
+#include "cli/commands.hpp"
+#include "cli/project_context.hpp"
+#include "cli/usage_error.hpp"
+#include "core/clock.hpp"
+#include "deploy/actual_state.hpp"
+#include "deploy/direct_executor.hpp"
+#include "deploy/direct_plan.hpp"
+#include "deploy/plan_explainer.hpp"
+#include "engine/run_executor.hpp"
+#include "state/open_state_store.hpp"
+
+namespace sluice::cli {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr int kCanceledExit = 130;
+
+std::string SelectionText(const std::vector<std::string>& select) {
+  std::string text;
+  for (const std::string& item : select) text += (text.empty() ? "" : " ") + item;
+  return text.empty() ? "*" : text;
+}
+
+json OutcomeJson(const BuildStepOutcome& step) {
+  json out{{"step", step.step},
+           {"phase", DeployPhaseName(step.phase)},
+           {"status", BuildStepStatusName(step.status)},
+           {"duration_ms", step.duration_ms}};
+  if (step.rows >= 0) out["rows"] = step.rows;
+  if (step.attempts > 0) out["attempts"] = step.attempts;
+  if (!step.boundary.empty()) out["boundary"] = step.boundary;
+  if (!step.note.empty()) out["note"] = step.note;
+  json diagnostics = json::array();
+  for (const Diagnostic& d : step.diagnostics) diagnostics.push_back(DiagnosticJson(d));
+  if (!diagnostics.empty()) out["diagnostics"] = diagnostics;
+  return out;
+}
+
+std::string OutcomeLine(const BuildStepOutcome& step) {
+  std::string line = BuildStepStatusName(step.status);
+  line.resize(10, ' ');
+  line += DeployPhaseName(step.phase);
+  line.resize(23, ' ');
+  line += step.step;
+  if (step.rows >= 0 && step.phase != DeployPhase::kAudit) line += "  " + FormatCount(step.rows) + " rows";
+  if (step.attempts > 1) line += "  (" + std::to_string(step.attempts) + " replay windows)";
+  if (!step.note.empty()) line += "  (" + step.note + ")";
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "  %.2fs", static_cast<double>(step.duration_ms) / 1000.0);
+  line += seconds;
+  for (const Diagnostic& d : step.diagnostics) line += "\n    error[" + d.code + "]: " + d.message;
+  return line;
+}
+
+// Reads one line from the terminal after `prompt`; empty when stdin is closed.
+std::string Ask(const std::string& prompt) {
+  std::fprintf(stderr, "%s", prompt.c_str());
+  std::fflush(stderr);
+  std::string answer;
+  std::getline(std::cin, answer);
+  return answer;
+}
+
+}  // namespace
+
+int Plan(const GlobalOptions& global, const PlanOptions& options) {
+  const Project& project = LoadProjectFor(global);
+  WarehouseConfig config = WarehouseConfigFor(project, AccessMode::kReadOnly);
+  std::unique_ptr<Warehouse> warehouse = OpenWarehouse(config);
+  const DirectPlan plan =
+      CheckingArguments([&] { return PlanDirect(project.definitions, options.select, warehouse->capabilities()); });
+  const ActualState state = ReadActualState(project.definitions, plan, *warehouse);
+  std::vector<WorkflowFile> files = WorkflowFiles(plan);
+  files.push_back({"plan.json", PlanJson(plan, &state).dump(2) + "\n"});
+  const std::filesystem::path directory = project.root / "target" / "run" / "plan";
+  WriteWorkflowDirectory(directory, files);
+  if (options.json) {
+    std::printf("%s\n", PlanJson(plan, &state).dump(2).c_str());
+  } else {
+    std::printf("%s", PlanText(plan, &state).c_str());
+    std::printf("plan written to %s/ (nothing was changed in the warehouse)\n",
+                std::filesystem::relative(directory, project.root).c_str());
+  }
+  return 0;
+}
+
+int Build(const GlobalOptions& global, const BuildOptions& options) {
+  if ((options.json || options.events) && !options.auto_approve) {
+    throw UsageError(Diagnostic{"SLU-CLI-004", "--json and --events need --auto-approve", {},
+                                "a build that prints machine-readable output cannot prompt for approval", {}});
+  }
+  const Project& project = LoadProjectFor(global);
+  SystemClock clock;
+  CancelOnSignal cancel;
+  std::unique_ptr<StateStore> store = OpenStateStore(project.root);
+  WarehouseConfig config = WarehouseConfigFor(project, AccessMode::kReadWrite);
+  config.wait.cancel = &cancel.canceled();
+  std::unique_ptr<Warehouse> warehouse = OpenWarehouse(config);
+  const DirectPlan plan =
+      CheckingArguments([&] { return PlanDirect(project.definitions, options.select, warehouse->capabilities()); });
+  const ActualState state = ReadActualState(project.definitions, plan, *warehouse);
+  const bool quiet = options.json || options.events;
+  if (!quiet) std::printf("%s", PlanText(plan, &state).c_str());
+
+  for (const PipelineScope& pipeline : plan.pipelines) {
+    if (!pipeline.confirmation) continue;
+    if (std::find(options.confirm.begin(), options.confirm.end(), *pipeline.confirmation) != options.confirm.end()) {
+      continue;
+    }
+    if (!options.auto_approve && isatty(STDIN_FILENO)) {
+      if (!pipeline.protection_warning.empty()) std::fprintf(stderr, "warning: %s\n", pipeline.protection_warning.c_str());
+      if (Ask("pipeline " + pipeline.name + " is protected: type " + *pipeline.confirmation + " to rebuild it: ") ==
+          *pipeline.confirmation) {
+        continue;
+      }
+      std::fprintf(stderr, "build declined: nothing was changed\n");
+      return 1;
+    }
+    throw Error(Diagnostic{"SLU-DEPLOY-005",
+                           "pipeline '" + pipeline.name + "' is protected and its confirmation token was not given" +
+                               (pipeline.protection_warning.empty() ? "" : ": " + pipeline.protection_warning),
+                           {}, "pass --confirm " + *pipeline.confirmation + " to rebuild it", {}});
+  }
+  if (!options.auto_approve) {
+    if (!isatty(STDIN_FILENO)) {
+      throw UsageError(Diagnostic{"SLU-CLI-005", "build needs approval and standard input is not a terminal", {},
+                                  "pass --auto-approve to build without a prompt", {}});
+    }
+    const std::string answer = Ask("Apply this plan? [y/N] ");
+    if (answer != "y" && answer != "yes") {
+      std::fprintf(stderr, "build declined: nothing was changed\n");
+      return 1;
+    }
+  }
+
+  const std::filesystem::path directory = project.root / "target" / "run" / "build";
+  WriteWorkflowDirectory(directory, WorkflowFiles(plan));
+  const std::string run_id = RunExecutor::NewRunId(clock);
+  cancel.Interrupting(warehouse.get());
+  DirectExecutorOptions executor_options;
+  executor_options.project_root = project.root.string();
+  executor_options.cancel = &cancel.canceled();
+  executor_options.statements_file = directory / "statements.sql";
+  executor_options.selection_text = SelectionText(options.select);
+  executor_options.on_progress = [&](const BuildProgress& progress) {
+    if (options.events) {
+      json event{{"event", progress.kind}, {"run_id", run_id}, {"step", progress.step},
+                 {"phase", DeployPhaseName(progress.phase)}};
+      if (progress.kind == "statement") event["sha256"] = progress.detail;
+      if (progress.kind == "replay_retry") event["reason"] = progress.detail;
+      if (progress.outcome != nullptr) event["outcome"] = OutcomeJson(*progress.outcome);
+      std::printf("%s\n", event.dump().c_str());
+      std::fflush(stdout);
+    } else if (!options.json && progress.kind == "step_finished" && progress.outcome != nullptr) {
+      std::printf("%s\n", OutcomeLine(*progress.outcome).c_str());
+      std::fflush(stdout);
+    } else if (!options.json && progress.kind == "replay_retry") {
+      std::printf("note      %s\n", progress.detail.c_str());
+      std::fflush(stdout);
+    }
+  };
+  if (!quiet) std::printf("build %s: %zu step(s)\n", run_id.c_str(), plan.steps.size());
+  DirectExecutor executor(project.definitions, *warehouse, *store, *store, *store, clock, executor_options);
+  const BuildOutcome outcome = executor.Execute(plan, run_id);
+  cancel.Interrupting(nullptr);
+
+  json steps = json::array();
+  size_t failed = 0;
+  for (const BuildStepOutcome& step : outcome.steps) {
+    steps.push_back(OutcomeJson(step));
+    failed += step.status == BuildStepStatus::kFailed ? 1 : 0;
+  }
+  json execution{{"run_id", run_id}, {"status", RunStatusName(outcome.status)}, {"steps", steps}};
+  {
+    std::ofstream out(directory / "execution.json");
+    out << execution.dump(2) << "\n";
+  }
+  const int exit_code = outcome.status == RunStatus::kSuccess    ? 0
+                        : outcome.status == RunStatus::kCanceled ? kCanceledExit
+                                                                 : 1;
+  if (options.json) {
+    std::printf("%s\n", execution.dump(2).c_str());
+  } else if (options.events) {
+    std::printf("%s\n", json{{"event", "build_finished"}, {"run_id", run_id}, {"status", RunStatusName(outcome.status)}}
+                            .dump()
+                            .c_str());
+  } else {
+    std::printf("build %s %s: %zu step(s), %zu failed\n", run_id.c_str(), RunStatusName(outcome.status).c_str(),
+                outcome.steps.size(), failed);
+    std::printf("the statements sent: %s\n",
+                std::filesystem::relative(directory / "statements.sql", project.root).c_str());
+  }
+  return exit_code;
+}
+
+}  // namespace sluice::cli

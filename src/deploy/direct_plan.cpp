@@ -1,0 +1,317 @@
+#include "deploy/direct_plan.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "deploy/desired_objects.hpp"
+#include "engine/selection.hpp"
+#include "sql/dialect.hpp"
+
+namespace sluice {
+
+namespace {
+
+std::string ChName(std::string_view name) { return sql::QuoteIdentifier(sql::Dialect::kClickHouse, name); }
+std::string ChQualified(std::string_view db, std::string_view name) {
+  return sql::QualifiedName(sql::Dialect::kClickHouse, db, name);
+}
+
+PlanStatement Same(std::string sql) { return {sql, sql}; }
+
+std::string Trimmed(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+const AssetDependency* DrivingInput(const Asset& model) {
+  for (const AssetDependency& dep : model.deps) {
+    if (dep.edge == EdgeType::kDrivingInput) return &dep;
+  }
+  return nullptr;
+}
+
+// The lineage mode of what a model is ultimately driven by: its source's replay mode.
+std::string LineageMode(const Definitions& definitions, const Asset& upstream) {
+  const Asset* at = &upstream;
+  for (int guard = 0; guard < 100000 && at != nullptr; ++guard) {
+    if (const auto* kafka = std::get_if<KafkaSource>(&at->compute)) return kafka->replay_mode;
+    if (const auto* table = std::get_if<ExternalTable>(&at->compute)) return table->replay_mode;
+    if (at->is_source()) return "offsets";
+    const AssetDependency* driving = DrivingInput(*at);
+    at = driving ? definitions.Find(driving->upstream) : nullptr;
+  }
+  return "offsets";
+}
+
+class DirectPlanner {
+ public:
+  DirectPlanner(const Definitions& definitions, const Capabilities& capabilities)
+      : definitions_(definitions), capabilities_(capabilities) {}
+
+  DirectPlan Plan(const std::vector<std::string>& selection) {
+    plan_.adapter = definitions_.project().adapter;
+    plan_.selection = selection;
+    if (plan_.adapter != "clickhouse" && plan_.adapter != "duckdb") {
+      throw Error(Diagnostic{"SLU-DEPLOY-002", "`build` has no direct mode for the adapter '" + plan_.adapter + "'",
+                             {}, "direct builds run on clickhouse and duckdb targets", {}});
+    }
+    ResolveScope(selection);
+    if (plan_.adapter == "clickhouse") {
+      PlanClickHouse();
+    } else {
+      PlanDuckDb();
+    }
+    PlanAudits();
+    return std::move(plan_);
+  }
+
+ private:
+  void ResolveScope(const std::vector<std::string>& selection) {
+    std::vector<AssetKey> selected = ResolveSelection(definitions_, selection);
+    std::set<AssetKey> in_scope;
+    for (const AssetKey& key : definitions_.DownstreamClosure(selected)) {
+      const Asset* asset = definitions_.Find(key);
+      if (asset == nullptr || asset->is_source()) continue;
+      const Pipeline* pipeline = definitions_.FindPipeline(asset->pipeline);
+      if (pipeline != nullptr && pipeline->virtual_mode) {
+        throw Error(Diagnostic{"SLU-DEPLOY-001",
+                               "model '" + asset->name() + "' belongs to the virtual pipeline '" + pipeline->name +
+                                   "', which is deployed in stages, not by a direct build",
+                               asset->defined_at, "select only direct pipelines, or set mode = \"direct\" in its pipeline.toml", {}});
+      }
+      in_scope.insert(key);
+    }
+    std::set<AssetKey> sources;
+    std::map<std::string, PipelineScope> pipelines;
+    for (const AssetKey& key : definitions_.TopologicalOrder()) {
+      if (!in_scope.count(key)) continue;
+      plan_.scope.push_back(key);
+      const Asset& asset = *definitions_.Find(key);
+      for (const AssetDependency& dep : asset.deps) {
+        if (definitions_.Find(dep.upstream)->is_source()) sources.insert(dep.upstream);
+      }
+      PipelineScope& scope = pipelines[asset.pipeline];
+      scope.name = asset.pipeline;
+      scope.models.push_back(asset.name());
+    }
+    plan_.sources.assign(sources.begin(), sources.end());
+    for (auto& [name, scope] : pipelines) {
+      std::sort(scope.models.begin(), scope.models.end());
+      if (const Pipeline* pipeline = definitions_.FindPipeline(name)) {
+        scope.confirmation = pipeline->confirmation;
+        scope.protection_warning = pipeline->protection_warning;
+      }
+      plan_.pipelines.push_back(std::move(scope));
+    }
+  }
+
+  bool InScope(const AssetKey& key) const {
+    return std::find(plan_.scope.begin(), plan_.scope.end(), key) != plan_.scope.end();
+  }
+
+  const SqlCompute& Model(const AssetKey& key) const { return std::get<SqlCompute>(definitions_.Find(key)->compute); }
+
+  void Add(DeployPhase phase, std::string name, std::optional<AssetKey> asset, std::vector<PlanStatement> statements) {
+    PlanStep step;
+    step.phase = phase;
+    step.name = std::move(name);
+    step.asset = std::move(asset);
+    step.statements = std::move(statements);
+    plan_.steps.push_back(std::move(step));
+  }
+
+  std::string Drop(const std::string& db, const std::string& name) const {
+    return "DROP TABLE IF EXISTS " + ChQualified(db, name) + (capabilities_.drop_sync ? " SYNC" : "");
+  }
+
+  // A replay root: a table in scope whose driving input is not in scope (a source or a preserved model).
+  std::optional<AssetKey> DrivingOutsideScope(const Asset& model) const {
+    if (Model(model.key).kind != ModelKind::kTable) return std::nullopt;
+    const AssetDependency* driving = DrivingInput(model);
+    if (driving == nullptr || InScope(driving->upstream)) return std::nullopt;
+    return driving->upstream;
+  }
+
+  void PlanClickHouse() {
+    std::set<std::string> databases;
+    for (const AssetKey& key : plan_.scope) databases.insert(key.name_space());
+    for (const AssetKey& key : plan_.sources) databases.insert(key.name_space());
+    for (const std::string& db : databases) {
+      Add(DeployPhase::kPrepare, "create_database_" + db, std::nullopt,
+          {Same("CREATE DATABASE IF NOT EXISTS " + ChName(db))});
+    }
+    for (const AssetKey& key : plan_.sources) {
+      const Asset& source = *definitions_.Find(key);
+      std::vector<CompiledResource> kept =
+          SourceResources(definitions_, source, sql::SecretHandling::kKeep, sql::CreateMode::kCreateIfNotExists);
+      std::vector<CompiledResource> shown =
+          SourceResources(definitions_, source, sql::SecretHandling::kRedact, sql::CreateMode::kCreateIfNotExists);
+      for (size_t i = 0; i < kept.size(); ++i) {
+        PlanStatement statement{Trimmed(kept[i].sql), Trimmed(shown[i].sql)};
+        Add(DeployPhase::kPrepare, "create_source_" + kept[i].name, key, {statement});
+      }
+    }
+    for (auto it = plan_.scope.rbegin(); it != plan_.scope.rend(); ++it) {
+      const Asset& model = *definitions_.Find(*it);
+      std::vector<PlanStatement> drops;
+      if (Model(*it).kind == ModelKind::kTable) drops.push_back(Same(Drop(it->name_space(), ModelViewName(model))));
+      drops.push_back(Same(Drop(it->name_space(), model.relation_name)));
+      Add(DeployPhase::kTeardown, "drop_" + model.relation_name, *it, std::move(drops));
+    }
+    std::vector<AssetKey> roots;
+    for (const AssetKey& key : plan_.scope) {
+      const Asset& model = *definitions_.Find(key);
+      std::vector<CompiledResource> kept = ModelResources(definitions_, model, sql::SecretHandling::kKeep);
+      std::vector<CompiledResource> shown = ModelResources(definitions_, model, sql::SecretHandling::kRedact);
+      const bool root = DrivingOutsideScope(model).has_value();
+      if (root) roots.push_back(key);
+      std::vector<PlanStatement> statements;
+      for (size_t i = 0; i < kept.size(); ++i) {
+        if (root && kept[i].kind == "materialized_view") continue;  // created by the replay step
+        statements.push_back({Trimmed(kept[i].sql), Trimmed(shown[i].sql)});
+      }
+      Add(DeployPhase::kRealization,
+          std::string(Model(key).kind == ModelKind::kView ? "create_view_" : "create_table_") + model.relation_name,
+          key, std::move(statements));
+    }
+    for (const AssetKey& key : roots) PlanReplay(*definitions_.Find(key));
+  }
+
+  void PlanReplay(const Asset& model) {
+    const AssetKey driving_key = *DrivingOutsideScope(model);
+    const Asset& driving = *definitions_.Find(driving_key);
+    ReplaySpec spec;
+    spec.root = model.key;
+    spec.driving = driving_key;
+    spec.mode = LineageMode(definitions_, driving);
+    spec.driving_namespace = driving.key.name_space();
+    if (std::optional<std::string> table = UpstreamTable(driving)) {
+      spec.driving_table = *table;
+    } else {
+      plan_.warnings.push_back("model '" + model.name() + "' is driven by the Postgres source '" + driving.name() +
+                               "': it has no history to replay and fills on the source's refresh schedule");
+    }
+    if (std::holds_alternative<KafkaSource>(driving.compute)) spec.landing_view = "mv__" + driving.name();
+    for (const AssetKey& key : plan_.scope) {
+      if (key == model.key) {
+        spec.subtree.push_back(key);
+        continue;
+      }
+      std::vector<AssetKey> upstream = definitions_.UpstreamClosure({key});
+      if (std::find(upstream.begin(), upstream.end(), model.key) != upstream.end()) spec.subtree.push_back(key);
+    }
+    std::vector<CompiledResource> kept = ModelResources(definitions_, model, sql::SecretHandling::kKeep);
+    std::vector<PlanStatement> statements;
+    for (const CompiledResource& resource : kept) {
+      if (resource.kind == "materialized_view") statements.push_back(Same(Trimmed(resource.sql)));
+    }
+    if (!spec.driving_table.empty()) {
+      const std::string filtered =
+          "(SELECT * FROM " + UpstreamRelation(driving, true) + " WHERE " + kReplayBoundaryPlaceholder + ")";
+      std::string insert = "INSERT INTO " + ChQualified(model.key.name_space(), model.relation_name) + "\n" +
+                           ResolvedModelQuery(definitions_, model, [&](const ResolvedReference& reference) {
+                             return reference.edge == EdgeType::kDrivingInput ? std::optional<std::string>(filtered)
+                                                                              : std::nullopt;
+                           });
+      const Pipeline* pipeline = definitions_.FindPipeline(model.pipeline);
+      if (pipeline != nullptr && !pipeline->replay_settings.empty()) {
+        std::string settings;
+        for (const auto& [name, value] : pipeline->replay_settings) {
+          settings += (settings.empty() ? "" : ", ") + name + " = " + value;
+        }
+        insert += "\nSETTINGS " + settings;
+      }
+      statements.push_back(Same(insert));
+    }
+    PlanStep step;
+    step.phase = DeployPhase::kReplay;
+    step.name = "replay_" + model.relation_name;
+    step.asset = model.key;
+    step.statements = std::move(statements);
+    step.replay = std::move(spec);
+    plan_.steps.push_back(std::move(step));
+  }
+
+  void PlanDuckDb() {
+    std::set<std::string> namespaces;
+    for (const AssetKey& key : plan_.scope) namespaces.insert(key.name_space());
+    for (const std::string& ns : namespaces) {
+      Add(DeployPhase::kPrepare, "create_schema_" + ns, std::nullopt,
+          {Same("CREATE SCHEMA IF NOT EXISTS " + sql::QuoteIdentifier(sql::Dialect::kDuckDb, ns))});
+    }
+    for (const AssetKey& key : plan_.scope) {
+      const Asset& model = *definitions_.Find(key);
+      const bool view = Model(key).kind == ModelKind::kView;
+      const std::string target = sql::QualifiedName(sql::Dialect::kDuckDb, key.name_space(), model.relation_name);
+      Add(DeployPhase::kRealization, std::string(view ? "replace_view_" : "replace_table_") + model.relation_name, key,
+          {Same(std::string(view ? "CREATE OR REPLACE VIEW " : "CREATE OR REPLACE TABLE ") + target + " AS\n" +
+                ResolvedModelQuery(definitions_, model))});
+    }
+  }
+
+  void PlanAudits() {
+    std::set<std::string> rebuilt;
+    for (const AssetKey& key : plan_.scope) rebuilt.insert(definitions_.Find(key)->name());
+    for (const AuditSpec& audit : definitions_.audits()) {
+      if (audit.warmup_seconds > 0 || audit.referenced_models.empty()) continue;
+      bool all = std::all_of(audit.referenced_models.begin(), audit.referenced_models.end(),
+                             [&](const std::string& name) { return rebuilt.count(name) > 0; });
+      if (!all) continue;
+      PlanStep step;
+      step.phase = DeployPhase::kAudit;
+      step.name = "audit_" + audit.name;
+      for (char& c : step.name) {
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) c = '_';
+      }
+      step.statements.push_back(Same(Trimmed(audit.failure_count_sql)));
+      step.audit = audit.name;
+      plan_.steps.push_back(std::move(step));
+    }
+  }
+
+  const Definitions& definitions_;
+  const Capabilities& capabilities_;
+  DirectPlan plan_;
+};
+
+}  // namespace
+
+std::string DeployPhaseName(DeployPhase phase) {
+  switch (phase) {
+    case DeployPhase::kPrepare:
+      return "prepare";
+    case DeployPhase::kTeardown:
+      return "teardown";
+    case DeployPhase::kRealization:
+      return "realization";
+    case DeployPhase::kReplay:
+      return "replay";
+    case DeployPhase::kAudit:
+      return "audit";
+  }
+  return "prepare";
+}
+
+DirectPlan PlanDirect(const Definitions& definitions, const std::vector<std::string>& selection,
+                      const Capabilities& capabilities) {
+  return DirectPlanner(definitions, capabilities).Plan(selection);
+}
+
+Capabilities ModernClickHouseCapabilities() {
+  Capabilities capabilities;
+  capabilities.create_or_replace_view = true;
+  capabilities.exchange_tables = true;
+  capabilities.native_date_partitioning = true;
+  capabilities.datetime64 = true;
+  capabilities.ttl = true;
+  capabilities.double_colon_cast = true;
+  capabilities.window_functions = true;
+  capabilities.is_not_distinct_from = true;
+  capabilities.drop_sync = true;
+  capabilities.atomic_databases = true;
+  capabilities.server_version = "25.8";
+  return capabilities;
+}
+
+}  // namespace sluice

@@ -1,0 +1,89 @@
+// DirectPlan: what `sluice build` does to deploy the selected pipelines in direct mode (StreamBuild reference
+// §7.2), as plain data. `plan` prints it, `compile` writes it as workflow files, `build` executes it: one value,
+// so the preview cannot drift from the run. Built from Definitions and the warehouse's Capabilities alone, with
+// no connection; what the warehouse holds now is read separately (deploy/actual_state.hpp).
+//
+// Scope: the selected models plus everything downstream of them (all of the project's models when nothing is
+// selected). On ClickHouse the phases are:
+//   prepare      CREATE DATABASE IF NOT EXISTS; each managed Kafka source's objects IF NOT EXISTS
+//   teardown     every object in scope dropped, downstream first
+//   realization  tables, the materialized views of non-root tables, and views, upstream first
+//   replay       per root (a table in scope whose driving input is not): its materialized view is created and the
+//                history of its driving relation inserted, inside one quiet window (see direct_executor.hpp)
+//   audit        the audits whose models were all rebuilt and have no warmup
+// On DuckDB there are no materialized views: each table in scope is replaced whole by the engine's run path (the
+// same write `sluice run --full-refresh` does), views are replaced, then the audits run.
+// Thread-safety: plain values.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/asset_key.hpp"
+#include "definitions/definitions.hpp"
+#include "warehouse/warehouse.hpp"
+
+namespace sluice {
+
+enum class DeployPhase { kPrepare, kTeardown, kRealization, kReplay, kAudit };
+std::string DeployPhaseName(DeployPhase phase);  // prepare | teardown | realization | replay | audit
+
+// One statement as it runs and as it is shown: `shown` has secrets redacted (equal to `sql` when there are none).
+struct PlanStatement {
+  std::string sql;
+  std::string shown;
+};
+
+// What a replay step fills, and from where. The INSERT's WHERE holds kReplayBoundaryPlaceholder, replaced at run
+// time by the boundary the executor captures (per-partition offsets, a time, or a cursor).
+struct ReplaySpec {
+  AssetKey root;
+  AssetKey driving;               // the source (or preserved model) whose history is replayed
+  std::string driving_namespace;  // its physical table, watched for inserts during the replay
+  std::string driving_table;
+  std::string mode;               // offsets | timestamp | landed_at | cursor
+  // A managed Kafka source's landing view, detached while the replay runs so nothing lands meanwhile.
+  std::optional<std::string> landing_view;
+  std::vector<AssetKey> subtree;  // the root and the models in scope below it, upstream first
+};
+
+inline constexpr const char* kReplayBoundaryPlaceholder = "{replay_boundary}";
+
+struct PlanStep {
+  DeployPhase phase = DeployPhase::kPrepare;
+  std::string name;  // unique within the plan, usable as a file name: e.g. create_table_tbl__orders
+  std::optional<AssetKey> asset;
+  std::vector<PlanStatement> statements;
+  std::optional<ReplaySpec> replay;   // replay steps
+  std::optional<std::string> audit;   // audit steps: the audit's name
+};
+
+struct PipelineScope {
+  std::string name;
+  std::vector<std::string> models;  // in scope, sorted
+  std::optional<std::string> confirmation;  // a protected pipeline's token
+  std::string protection_warning;
+};
+
+struct DirectPlan {
+  std::string adapter;                // clickhouse | duckdb
+  std::vector<std::string> selection;  // as typed
+  std::vector<PipelineScope> pipelines;
+  std::vector<AssetKey> scope;        // the models rebuilt, upstream first
+  std::vector<AssetKey> sources;      // the sources the scope reads (managed ones are prepared)
+  std::vector<PlanStep> steps;        // in execution order
+  std::vector<std::string> warnings;
+};
+
+// The direct plan of `selection` (engine/selection.hpp's items; downstream closure added). Throws
+// SLU-DEPLOY-001 when the selection holds a virtual pipeline's model (staged deployments are `backfill`'s),
+// SLU-DEPLOY-002 for an adapter with no direct build, and SLU-WAREHOUSE / SLU-CLICKHOUSE errors, located in the
+// model file, for a model that needs a feature the server lacks.
+DirectPlan PlanDirect(const Definitions& definitions, const std::vector<std::string>& selection,
+                      const Capabilities& capabilities);
+
+// The capabilities of a current ClickHouse (the server StreamBuild targets): what `compile` renders workflows for.
+Capabilities ModernClickHouseCapabilities();
+
+}  // namespace sluice

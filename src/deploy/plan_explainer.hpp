@@ -1,0 +1,35 @@
+// PlanExplainer: a DirectPlan (and, when read, the warehouse's ActualState) as text for people, as JSON for
+// scripts, and as workflow files: `steps/NNNN_<step>.sql` (`.sql.template` for a replay step, whose boundary is
+// filled in at run time), `workflow.sql` (`workflow.template.sql` when any step is a template) and
+// `workflow.json`. `plan` writes them under target/run/plan/, `build` under target/run/build/, `compile` under
+// target/compiled/workflows/<pipeline>/. Statements are shown with secrets redacted.
+// Thread-safety: pure functions, except WriteWorkflowDirectory (the file system).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "deploy/actual_state.hpp"
+#include "deploy/direct_plan.hpp"
+
+namespace sluice {
+
+nlohmann::json PlanJson(const DirectPlan& plan, const ActualState* state);
+
+// The plan for a terminal: scope, per-model change (and SQL diffs), source changes, steps with statement counts.
+std::string PlanText(const DirectPlan& plan, const ActualState* state);
+
+struct WorkflowFile {
+  std::string path;  // relative to the workflow's folder
+  std::string text;
+};
+
+std::vector<WorkflowFile> WorkflowFiles(const DirectPlan& plan);
+
+// Replaces `directory` with `files` (written beside it first, then swapped in, so a reader never sees half).
+void WriteWorkflowDirectory(const std::filesystem::path& directory, const std::vector<WorkflowFile>& files);
+
+}  // namespace sluice
