@@ -516,10 +516,12 @@ WriteResult ClickHouseWarehouse::ReplaceDateRange(const Relation& relation, cons
       scope.SwapIn(existing, staged);
       return result;
     }
-    // system.tables spells the key without quotes: `d` is d, toDate(`d`) is toDate(d).
-    std::string spelled = wanted_key;
-    spelled.erase(std::remove(spelled.begin(), spelled.end(), '`'), spelled.end());
-    if (partition_key != spelled) {
+    // system.tables quotes the key's names only where they need it: compared without backquotes.
+    auto unquoted = [](std::string key) {
+      key.erase(std::remove(key.begin(), key.end(), '`'), key.end());
+      return key;
+    };
+    if (unquoted(partition_key) != unquoted(wanted_key)) {
       throw WarehouseError("SLU-WAREHOUSE-014",
                            "the table " + scope.subject + " is partitioned by \"" + partition_key + "\", not by the day "
                            "of \"" + date_column + "\", so its dates cannot be replaced one by one",

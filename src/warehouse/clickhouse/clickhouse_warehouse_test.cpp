@@ -212,13 +212,13 @@ TEST_F(ClickHouseWarehouseTest, AFailureMidWriteLeavesTheOldDataAndNoStagingTabl
 }
 
 TEST_F(ClickHouseWarehouseTest, ASyntaxErrorInTheSelectIsASqlErrorAtItsOffset) {
-  const std::string select = "SELECT 1 AS id FROM FROM";
+  const std::string select = "SELECT 1 AS id,, 2";
   try {
     warehouse_->ReplaceTable({database_, "t"}, select, Entry("t", "r"));
     FAIL() << "expected an error";
   } catch (const SqlError& e) {
     EXPECT_EQ(e.diagnostics().front().code, "SLU-WAREHOUSE-022");
-    EXPECT_EQ(e.offset(), select.rfind("FROM"));
+    EXPECT_EQ(e.offset(), select.find(",,") + 1);
   }
 }
 
