@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -16,7 +17,12 @@ void PausePoint(std::string_view name) {
   if (const char* marker = std::getenv("SLUICE_TEST_PAUSE_MARKER")) {
     std::ofstream(marker) << name << "\n";
   }
-  std::this_thread::sleep_for(std::chrono::minutes(10));
+  const char* resume = std::getenv("SLUICE_TEST_PAUSE_RESUME");
+  const auto until = std::chrono::steady_clock::now() + std::chrono::minutes(10);
+  while (std::chrono::steady_clock::now() < until) {
+    if (resume != nullptr && std::filesystem::exists(resume)) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 }  // namespace sluice

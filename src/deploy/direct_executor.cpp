@@ -127,6 +127,11 @@ void DirectExecutor::Run(const PlanStep& step, const PlanStatement& statement, c
   }
   Record(run_id, StatementEvent{step.name, sha, statement.shown});
   if (options_.on_progress) options_.on_progress({"statement", step.name, step.phase, sha, nullptr});
+  if (step.phase == DeployPhase::kPrepare && step.name.rfind("create_database_", 0) == 0) {
+    // Through the warehouse, which then runs later statements (the landing views' unqualified reads) in it.
+    warehouse_.EnsureSchema(step.name.substr(std::string("create_database_").size()));
+    return;
+  }
   warehouse_.Execute(statement.sql);
 }
 

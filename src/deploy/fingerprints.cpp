@@ -23,7 +23,13 @@ std::vector<std::string> Lines(const std::string& text) {
 
 std::map<std::string, Fingerprint> ReadFingerprints(Warehouse& warehouse) {
   std::map<std::string, Fingerprint> latest;
-  if (!warehouse.Describe(kFingerprints)) return latest;
+  if (warehouse.dialect() == sql::Dialect::kClickHouse) {
+    // Describe lists user relations only; the `_sluice` database is Sluice's own.
+    Rows found = warehouse.Query("SELECT name FROM system.tables WHERE database = '_sluice' AND name = 'fingerprints'");
+    if (found.rows.empty()) return latest;
+  } else if (!warehouse.Describe(kFingerprints)) {
+    return latest;
+  }
   Rows rows = warehouse.Query("SELECT model, sql, sha256, run_id, applied_at FROM " +
                               warehouse.QualifiedName(kFingerprints) + " ORDER BY applied_at, run_id");
   for (const auto& row : rows.rows) {

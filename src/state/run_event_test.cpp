@@ -22,7 +22,7 @@ TEST(RunEvent, KindNamesAreTheStoredContract) {
   for (const RunEvent& event : OneEventOfEveryKind()) names.push_back(EventKindName(event));
   EXPECT_EQ(names, (std::vector<std::string>{"run_started", "step_started", "materialization", "step_failed",
                                              "step_skipped", "step_finished", "run_finished",
-                                             "run_waiting"}));
+                                             "run_waiting", "statement", "step_note"}));
 }
 
 TEST(RunEvent, EveryKindRoundTripsThroughJsonText) {

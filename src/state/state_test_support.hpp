@@ -61,6 +61,8 @@ inline std::vector<RunEvent> OneEventOfEveryKind() {
       StepFinishedEvent{"silver.orders", 1534},
       RunFinishedEvent{"FAILURE", "1 step failed"},
       RunWaitingEvent{"waiting for the writer lock on /p/warehouse.duckdb (held by pid 123)"},
+      StatementEvent{"replay_tbl__orders", "ab12", "INSERT INTO db.t SELECT 1"},
+      StepNoteEvent{"replay_tbl__orders", "rows arrived"},
   };
   return events;
 }

@@ -597,6 +597,20 @@ WriteResult ClickHouseWarehouse::LoadSeed(const Relation& relation, const SeedFi
   });
 }
 
+WriteResult ClickHouseWarehouse::RecordMaterialized(const Relation& relation, LedgerEntry ledger) {
+  std::string subject = relation.ToString();
+  impl_->EnsureDatabase(std::string(kSluiceDatabase));
+  impl_->EnsureLedger();
+  TabSeparatedResult count =
+      impl_->Select("SELECT toString(count()) FROM " + ClickHouseStatements::Name(relation), Operation::kCatalog, subject);
+  WriteResult result;
+  result.rows_written = count.rows.empty() ? 0 : std::stoll(count.rows[0][0].value_or("0"));
+  result.written_at = FormatUtc(std::chrono::system_clock::now());
+  impl_->Run(ClickHouseStatements::InsertLedger(relation, ledger, result.rows_written, result.written_at),
+             Operation::kWrite, subject, nullptr);
+  return result;
+}
+
 std::vector<LedgerEntry> ClickHouseWarehouse::ReadLedger() {
   TabSeparatedResult exists =
       impl_->Select("SELECT 1 FROM system.tables WHERE database = " + ClickHouseStatements::Literal(kSluiceDatabase) +
