@@ -6,6 +6,7 @@
 
 #include "deploy/desired_objects.hpp"
 #include "engine/selection.hpp"
+#include "sql/clickhouse_ddl.hpp"
 #include "sql/dialect.hpp"
 
 namespace sluice {
@@ -152,10 +153,11 @@ class DirectPlanner {
         Add(DeployPhase::kPrepare, "create_source_" + kept[i].name, key, {statement});
       }
     }
+    PlanViews();
     for (auto it = plan_.scope.rbegin(); it != plan_.scope.rend(); ++it) {
       const Asset& model = *definitions_.Find(*it);
       std::vector<PlanStatement> drops;
-      if (Model(*it).kind == ModelKind::kTable) drops.push_back(Same(Drop(it->name_space(), ModelViewName(model))));
+      for (const ModelView& view : views_[*it]) drops.push_back(Same(Drop(it->name_space(), view.name)));
       drops.push_back(Same(Drop(it->name_space(), model.relation_name)));
       Add(DeployPhase::kTeardown, "drop_" + model.relation_name, *it, std::move(drops));
     }
@@ -168,14 +170,74 @@ class DirectPlanner {
       if (root) roots.push_back(key);
       std::vector<PlanStatement> statements;
       for (size_t i = 0; i < kept.size(); ++i) {
-        if (root && kept[i].kind == "materialized_view") continue;  // created by the replay step
+        if (kept[i].kind == "materialized_view") continue;  // below, or by the replay step for a root
         statements.push_back({Trimmed(kept[i].sql), Trimmed(shown[i].sql)});
+      }
+      // Where views do not cascade, the views below a root read its view, created by its replay step: theirs are too.
+      if (!root && capabilities_.materialized_view_cascade) {
+        for (const ModelView& view : views_[key]) statements.push_back(Same(view.sql));
       }
       Add(DeployPhase::kRealization,
           std::string(Model(key).kind == ModelKind::kView ? "create_view_" : "create_table_") + model.relation_name,
           key, std::move(statements));
     }
     for (const AssetKey& key : roots) PlanReplay(*definitions_.Find(key));
+  }
+
+  // The materialized views that fill each table in scope. Where views cascade (a view's writes into its table fire
+  // the views reading that table), one per model: `mv__<model>` reading its driving relation. Where they do not
+  // (ClickHouse 18.16), rows reach a table either by a direct INSERT (a root's replay) or through one of its views,
+  // and only the views defined FROM that path fire: a model then gets one view per way rows reach its driving
+  // model (the root's table and each of the driving model's views), `mv__<model>`, `mv__<model>__2`, …, and a root
+  // driven by a Kafka source reads the source's landing view. Each row still fires exactly one view per model.
+  void PlanViews() {
+    for (const AssetKey& key : plan_.scope) {
+      const Asset& model = *definitions_.Find(key);
+      if (Model(key).kind != ModelKind::kTable) continue;
+      const AssetDependency* driving = DrivingInput(model);
+      std::vector<std::string> feeds;  // what the views read rows from, qualified
+      std::optional<std::string> text;
+      if (driving != nullptr && !capabilities_.materialized_view_cascade) {
+        const Asset& upstream = *definitions_.Find(driving->upstream);
+        if (InScope(driving->upstream)) {
+          if (DrivingOutsideScope(upstream)) feeds.push_back(ChQualified(upstream.key.name_space(), upstream.relation_name));
+          for (const ModelView& view : views_[driving->upstream]) {
+            feeds.push_back(ChQualified(upstream.key.name_space(), view.name));
+          }
+        } else if (std::holds_alternative<KafkaSource>(upstream.compute)) {
+          feeds.push_back(ChQualified(upstream.key.name_space(), "mv__" + upstream.name()));
+        }
+      }
+      std::vector<ModelView>& views = views_[key];
+      if (feeds.empty()) {
+        for (const CompiledResource& resource : ModelResources(definitions_, model, sql::SecretHandling::kKeep)) {
+          if (resource.kind == "materialized_view") views.push_back({resource.name, Trimmed(resource.sql)});
+        }
+        continue;
+      }
+      for (size_t i = 0; i < feeds.size(); ++i) {
+        const std::string name = ModelViewName(model) + (i == 0 ? "" : "__" + std::to_string(i + 1));
+        const std::string query = ResolvedModelQuery(definitions_, model, [&](const ResolvedReference& reference) {
+          return reference.edge == EdgeType::kDrivingInput ? std::optional<std::string>(feeds[i]) : std::nullopt;
+        });
+        views.push_back({name, sql::RenderMaterializedView(key.name_space(), name, model.relation_name, query)});
+      }
+    }
+  }
+
+  // The root a model in scope is filled from: the first table up its chain of driving inputs whose own driving input
+  // is outside the scope; nullopt for a view or a model not driven from the scope.
+  std::optional<AssetKey> DrivingRoot(const AssetKey& key) const {
+    AssetKey at = key;
+    for (size_t guard = 0; guard <= plan_.scope.size(); ++guard) {
+      const Asset& model = *definitions_.Find(at);
+      if (Model(at).kind != ModelKind::kTable) return std::nullopt;
+      if (DrivingOutsideScope(model)) return at;
+      const AssetDependency* driving = DrivingInput(model);
+      if (driving == nullptr || !InScope(driving->upstream)) return std::nullopt;
+      at = driving->upstream;
+    }
+    return std::nullopt;
   }
 
   void PlanReplay(const Asset& model) {
@@ -201,10 +263,13 @@ class DirectPlanner {
       std::vector<AssetKey> upstream = definitions_.UpstreamClosure({key});
       if (std::find(upstream.begin(), upstream.end(), model.key) != upstream.end()) spec.subtree.push_back(key);
     }
-    std::vector<CompiledResource> kept = ModelResources(definitions_, model, sql::SecretHandling::kKeep);
     std::vector<PlanStatement> statements;
-    for (const CompiledResource& resource : kept) {
-      if (resource.kind == "materialized_view") statements.push_back(Same(Trimmed(resource.sql)));
+    for (const ModelView& view : views_[model.key]) statements.push_back(Same(view.sql));
+    if (!capabilities_.materialized_view_cascade) {
+      for (const AssetKey& key : plan_.scope) {
+        if (key == model.key || DrivingRoot(key) != model.key) continue;
+        for (const ModelView& view : views_[key]) statements.push_back(Same(view.sql));
+      }
     }
     if (!spec.driving_table.empty()) {
       const std::string filtered =
@@ -270,9 +335,15 @@ class DirectPlanner {
     }
   }
 
+  struct ModelView {
+    std::string name;
+    std::string sql;
+  };
+
   const Definitions& definitions_;
   const Capabilities& capabilities_;
   DirectPlan plan_;
+  std::map<AssetKey, std::vector<ModelView>> views_;  // the materialized views of each table in scope
 };
 
 }  // namespace
@@ -310,6 +381,7 @@ Capabilities ModernClickHouseCapabilities() {
   capabilities.is_not_distinct_from = true;
   capabilities.drop_sync = true;
   capabilities.atomic_databases = true;
+  capabilities.materialized_view_cascade = true;
   capabilities.server_version = "25.8";
   return capabilities;
 }

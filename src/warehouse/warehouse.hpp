@@ -42,6 +42,9 @@ struct Capabilities {
   bool is_not_distinct_from = false;       // the function isNotDistinctFrom(a, b)
   bool drop_sync = false;                  // DROP TABLE … SYNC
   bool atomic_databases = false;           // ClickHouse's Atomic database engine
+  // Rows a materialized view writes into its TO table fire the materialized views reading that table. Seen absent on
+  // ClickHouse 18.16 (there they fire only views defined FROM the writing view); taken as present from 19.1 on.
+  bool materialized_view_cascade = false;
   std::string server_version;              // as the server reports it, e.g. "18.16.1"; the library version embedded
 };
 
