@@ -34,6 +34,8 @@ struct Capabilities {
   bool create_or_replace_view = false;
   bool exchange_tables = false;
   bool native_date_partitioning = false;   // physical partitions by a date column
+  bool is_not_distinct_from = false;       // ClickHouse: the function isNotDistinctFrom (not on 18.16)
+  std::string server_version;              // as the server reports it; empty when not known
 };
 
 struct Relation {
