@@ -42,6 +42,19 @@ struct CleanOptions {
   bool json = false;
 };
 
+struct TestOptions {
+  std::vector<std::string> paths;  // test files or folders (relative to the project or the working directory)
+  std::vector<std::string> select;
+  bool verbose = false;
+  bool json = false;
+};
+
+struct AuditOptions {
+  std::vector<std::string> select;
+  bool force = false;
+  bool json = false;
+};
+
 int Discover(const GlobalOptions& global);
 int Compile(const GlobalOptions& global, const CompileOptions& options);
 int Run(const GlobalOptions& global, const RunOptions& options);
@@ -49,5 +62,9 @@ int Status(const GlobalOptions& global, bool json);
 int Clean(const GlobalOptions& global, const CleanOptions& options);
 int Runs(const GlobalOptions& global, bool json, int limit);
 int Logs(const GlobalOptions& global, const std::string& run_id, bool json);
+// 0 when every selected test passed, 1 when one failed or its SQL failed.
+int Test(const GlobalOptions& global, const TestOptions& options);
+// 1 only when an error-severity audit failed or its SQL failed.
+int Audit(const GlobalOptions& global, const AuditOptions& options);
 
 }  // namespace sluice::cli
