@@ -156,7 +156,11 @@ int main(int argc, char** argv) {
                        "the working directory");
   test_cmd->add_option("-s,--select", test.select,
                        "Run only the tests whose expected models are selected: NAME, pipeline:NAME, model:NAME, "
-                       "+NAME (adds upstream). Repeatable");
+                       "+NAME (adds upstream). One value per --select (quote several: --select \"a b\"), so "
+                       "paths may follow it")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   test_cmd->add_flag("-v,--verbose", test.verbose, "Also print each test's target models and the file it ran");
   test_cmd->add_flag("--json", test.json, "Print one JSON document: every test, its status and its failing rows");
   test_cmd->footer("Exit codes: 0 every test passed; 1 a test failed, or its SQL failed; 2 a path or selection "

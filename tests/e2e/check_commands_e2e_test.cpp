@@ -171,6 +171,7 @@ TEST(CheckCommandsE2E, PathsAndSelectionChooseTheTests) {
   EXPECT_EQ(names({"--select", "customer_totals"}),
             (std::vector<std::string>{"totals leave refunds out", "wrong totals"}));
   EXPECT_EQ(names({"tests/sales", "--select", "+customer_totals"}).size(), 2u);
+  EXPECT_EQ(names({"--select", "orders customer_totals", "tests/staging"}), std::vector<std::string>{"orders"});
   EXPECT_EQ(project.Run({"test", "tests/staging"}).exit_code, 0);  // the failing test is not chosen
 
   ProcessResult unknown_path = project.Run({"test", "tests/nowhere"});
