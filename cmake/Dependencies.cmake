@@ -8,6 +8,8 @@ find_package(CLI11 REQUIRED)
 find_package(GTest REQUIRED)
 pkg_check_modules(TOMLPLUSPLUS REQUIRED IMPORTED_TARGET tomlplusplus)
 find_package(OpenSSL REQUIRED)
+# The ClickHouse backend's HTTP client (a compiled library; only warehouse/clickhouse/clickhouse_http.cpp includes it).
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 # The sluice executable's allocator (src/cli/allocator.cpp). Not with sanitizers, which bring their own.
 if(SLUICE_SANITIZE OR CMAKE_CXX_FLAGS MATCHES "-fsanitize")
   set(SLUICE_JEMALLOC OFF)

@@ -10,10 +10,26 @@ function(sluice_library layer)
   target_link_libraries(sluice_${layer} PUBLIC ${ARG_DEPS})
 endfunction()
 
-# sluice_test(<name> SOURCES ... DEPS ... LABELS ...): a GoogleTest executable whose tests are
-# registered one by one with CTest, each carrying LABELS (layer/area, engine, e2e).
+# The ClickHouse test server every test declared with CLICKHOUSE uses: started once per ctest run by the test
+# clickhouse_server_start (fixture setup `clickhouse`), stopped by clickhouse_server_stop (fixture cleanup), its
+# folder (config, data, logs, the file http_port) in the build tree. scripts/clickhouse_test_server.sh does the work.
+set(SLUICE_CLICKHOUSE_TEST_DIR "${PROJECT_BINARY_DIR}/clickhouse")
+
+function(sluice_clickhouse_fixture)
+  add_test(NAME clickhouse_server_start
+    COMMAND bash "${PROJECT_SOURCE_DIR}/scripts/clickhouse_test_server.sh" start "${SLUICE_CLICKHOUSE_TEST_DIR}")
+  add_test(NAME clickhouse_server_stop
+    COMMAND bash "${PROJECT_SOURCE_DIR}/scripts/clickhouse_test_server.sh" stop "${SLUICE_CLICKHOUSE_TEST_DIR}")
+  set_tests_properties(clickhouse_server_start PROPERTIES FIXTURES_SETUP clickhouse LABELS "clickhouse" TIMEOUT 200)
+  set_tests_properties(clickhouse_server_stop PROPERTIES FIXTURES_CLEANUP clickhouse LABELS "clickhouse" TIMEOUT 60)
+endfunction()
+
+# sluice_test(<name> SOURCES ... DEPS ... LABELS ... [CLICKHOUSE]): a GoogleTest executable whose tests are
+# registered one by one with CTest, each carrying LABELS (layer/area, engine, e2e). CLICKHOUSE: the tests run against
+# the ClickHouse test server (label `clickhouse`, fixture `clickhouse`, SLUICE_TEST_CLICKHOUSE_DIR set to its folder;
+# tests/support/clickhouse_test_server.hpp reads it).
 function(sluice_test name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "CLICKHOUSE" "" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE
@@ -23,9 +39,18 @@ function(sluice_test name)
   # gtest_discover_tests flattens list-valued PROPERTIES (CMake 3.25), so several labels are set by a
   # script CTest includes right after the discovered tests.
   set(label_script "${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake")
+  set(labels "${ARG_LABELS}")
+  set(extra "")
+  if(ARG_CLICKHOUSE)
+    if(NOT "clickhouse" IN_LIST labels)
+      list(APPEND labels clickhouse)
+    endif()
+    target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+    set(extra " FIXTURES_REQUIRED clickhouse ENVIRONMENT \"SLUICE_TEST_CLICKHOUSE_DIR=${SLUICE_CLICKHOUSE_TEST_DIR}\"")
+  endif()
   file(WRITE "${label_script}"
     "foreach(test IN LISTS ${name}_TESTS)\n"
-    "  set_tests_properties(\"\${test}\" PROPERTIES LABELS \"${ARG_LABELS}\")\n"
+    "  set_tests_properties(\"\${test}\" PROPERTIES LABELS \"${labels}\"${extra})\n"
     "endforeach()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${label_script}")
 endfunction()

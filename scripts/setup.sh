@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything Sluice needs on a fresh Debian 12 machine. Idempotent: a second run changes nothing
 # and takes about a second.
-#   - Debian packages (apt-get update runs at most once, only when something is missing)
+#   - Debian packages (apt-get update runs at most once, only when something is missing), ClickHouse 18.16 for the
+#     tests included (scripts/clickhouse_test_server.sh runs it on loopback; its system service is not needed)
 #   - DuckDB 1.4.4 from the npm registry into third_party/duckdb/ (libduckdb.so + duckdb.h), sha256-checked
 set -euo pipefail
 
@@ -17,6 +18,7 @@ packages=(
   libtomlplusplus-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libssl-dev libjemalloc-dev libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3-dev pybind11-dev
+  clickhouse-server clickhouse-client libcpp-httplib-dev
 )
 
 missing=()

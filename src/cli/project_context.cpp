@@ -33,6 +33,8 @@ WarehouseConfig WarehouseConfigFor(const ProjectSettings& project, AccessMode mo
   WarehouseConfig config;
   config.adapter = project.target.adapter;
   config.connection = ExpandConnection(project.target);  // connection templates expand only when connecting
+  // A server's current database is the target's; DuckDB names its namespaces in each relation instead.
+  if (config.adapter != "duckdb") config.connection["database"] = project.target.database;
   config.project_dir = project.root;
   config.target = project.target.name;
   config.mode = mode;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/diagnostic.hpp"
+#include "warehouse/clickhouse/clickhouse_warehouse.hpp"
 #include "warehouse/duckdb/duckdb_warehouse.hpp"
 
 namespace sluice {
@@ -10,7 +11,7 @@ namespace sluice {
 namespace {
 
 // Adapters Sluice knows (named by the seeds' projects) whose backend this build does not have yet.
-constexpr const char* kPlannedAdapters[] = {"bigquery", "clickhouse", "postgres"};
+constexpr const char* kPlannedAdapters[] = {"bigquery", "postgres"};
 
 std::string JoinedSupported() {
   std::string joined;
@@ -28,10 +29,45 @@ std::unique_ptr<Warehouse> OpenDuckDb(const WarehouseConfig& config) {
   return DuckDbWarehouse::Open(file.lexically_normal(), config.mode == AccessMode::kReadOnly, config.wait);
 }
 
+// Keys: host, port (HTTP), username, password, settings.<name>, database (the current database of the caller's SQL).
+std::unique_ptr<Warehouse> OpenClickHouse(const WarehouseConfig& config) {
+  ClickHouseEndpoint endpoint;
+  std::string database = "default";
+  for (const auto& [key, value] : config.connection) {
+    if (key == "host" && !value.empty()) {
+      endpoint.host = value;
+    } else if (key == "port") {
+      bool digits = !value.empty() && value.size() < 6 &&
+                    std::all_of(value.begin(), value.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
+      if (!digits || std::stoi(value) == 0 || std::stoi(value) > 65535) {
+        throw Error(Diagnostic{"SLU-WAREHOUSE-031", "ClickHouse port \"" + value + "\" is not a port number", {},
+                               "set the target's connection port to the server's HTTP port, e.g. 8123", {}});
+      }
+      endpoint.port = std::stoi(value);
+    } else if (key == "username" && !value.empty()) {
+      endpoint.username = value;
+    } else if (key == "password") {
+      endpoint.password = value;
+    } else if (key.rfind("settings.", 0) == 0) {
+      endpoint.settings[key.substr(9)] = value;
+    } else if (key == "database" && !value.empty()) {
+      database = value;
+    }
+  }
+  // A server has no file lock to wait for; a run canceled before it connects stops here.
+  if (config.wait.cancel != nullptr && config.wait.cancel->load()) {
+    throw Error(Diagnostic{"SLU-WAREHOUSE-008", "canceled before connecting to ClickHouse at " + endpoint.host + ":" +
+                                                    std::to_string(endpoint.port), {}, "", {}});
+  }
+  if (config.mode == AccessMode::kReadOnly) endpoint.settings["readonly"] = "2";
+  return ClickHouseWarehouse::Open(std::move(endpoint), std::move(database));
+}
+
 }  // namespace
 
 std::unique_ptr<Warehouse> OpenWarehouse(const WarehouseConfig& config) {
   if (config.adapter == "duckdb") return OpenDuckDb(config);
+  if (config.adapter == "clickhouse") return OpenClickHouse(config);
   bool planned = std::find(std::begin(kPlannedAdapters), std::end(kPlannedAdapters), config.adapter) !=
                  std::end(kPlannedAdapters);
   std::string message = planned ? "adapter \"" + config.adapter + "\" is not supported yet"
@@ -45,6 +81,6 @@ std::unique_ptr<Warehouse> OpenWarehouse(const WarehouseConfig& config) {
                          {}});
 }
 
-std::vector<std::string> SupportedAdapters() { return {"duckdb"}; }
+std::vector<std::string> SupportedAdapters() { return {"clickhouse", "duckdb"}; }
 
 }  // namespace sluice

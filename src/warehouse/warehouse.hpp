@@ -28,14 +28,21 @@
 
 namespace sluice {
 
-// Plain flags describing what a backend can do; read from the server at connect time where it varies.
+// Plain flags describing what a backend can do; read from the server at connect time where it varies (ClickHouse
+// probes each once per open, warehouse/clickhouse/clickhouse_capabilities.hpp).
 struct Capabilities {
   bool transactions = false;               // BEGIN/COMMIT across DDL and DML
-  bool create_or_replace_view = false;
-  bool exchange_tables = false;
+  bool create_or_replace_view = false;     // CREATE OR REPLACE VIEW
+  bool exchange_tables = false;            // EXCHANGE TABLES a AND b (an atomic swap of two tables)
   bool native_date_partitioning = false;   // physical partitions by a date column
-  bool is_not_distinct_from = false;       // ClickHouse: the function isNotDistinctFrom (not on 18.16)
-  std::string server_version;              // as the server reports it; empty when not known
+  bool datetime64 = false;                 // the DateTime64 type (toDateTime64, now64)
+  bool ttl = false;                        // TTL clauses on MergeTree tables
+  bool double_colon_cast = false;          // expr::Type
+  bool window_functions = false;           // f() OVER (…)
+  bool is_not_distinct_from = false;       // the function isNotDistinctFrom(a, b)
+  bool drop_sync = false;                  // DROP TABLE … SYNC
+  bool atomic_databases = false;           // ClickHouse's Atomic database engine
+  std::string server_version;              // as the server reports it, e.g. "18.16.1"; the library version embedded
 };
 
 struct Relation {

@@ -608,6 +608,7 @@ std::optional<std::string> LockHolder(const std::string& open_error) {
 struct DuckDbWarehouse::Handles {
   duckdb_database database = nullptr;
   std::string catalog;  // the database's name in its own catalog (current_database())
+  std::string version;  // the library's, e.g. "v1.4.4"
   // Serializes catalog DDL that concurrent writes would otherwise race on (CREATE SCHEMA of the same
   // schema, creation of the ledger), which DuckDB reports as a write-write conflict.
   std::mutex ddl_mutex;
@@ -743,6 +744,9 @@ DuckDbWarehouse::DuckDbWarehouse(std::filesystem::path file, std::unique_ptr<Han
   capabilities_.create_or_replace_view = true;
   capabilities_.exchange_tables = false;
   capabilities_.native_date_partitioning = false;
+  capabilities_.double_colon_cast = true;
+  capabilities_.window_functions = true;
+  capabilities_.server_version = handles_->version;
 }
 
 DuckDbWarehouse::~DuckDbWarehouse() {
@@ -811,7 +815,9 @@ std::unique_ptr<DuckDbWarehouse> DuckDbWarehouse::Open(const std::filesystem::pa
   }
   try {
     Session session(handles->database, handles->connections);
-    handles->catalog = session.Run("SELECT current_database()", Operation::kOpen, absolute.string())->TextOrEmpty(0, 0);
+    auto opened = session.Run("SELECT current_database(), version()", Operation::kOpen, absolute.string());
+    handles->catalog = opened->TextOrEmpty(0, 0);
+    handles->version = opened->TextOrEmpty(1, 0);
   } catch (const Error&) {
     handles.reset();
     release_lock();

@@ -99,6 +99,11 @@ TEST_F(DuckDbWarehouseTest, ReplaceTableCreatesThenReplacesAndRecordsTheLedger) 
   EXPECT_TRUE(warehouse->capabilities().create_or_replace_view);
   EXPECT_FALSE(warehouse->capabilities().exchange_tables);
   EXPECT_FALSE(warehouse->capabilities().native_date_partitioning);
+  EXPECT_TRUE(warehouse->capabilities().double_colon_cast);
+  EXPECT_TRUE(warehouse->capabilities().window_functions);
+  EXPECT_FALSE(warehouse->capabilities().datetime64);
+  EXPECT_FALSE(warehouse->capabilities().is_not_distinct_from);
+  EXPECT_EQ(warehouse->capabilities().server_version.rfind("v1.", 0), 0u) << warehouse->capabilities().server_version;
   EXPECT_TRUE(warehouse->ReadLedger().empty());
 
   warehouse->EnsureSchema("gold");

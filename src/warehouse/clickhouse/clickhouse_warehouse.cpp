@@ -1,0 +1,642 @@
+#include "warehouse/clickhouse/clickhouse_warehouse.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include "core/clock.hpp"
+#include "core/diagnostic.hpp"
+#include "core/pause_point.hpp"
+#include "core/sha256.hpp"
+#include "sql/dialect.hpp"
+#include "warehouse/clickhouse/clickhouse_capabilities.hpp"
+#include "warehouse/clickhouse/clickhouse_seed.hpp"
+#include "warehouse/clickhouse/clickhouse_statements.hpp"
+
+namespace sluice {
+
+namespace {
+
+constexpr std::string_view kPauseBeforeSwap = "after_write_before_commit";
+constexpr std::string_view kPauseBeforeLedger = "after_swap_before_ledger";
+constexpr const char* kTabSeparated = "TabSeparatedWithNamesAndTypes";
+
+// What a failing statement was doing; selects the wording.
+enum class Operation { kOpen, kStatement, kWrite, kCatalog };
+
+std::string Scrubbed(std::string text, const std::string& secret) {
+  if (secret.size() < 3) return text;  // shorter "secrets" would mangle every message and protect nothing
+  for (size_t at = text.find(secret); at != std::string::npos; at = text.find(secret, at)) {
+    text.replace(at, secret.size(), "***");
+  }
+  return text;
+}
+
+// The one place ClickHouse failures become sluice::Error. `subject` is the relation worked on (may be empty).
+Error TranslateClickHouseError(Operation operation, const std::string& subject, const ClickHouseFailure& failure,
+                               const ClickHouseEndpoint& endpoint) {
+  const std::string server = endpoint.host + ":" + std::to_string(endpoint.port);
+  const std::string message = Scrubbed(failure.message, endpoint.password);
+  auto error = [](std::string code, std::string text, std::string hint) {
+    return Error(Diagnostic{std::move(code), std::move(text), {}, std::move(hint), {}});
+  };
+  if (failure.kind == ClickHouseFailure::Kind::kConnect) {
+    return error("SLU-WAREHOUSE-031", "cannot connect to ClickHouse at " + server + " (HTTP): " + message,
+                 "start the server, or fix the target's connection host and port (HTTP, default 8123; "
+                 "STREAMBUILD_CLICKHOUSE_HOST/PORT and --host/--port override them)");
+  }
+  if (failure.kind == ClickHouseFailure::Kind::kTimeout) {
+    return error("SLU-WAREHOUSE-032",
+                 "ClickHouse at " + server + " did not answer" + (subject.empty() ? "" : " while working on " + subject) +
+                     ": " + message,
+                 "check that the server is healthy; a statement running longer than the read timeout is cut off");
+  }
+  if (failure.kind == ClickHouseFailure::Kind::kServer &&
+      (failure.code == 192 || failure.code == 193 || failure.code == 194 || failure.code == 516)) {
+    return error("SLU-WAREHOUSE-030",
+                 "ClickHouse at " + server + " refused user \"" + endpoint.username + "\": " + message,
+                 "check the target's connection username and password (STREAMBUILD_CLICKHOUSE_USERNAME/PASSWORD and "
+                 "--username/--password override them)");
+  }
+  std::string what;
+  switch (operation) {
+    case Operation::kOpen: what = "opening ClickHouse at " + server + " failed"; break;
+    case Operation::kStatement:
+      what = subject.empty() ? "ClickHouse statement failed" : "statement on " + subject + " failed";
+      break;
+    case Operation::kWrite: what = "writing " + subject + " failed"; break;
+    case Operation::kCatalog: what = "reading the catalog for " + subject + " failed"; break;
+  }
+  what += ": " + message + (failure.code != 0 ? " (ClickHouse code " + std::to_string(failure.code) + ")" : "");
+  switch (failure.code) {
+    case 62:
+      return error("SLU-WAREHOUSE-022", what, "the SQL is not valid SQL for this ClickHouse server");
+    case 46: case 60: case 81: case 63:
+      return error("SLU-WAREHOUSE-021", what, "a relation, database or function the SQL names does not exist");
+    case 47: case 16: case 10: case 43: case 53: case 386: case 44: case 184: case 215:
+      return error("SLU-WAREHOUSE-024", what,
+                   "a column or relation the SQL names does not exist there, or has another type; upstream tables are "
+                   "as their last run left them");
+    case 6: case 27: case 38: case 41: case 69: case 70: case 72: case 26:
+      return error("SLU-WAREHOUSE-025", what, "a value does not convert to the type asked for; check the data");
+    case 394:
+      return error("SLU-WAREHOUSE-008",
+                   what.substr(0, what.find(": ")) + ": interrupted (the run was canceled); the target is untouched "
+                   "unless its swap had already run",
+                   "");
+    default:
+      return error("SLU-WAREHOUSE-020", what, "");
+  }
+}
+
+Error WarehouseError(std::string code, std::string message, std::string hint) {
+  return Error(Diagnostic{std::move(code), std::move(message), {}, std::move(hint), {}});
+}
+
+std::string NewQueryId() {
+  static const std::string process =
+      std::to_string(::getpid()) + "-" +
+      std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 1000000007);
+  static std::atomic<uint64_t> counter{0};
+  return "sluice-" + process + "-" + std::to_string(counter.fetch_add(1));
+}
+
+// Identifier-safe and bounded: staging names must be valid file names on Ordinary databases.
+std::string Sanitized(std::string_view text, size_t limit) {
+  std::string out;
+  for (char c : text) {
+    if (out.size() == limit) break;
+    out += (std::isalnum(static_cast<unsigned char>(c)) != 0) ? c : '_';
+  }
+  return out;
+}
+
+bool IsDateType(const std::string& type) { return type == "Date"; }
+bool IsDateTimeType(const std::string& type) { return type == "DateTime" || type.rfind("DateTime(", 0) == 0; }
+
+// Whether values of `from` go into a column of type `to` without loss, as INSERT … SELECT converts them.
+bool ConvertsImplicitly(const std::string& from, const std::string& to) {
+  if (from == to) return true;
+  auto unwrap = [](const std::string& type) -> std::string {
+    return type.rfind("Nullable(", 0) == 0 ? type.substr(9, type.size() - 10) : type;
+  };
+  const bool to_nullable = to.rfind("Nullable(", 0) == 0;
+  if (from.rfind("Nullable(", 0) == 0 && !to_nullable) return false;
+  std::string a = unwrap(from), b = unwrap(to);
+  if (a == b) return true;
+  static const std::map<std::string, int> kSigned{{"Int8", 8}, {"Int16", 16}, {"Int32", 32}, {"Int64", 64}};
+  static const std::map<std::string, int> kUnsigned{{"UInt8", 8}, {"UInt16", 16}, {"UInt32", 32}, {"UInt64", 64}};
+  auto find = [](const std::map<std::string, int>& map, const std::string& type) {
+    auto it = map.find(type);
+    return it == map.end() ? 0 : it->second;
+  };
+  if (int width = find(kSigned, a); width > 0) return find(kSigned, b) > width;
+  if (int width = find(kUnsigned, a); width > 0) return find(kUnsigned, b) > width || find(kSigned, b) > width;
+  if (a == "Float32") return b == "Float64";
+  return false;
+}
+
+}  // namespace
+
+std::string StagingPrefix(const Relation& relation) {
+  return "stage_" + Sha256Hex(relation.name_space + std::string(1, '\0') + relation.name).substr(0, 12) + "_";
+}
+
+struct ClickHouseWarehouse::Impl {
+  ClickHouseHttp http;
+  Capabilities capabilities;
+  ClickHouseStatements statements;
+  std::string database;  // for the caller's SQL; empty until it exists
+  std::atomic<bool> interrupted{false};
+  StatementObserver observer;  // set before writes start
+
+  std::mutex mutex;                          // guards the three below
+  std::set<std::string> in_flight;           // query ids sent and not answered
+  std::map<std::string, bool> databases;     // databases known to exist → Atomic
+  bool ledger_ready = false;
+
+  Impl(ClickHouseHttp client, Capabilities probed, std::string current)
+      : http(std::move(client)), capabilities(std::move(probed)), statements(capabilities),
+        database(std::move(current)) {}
+
+  // Sends one statement; throws the translated error (a SqlError when the server places it in the embedded SELECT).
+  std::string Run(const ClickHouseStatement& statement, Operation operation, const std::string& subject,
+                  std::vector<std::string>* record = nullptr, std::optional<std::string> data = std::nullopt,
+                  const char* format = nullptr) {
+    if (interrupted) {
+      throw TranslateClickHouseError(operation, subject, {ClickHouseFailure::Kind::kServer, 394, "interrupted", {}},
+                                     http.endpoint());
+    }
+    if (record != nullptr) record->push_back(statement.sql);
+    ClickHouseRequest request{statement.sql, std::move(data), CurrentDatabase(), NewQueryId(), {}};
+    if (format != nullptr) request.settings["default_format"] = format;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      in_flight.insert(request.query_id);
+    }
+    ClickHouseResponse response = http.Post(request);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      in_flight.erase(request.query_id);
+    }
+    if (response.ok) return std::move(response.body);
+    Error error = TranslateClickHouseError(operation, subject, response.failure, http.endpoint());
+    const std::optional<size_t>& position = response.failure.position;
+    if (position && statement.select_begin != std::string::npos && *position >= statement.select_begin &&
+        *position < statement.select_begin + statement.select_size) {
+      throw SqlError(error.diagnostics().front(), *position - statement.select_begin);
+    }
+    throw error;
+  }
+  std::string Run(std::string sql, Operation operation, const std::string& subject,
+                  std::vector<std::string>* record = nullptr) {
+    return Run(ClickHouseStatement{std::move(sql)}, operation, subject, record);
+  }
+  TabSeparatedResult Select(std::string sql, Operation operation, const std::string& subject,
+                            std::vector<std::string>* record = nullptr) {
+    return ParseTabSeparatedWithNamesAndTypes(
+        Run(ClickHouseStatement{std::move(sql)}, operation, subject, record, std::nullopt, kTabSeparated));
+  }
+  // Cleanup whose failure is not worth reporting over the error that caused it (and runs after Interrupt too).
+  void RunIgnoringFailure(const std::string& sql, std::vector<std::string>* record) {
+    if (record != nullptr) record->push_back(sql);
+    http.Post({sql, std::nullopt, "", NewQueryId(), {}});
+  }
+
+  std::string CurrentDatabase() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return databases.count(database) ? database : std::string();
+  }
+
+  // Creates the database when missing; returns whether it is Atomic.
+  bool EnsureDatabase(const std::string& name) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (auto it = databases.find(name); it != databases.end()) return it->second;
+    }
+    Run(statements.CreateDatabase(name), Operation::kStatement, name);
+    TabSeparatedResult engine = Select(
+        "SELECT engine FROM system.databases WHERE name = " + ClickHouseStatements::Literal(name), Operation::kCatalog,
+        name);
+    bool atomic = !engine.rows.empty() && engine.rows[0][0].value_or("") == "Atomic";
+    std::lock_guard<std::mutex> lock(mutex);
+    databases[name] = atomic;
+    return atomic;
+  }
+
+  void NoteDatabases() {
+    TabSeparatedResult rows = Select("SELECT name, engine FROM system.databases", Operation::kOpen, "the server");
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const auto& row : rows.rows) databases[row[0].value_or("")] = row[1].value_or("") == "Atomic";
+  }
+
+  void EnsureLedger() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (ledger_ready) return;
+    }
+    EnsureDatabase(std::string(kSluiceDatabase));
+    Run(ClickHouseStatements::CreateLedger(), Operation::kStatement, "the ledger");
+    std::lock_guard<std::mutex> lock(mutex);
+    ledger_ready = true;
+  }
+
+  // The relation's engine ("" when absent) and partition key.
+  std::pair<ExistingKind, std::string> Existing(const Relation& relation, const std::string& subject,
+                                                std::vector<std::string>* record) {
+    TabSeparatedResult found =
+        Select("SELECT engine, partition_key FROM system.tables WHERE database = " +
+                   ClickHouseStatements::Literal(relation.name_space) +
+                   " AND name = " + ClickHouseStatements::Literal(relation.name),
+               Operation::kWrite, subject, record);
+    if (found.rows.empty()) return {ExistingKind::kAbsent, ""};
+    std::string engine = found.rows[0][0].value_or("");
+    bool view = engine == "View" || engine == "MaterializedView";
+    return {view ? ExistingKind::kView : ExistingKind::kTable, found.rows[0].size() > 1 ? found.rows[0][1].value_or("") : ""};
+  }
+
+  std::vector<ColumnInfo> Columns(const Relation& relation, Operation operation, const std::string& subject,
+                                  std::vector<std::string>* record) {
+    TabSeparatedResult rows = Select("SELECT name, type FROM system.columns WHERE database = " +
+                                         ClickHouseStatements::Literal(relation.name_space) +
+                                         " AND table = " + ClickHouseStatements::Literal(relation.name),
+                                     operation, subject, record);
+    std::vector<ColumnInfo> columns;
+    for (const auto& row : rows.rows) columns.push_back({row[0].value_or(""), row[1].value_or("")});
+    return columns;
+  }
+
+  std::vector<TableInfo> Catalog(const Relation* only, const std::string& subject) {
+    std::string where = "database NOT IN ('system', 'INFORMATION_SCHEMA', 'information_schema', " +
+                        ClickHouseStatements::Literal(kSluiceDatabase) + ")";
+    std::string tables_where = where, columns_where = where;
+    if (only != nullptr) {
+      std::string database = " AND database = " + ClickHouseStatements::Literal(only->name_space);
+      tables_where += database + " AND name = " + ClickHouseStatements::Literal(only->name);
+      columns_where += database + " AND table = " + ClickHouseStatements::Literal(only->name);
+    }
+    TabSeparatedResult tables =
+        Select("SELECT database, name, engine FROM system.tables WHERE " + tables_where, Operation::kCatalog, subject);
+    TabSeparatedResult columns =
+        Select("SELECT database, table, name, type FROM system.columns WHERE " + columns_where, Operation::kCatalog,
+               subject);
+    std::map<Relation, TableInfo> infos;
+    for (const auto& row : tables.rows) {
+      Relation relation{row[0].value_or(""), row[1].value_or("")};
+      std::string engine = row[2].value_or("");
+      infos[relation] = TableInfo{relation, engine == "View" || engine == "MaterializedView", {}};
+    }
+    for (const auto& row : columns.rows) {
+      auto it = infos.find(Relation{row[0].value_or(""), row[1].value_or("")});
+      if (it != infos.end()) it->second.columns.push_back({row[2].value_or(""), row[3].value_or("")});
+    }
+    std::vector<TableInfo> result;
+    for (auto& [relation, info] : infos) result.push_back(std::move(info));
+    return result;
+  }
+
+  // Drops every staging table of `relation` a killed or failed write left behind.
+  void DropStaleStaging(const Relation& relation, const std::string& subject, std::vector<std::string>* record) {
+    std::string prefix = StagingPrefix(relation);
+    TabSeparatedResult stale = Select(
+        "SELECT name FROM system.tables WHERE database = " + ClickHouseStatements::Literal(kSluiceDatabase) +
+            " AND substring(name, 1, " + std::to_string(prefix.size()) + ") = " + ClickHouseStatements::Literal(prefix),
+        Operation::kWrite, subject, record);
+    for (const auto& row : stale.rows) {
+      Run(statements.Drop({std::string(kSluiceDatabase), row[0].value_or("")}), Operation::kWrite, subject, record);
+    }
+  }
+};
+
+namespace {
+
+// What the body of a write works with: the statements it sends (recorded for the observer) and the staging
+// relations it creates, dropped after the write whether it succeeded or not.
+struct WriteScope {
+  ClickHouseWarehouse::Impl& impl;
+  const Relation& relation;
+  std::string subject;
+  std::vector<std::string>* record;
+  ClickHouseStatements statements;  // with EXCHANGE TABLES only when both databases are Atomic
+  std::string run_tag;
+  std::vector<Relation> staging;
+
+  // A new staging relation in `_sluice`, e.g. stage_<hash>_orders_run42_123_7_new.
+  Relation Staging(std::string_view role) {
+    static std::atomic<uint64_t> counter{0};
+    Relation staged{std::string(kSluiceDatabase), StagingPrefix(relation) + Sanitized(relation.name, 40) + "_" +
+                                                      run_tag + "_" + std::to_string(::getpid()) + "_" +
+                                                      std::to_string(counter.fetch_add(1)) + "_" + std::string(role)};
+    staging.push_back(staged);
+    return staged;
+  }
+  std::string Run(const ClickHouseStatement& statement, std::optional<std::string> data = std::nullopt) {
+    return impl.Run(statement, Operation::kWrite, subject, record, std::move(data));
+  }
+  TabSeparatedResult Select(std::string sql) { return impl.Select(std::move(sql), Operation::kWrite, subject, record); }
+  int64_t Count(const Relation& table) {
+    TabSeparatedResult rows = Select("SELECT count() FROM " + ClickHouseStatements::Name(table));
+    return rows.rows.empty() ? 0 : std::stoll(rows.rows[0][0].value_or("0"));
+  }
+  // Puts `staged` in the place of the relation (PausePoint before).
+  void SwapIn(ExistingKind existing, const Relation& staged) {
+    PausePoint(kPauseBeforeSwap);
+    Relation displaced = Staging("old");
+    for (const std::string& sql : statements.SwapIn(existing, relation, staged, displaced)) Run({sql});
+  }
+};
+
+// Brings the date-partitioned table to the columns of the SELECT (`selected`): added columns are added (Nullable, so
+// other dates read NULL); removed or retyped ones throw SLU-WAREHOUSE-013.
+void EvolveColumns(WriteScope& scope, const std::vector<ColumnInfo>& table, const std::vector<ColumnInfo>& selected) {
+  auto find = [](const std::vector<ColumnInfo>& columns, const std::string& name) -> const ColumnInfo* {
+    for (const ColumnInfo& column : columns) {
+      if (column.name == name) return &column;  // ClickHouse names are case-sensitive
+    }
+    return nullptr;
+  };
+  std::string changes;
+  for (const ColumnInfo& column : table) {
+    const ColumnInfo* now = find(selected, column.name);
+    if (now == nullptr) {
+      changes += std::string(changes.empty() ? "" : "; ") + "column \"" + column.name + "\" is no longer selected";
+    } else if (!ConvertsImplicitly(now->type, column.type)) {
+      changes += std::string(changes.empty() ? "" : "; ") + "column \"" + column.name + "\" was " + column.type +
+                 " and is now " + now->type;
+    }
+  }
+  if (!changes.empty()) {
+    throw WarehouseError("SLU-WAREHOUSE-013",
+                         "the SELECT for " + scope.subject + " no longer matches its table: " + changes,
+                         "a partitioned table keeps the rows of its other dates, so only added columns are applied "
+                         "in place; rebuild it with `sluice run --full-refresh --select <model>`");
+  }
+  for (const ColumnInfo& column : selected) {
+    if (find(table, column.name) != nullptr) continue;
+    bool wraps = column.type.rfind("Nullable(", 0) != 0 && column.type.rfind("LowCardinality(", 0) != 0 &&
+                 column.type.rfind("Array(", 0) != 0 && column.type.rfind("Tuple(", 0) != 0 &&
+                 column.type.rfind("Nested(", 0) != 0 && column.type.rfind("Map(", 0) != 0;
+    scope.Run({"ALTER TABLE " + ClickHouseStatements::Name(scope.relation) + " ADD COLUMN " +
+               sql::QuoteIdentifier(sql::Dialect::kClickHouse, column.name) + " " +
+               (wraps ? "Nullable(" + column.type + ")" : column.type)});
+  }
+}
+
+template <typename Body>
+WriteResult Write(ClickHouseWarehouse::Impl& impl, const Relation& relation, const LedgerEntry& ledger, Body&& body) {
+  std::string subject = relation.ToString();
+  bool atomic = impl.EnsureDatabase(relation.name_space);
+  impl.EnsureLedger();
+  bool sluice_atomic = impl.EnsureDatabase(std::string(kSluiceDatabase));
+  std::vector<std::string> statements;
+  struct Report {
+    const StatementObserver& observer;
+    const Relation& relation;
+    const std::vector<std::string>& statements;
+    ~Report() {
+      if (observer) observer(relation, statements);
+    }
+  } report{impl.observer, relation, statements};
+  WriteScope scope{impl,
+                   relation,
+                   subject,
+                   &statements,
+                   atomic && sluice_atomic ? impl.statements : impl.statements.ForOrdinaryDatabase(),
+                   Sanitized(ledger.run_id, 40),
+                   {}};
+  auto drop_staging = [&] {
+    for (const Relation& staged : scope.staging) impl.RunIgnoringFailure(impl.statements.Drop(staged), &statements);
+  };
+  WriteResult result;
+  try {
+    impl.DropStaleStaging(relation, subject, &statements);
+    result = body(scope);
+  } catch (...) {
+    drop_staging();
+    throw;
+  }
+  PausePoint(kPauseBeforeLedger);
+  result.written_at = FormatUtc(std::chrono::system_clock::now());
+  LedgerEntry entry = ledger;
+  impl.Run(ClickHouseStatements::InsertLedger(relation, entry, result.rows_written, result.written_at),
+           Operation::kWrite, subject, &statements);
+  drop_staging();
+  return result;
+}
+
+}  // namespace
+
+ClickHouseWarehouse::ClickHouseWarehouse(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ClickHouseWarehouse::~ClickHouseWarehouse() = default;
+
+std::unique_ptr<ClickHouseWarehouse> ClickHouseWarehouse::Open(ClickHouseEndpoint endpoint, std::string database) {
+  ClickHouseHttp http(std::move(endpoint));
+  CapabilityProbe probe = ProbeCapabilities(http);
+  if (probe.failure) throw TranslateClickHouseError(Operation::kOpen, "", *probe.failure, http.endpoint());
+  auto impl = std::make_unique<Impl>(std::move(http), std::move(probe.capabilities), std::move(database));
+  impl->NoteDatabases();
+  return std::unique_ptr<ClickHouseWarehouse>(new ClickHouseWarehouse(std::move(impl)));
+}
+
+const Capabilities& ClickHouseWarehouse::capabilities() const { return impl_->capabilities; }
+
+void ClickHouseWarehouse::Execute(const std::string& sql) { impl_->Run(sql, Operation::kStatement, ""); }
+
+Rows ClickHouseWarehouse::Query(const std::string& sql) {
+  TabSeparatedResult result = impl_->Select(sql, Operation::kStatement, "");
+  return Rows{std::move(result.names), std::move(result.rows)};
+}
+
+std::optional<TableInfo> ClickHouseWarehouse::Describe(const Relation& relation) {
+  std::vector<TableInfo> infos = impl_->Catalog(&relation, relation.ToString());
+  if (infos.empty()) return std::nullopt;
+  return infos.front();
+}
+
+std::vector<TableInfo> ClickHouseWarehouse::ListRelations() { return impl_->Catalog(nullptr, "the server"); }
+
+void ClickHouseWarehouse::EnsureSchema(const std::string& name) { impl_->EnsureDatabase(name); }
+
+WriteResult ClickHouseWarehouse::ReplaceTable(const Relation& relation, const std::string& select_sql,
+                                              LedgerEntry ledger) {
+  return Write(*impl_, relation, ledger, [&](WriteScope& scope) {
+    Relation staged = scope.Staging("new");
+    scope.Run(ClickHouseStatements::CreateStaging(staged, select_sql));
+    WriteResult result;
+    result.rows_written = scope.Count(staged);
+    scope.SwapIn(impl_->Existing(relation, scope.subject, scope.record).first, staged);
+    return result;
+  });
+}
+
+WriteResult ClickHouseWarehouse::ReplaceDateRange(const Relation& relation, const std::string& select_sql,
+                                                  const std::string& date_column, DateWindow window,
+                                                  LedgerEntry ledger, DateRangeMode mode) {
+  ledger.window = window;  // the ledger records exactly the window this write owned
+  return Write(*impl_, relation, ledger, [&](WriteScope& scope) {
+    Relation selected = scope.Staging("select");
+    scope.Run(ClickHouseStatements::CreateStaging(selected, select_sql));
+    std::vector<ColumnInfo> columns = impl_->Columns(selected, Operation::kWrite, scope.subject, scope.record);
+    auto date = std::find_if(columns.begin(), columns.end(),
+                             [&](const ColumnInfo& column) { return column.name == date_column; });
+    if (date == columns.end()) {
+      throw WarehouseError(
+          "SLU-WAREHOUSE-010",
+          "the SELECT for " + scope.subject + " has no column \"" + date_column + "\", its partition date column",
+          "select the date column (by that name) in the model, or fix the partitions column");
+    }
+    const bool is_date = IsDateType(date->type);
+    if (!is_date && !IsDateTimeType(date->type)) {
+      throw WarehouseError("SLU-WAREHOUSE-014",
+                           "the partition date column \"" + date_column + "\" of " + scope.subject + " is " +
+                               date->type + ", not Date or DateTime",
+                           "ClickHouse partitions by a column that is never NULL: select it as a Date, e.g. "
+                           "toDate(...) or assumeNotNull(...)");
+    }
+    std::string in_window = ClickHouseStatements::InWindow(date_column, window);
+    TabSeparatedResult counts = scope.Select("SELECT countIf(" + in_window + "), count() FROM " +
+                                             ClickHouseStatements::Name(selected));
+    WriteResult result;
+    result.rows_written = std::stoll(counts.rows.at(0).at(0).value_or("0"));
+    result.rows_dropped = std::stoll(counts.rows.at(0).at(1).value_or("0")) - result.rows_written;
+
+    auto [existing, partition_key] = impl_->Existing(relation, scope.subject, scope.record);
+    const std::string wanted_key = ClickHouseStatements::PartitionKey(date_column, is_date);
+    if (mode == DateRangeMode::kWholeTable || existing != ExistingKind::kTable) {
+      Relation staged = scope.Staging("new");
+      scope.Run({ClickHouseStatements::CreatePartitionedFrom(staged, selected, date_column, is_date, in_window)});
+      scope.SwapIn(existing, staged);
+      return result;
+    }
+    // system.tables quotes the key's names only where they need it: compared without backquotes.
+    auto unquoted = [](std::string key) {
+      key.erase(std::remove(key.begin(), key.end(), '`'), key.end());
+      return key;
+    };
+    if (unquoted(partition_key) != unquoted(wanted_key)) {
+      throw WarehouseError("SLU-WAREHOUSE-014",
+                           "the table " + scope.subject + " is partitioned by \"" + partition_key + "\", not by the day "
+                           "of \"" + date_column + "\", so its dates cannot be replaced one by one",
+                           "rebuild it with `sluice run --full-refresh --select <model>`");
+    }
+    EvolveColumns(scope, impl_->Columns(relation, Operation::kWrite, scope.subject, scope.record), columns);
+    Relation staged = scope.Staging("window");
+    std::string names;
+    for (const ColumnInfo& column : columns) {
+      names += (names.empty() ? "" : ", ") + sql::QuoteIdentifier(sql::Dialect::kClickHouse, column.name);
+    }
+    scope.Run({"CREATE TABLE " + ClickHouseStatements::Name(staged) + " AS " + ClickHouseStatements::Name(relation)});
+    scope.Run({"INSERT INTO " + ClickHouseStatements::Name(staged) + " (" + names + ") SELECT " + names + " FROM " +
+               ClickHouseStatements::Name(selected) + " WHERE " + in_window});
+    TabSeparatedResult days = scope.Select("SELECT DISTINCT toString(toDate(" +
+                                           sql::QuoteIdentifier(sql::Dialect::kClickHouse, date_column) + ")) FROM " +
+                                           ClickHouseStatements::Name(staged));
+    std::set<std::string> with_rows;
+    for (const auto& row : days.rows) with_rows.insert(row[0].value_or(""));
+    PausePoint(kPauseBeforeSwap);
+    for (Date day = window.start; day < window.end; day = day.AddDays(1)) {
+      scope.Run({with_rows.count(day.ToString()) ? ClickHouseStatements::ReplacePartition(relation, day, staged)
+                                                 : ClickHouseStatements::DropPartition(relation, day)});
+    }
+    return result;
+  });
+}
+
+WriteResult ClickHouseWarehouse::ReplaceView(const Relation& relation, const std::string& select_sql,
+                                             LedgerEntry ledger) {
+  return Write(*impl_, relation, ledger, [&](WriteScope& scope) {
+    ExistingKind existing = impl_->Existing(relation, scope.subject, scope.record).first;
+    Relation staged = scope.Staging("view");
+    Relation displaced = scope.Staging("old");
+    std::vector<ClickHouseStatement> statements =
+        scope.statements.ReplaceView(existing, relation, staged, displaced, select_sql);
+    for (size_t i = 0; i < statements.size(); ++i) {
+      if (i == 1) PausePoint(kPauseBeforeSwap);  // the staging view exists, the swap follows
+      scope.Run(statements[i]);
+    }
+    return WriteResult{};  // a view stores no rows
+  });
+}
+
+WriteResult ClickHouseWarehouse::LoadSeed(const Relation& relation, const SeedFile& seed, LedgerEntry ledger) {
+  std::ifstream in(seed.path, std::ios::binary);
+  if (!in) {
+    throw WarehouseError("SLU-WAREHOUSE-012", "seed file " + seed.path + " for " + relation.ToString() + " does not exist",
+                         "check the seed's path (relative to the project root)");
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  SeedTable table = ReadSeedCsv(text.str(), seed.path, relation.ToString(), seed.columns);
+  return Write(*impl_, relation, ledger, [&](WriteScope& scope) {
+    Relation staged = scope.Staging("seed");
+    std::string definition;
+    std::string names;
+    for (size_t i = 0; i < table.columns.size(); ++i) {
+      std::string name = sql::QuoteIdentifier(sql::Dialect::kClickHouse, table.columns[i]);
+      definition += (i > 0 ? ", " : "") + name + " " + table.types[i];
+      names += (i > 0 ? ", " : "") + name;
+    }
+    scope.Run({"CREATE TABLE " + ClickHouseStatements::Name(staged) + " (" + definition +
+               ") ENGINE = MergeTree() ORDER BY tuple()"});
+    if (!table.rows.empty()) {
+      scope.Run({"INSERT INTO " + ClickHouseStatements::Name(staged) + " (" + names + ") FORMAT TabSeparated"},
+                SeedRowsAsTabSeparated(table));
+    }
+    WriteResult result;
+    result.rows_written = static_cast<int64_t>(table.rows.size());
+    scope.SwapIn(impl_->Existing(relation, scope.subject, scope.record).first, staged);
+    return result;
+  });
+}
+
+std::vector<LedgerEntry> ClickHouseWarehouse::ReadLedger() {
+  TabSeparatedResult exists =
+      impl_->Select("SELECT 1 FROM system.tables WHERE database = " + ClickHouseStatements::Literal(kSluiceDatabase) +
+                        " AND name = 'ledger'",
+                    Operation::kCatalog, "the ledger");
+  if (exists.rows.empty()) return {};
+  TabSeparatedResult rows = impl_->Select(ClickHouseStatements::SelectLedger(), Operation::kCatalog, "the ledger");
+  std::vector<LedgerEntry> entries;
+  for (const auto& row : rows.rows) {
+    LedgerEntry entry;
+    entry.asset = row[0].value_or("");
+    std::optional<Date> start = row[1] ? Date::Parse(*row[1]) : std::nullopt;
+    std::optional<Date> end = row[2] ? Date::Parse(*row[2]) : std::nullopt;
+    if (start && end) entry.window = DateWindow{*start, *end};
+    entry.run_id = row[3].value_or("");
+    entry.row_count = std::stoll(row[4].value_or("0"));
+    entry.sql_hash = row[5].value_or("");
+    entry.written_at = row[6].value_or("");
+    if (row[7] && row[8]) entry.relation = Relation{*row[7], *row[8]};
+    entries.push_back(std::move(entry));
+  }
+  return entries;
+}
+
+void ClickHouseWarehouse::DropRelation(const Relation& relation) {
+  impl_->Run(impl_->statements.Drop(relation), Operation::kWrite, relation.ToString());
+}
+
+void ClickHouseWarehouse::Interrupt() {
+  impl_->interrupted = true;
+  std::vector<std::string> ids;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    ids.assign(impl_->in_flight.begin(), impl_->in_flight.end());
+  }
+  for (const std::string& id : ids) {
+    impl_->RunIgnoringFailure("KILL QUERY WHERE query_id = " + ClickHouseStatements::Literal(id) + " ASYNC", nullptr);
+  }
+}
+
+void ClickHouseWarehouse::ObserveStatements(StatementObserver observer) { impl_->observer = std::move(observer); }
+
+}  // namespace sluice
