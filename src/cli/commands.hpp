@@ -53,6 +53,17 @@ struct BuildOptions {
   std::vector<std::string> confirm;  // protected pipelines' tokens
   bool json = false;
   bool events = false;
+struct TestOptions {
+  std::vector<std::string> paths;  // test files or folders (relative to the project or the working directory)
+  std::vector<std::string> select;
+  bool verbose = false;
+  bool json = false;
+};
+
+struct AuditOptions {
+  std::vector<std::string> select;
+  bool force = false;
+  bool json = false;
 };
 
 int Discover(const GlobalOptions& global);
@@ -64,5 +75,9 @@ int Runs(const GlobalOptions& global, bool json, int limit);
 int Logs(const GlobalOptions& global, const std::string& run_id, bool json);
 int Plan(const GlobalOptions& global, const PlanOptions& options);
 int Build(const GlobalOptions& global, const BuildOptions& options);
+// 0 when every selected test passed, 1 when one failed or its SQL failed.
+int Test(const GlobalOptions& global, const TestOptions& options);
+// 1 only when an error-severity audit failed or its SQL failed.
+int Audit(const GlobalOptions& global, const AuditOptions& options);
 
 }  // namespace sluice::cli

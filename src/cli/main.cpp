@@ -162,6 +162,42 @@ int main(int argc, char** argv) {
   logs_cmd->add_option("run_id", run_id, "Run id (see `sluice runs`)")->required();
   logs_cmd->add_flag("--json", logs_json, "Print JSON");
 
+  TestOptions test;
+  CLI::App* test_cmd = app.add_subcommand(
+      "test",
+      "Run the project's SQL tests (tests/**/*.sql) on the target's warehouse, one query each; print each test's "
+      "result and the rows that differ; write the statements run to target/run/tests/. Nothing needs to be "
+      "materialized first");
+  test_cmd->add_option("paths", test.paths,
+                       "Run only the tests in these files or folders (e.g. tests/orders), relative to the project or "
+                       "the working directory");
+  test_cmd->add_option("-s,--select", test.select,
+                       "Run only the tests whose expected models are selected: NAME, pipeline:NAME, model:NAME, "
+                       "+NAME (adds upstream). One value per --select (quote several: --select \"a b\"), so "
+                       "paths may follow it")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  test_cmd->add_flag("-v,--verbose", test.verbose, "Also print each test's target models and the file it ran");
+  test_cmd->add_flag("--json", test.json, "Print one JSON document: every test, its status and its failing rows");
+  test_cmd->footer("Exit codes: 0 every test passed; 1 a test failed, or its SQL failed; 2 a path or selection "
+                   "that names nothing.");
+
+  AuditOptions audit;
+  CLI::App* audit_cmd = app.add_subcommand(
+      "audit",
+      "Run the project's audits (audits/**/*.sql and the audits of MODEL headers) against the materialized "
+      "relations; an audit fails when its query returns rows");
+  audit_cmd->add_option("-s,--select", audit.select,
+                        "Run only the audits that read a selected model: NAME, pipeline:NAME, model:NAME, +NAME "
+                        "(adds upstream). Repeatable; default: every audit");
+  audit_cmd->add_flag("--force", audit.force,
+                      "Also run audits that are deferred: those reading a model not materialized yet, or still "
+                      "within its warmup since the last write");
+  audit_cmd->add_flag("--json", audit.json, "Print one JSON document: every audit, its status, sample rows, reasons");
+  audit_cmd->footer("Exit codes: 0 unless an audit of severity error failed or its SQL failed (then 1); warnings "
+                    "and deferred audits never fail the command; 2 a selection that names nothing.");
+
   try {
     try {
       app.parse(argc, argv);
@@ -209,6 +245,8 @@ int main(int argc, char** argv) {
     if (logs_cmd->parsed()) return Logs(global, run_id, logs_json);
     if (plan_cmd->parsed()) return Plan(global, plan);
     if (build_cmd->parsed()) return Build(global, build);
+    if (test_cmd->parsed()) return Test(global, test);
+    if (audit_cmd->parsed()) return Audit(global, audit);
   } catch (const UsageError& error) {
     return Render(error, kUsageError);
   } catch (const sluice::Error& error) {

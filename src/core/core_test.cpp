@@ -258,6 +258,38 @@ TEST(FileSystem, WriteAllWritesEveryByteOrReportsTheError) {
   ::close(read_only);
 }
 
+TEST(FileSystem, ReplaceFolderLeavesExactlyTheNewFiles) {
+  ScratchFolder scratch("sluice_core_test");
+  const std::filesystem::path folder = scratch.path / "run" / "tests";
+  ReplaceFolder(folder, {{"a/one.sql", "1\n"}, {"two.sql", "2\n"}});
+  EXPECT_EQ(ReadFile(folder / "a" / "one.sql"), "1\n");
+  EXPECT_EQ(ReadFile(folder / "two.sql"), "2\n");
+  ReplaceFolder(folder, {{"b/three.sql", "3\n"}});
+  EXPECT_EQ(ReadFile(folder / "b" / "three.sql"), "3\n");
+  EXPECT_FALSE(std::filesystem::exists(folder / "a"));
+  EXPECT_FALSE(std::filesystem::exists(folder / "two.sql"));
+  std::vector<std::string> siblings;  // no staging or old folder left behind
+  for (const auto& entry : std::filesystem::directory_iterator(folder.parent_path())) {
+    siblings.push_back(entry.path().filename().string());
+  }
+  EXPECT_EQ(siblings, std::vector<std::string>{"tests"});
+  ReplaceFolder(folder, {});
+  EXPECT_TRUE(std::filesystem::is_empty(folder));
+}
+
+TEST(FileSystem, ReplaceFolderReportsAnUnwritableParentAndKeepsTheOldFolder) {
+  ScratchFolder scratch("sluice_core_test");
+  const std::filesystem::path blocker = scratch.path / "file";
+  ::close(::open(blocker.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+  try {
+    ReplaceFolder(blocker / "tests", {{"x.sql", "x"}});
+    FAIL() << "expected SLU-IO-004";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.diagnostics().front().code, "SLU-IO-004");
+  }
+  EXPECT_TRUE(std::filesystem::is_regular_file(blocker));
+}
+
 // Every count, including those whose last run of indexes is partial and those of runs of 1 to 64 indexes.
 TEST(ParallelForTest, RunsEveryIndexExactlyOnce) {
   for (size_t count :

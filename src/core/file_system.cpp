@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <stdio.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -104,6 +106,50 @@ void WalkFiles(const std::filesystem::path& root, const std::string& folder,
     visit(entry->path().native().substr(root_length), entry->is_regular_file(ignored));
   }
   if (error) fail();
+}
+
+void ReplaceFolder(const std::filesystem::path& folder, const std::map<std::string, std::string>& files) {
+  namespace fs = std::filesystem;
+  const fs::path parent = folder.parent_path().empty() ? fs::path(".") : folder.parent_path();
+  const fs::path staging = parent / ("." + folder.filename().string() + ".staging-" + std::to_string(::getpid()));
+  std::error_code ignored;
+  auto fail = [&](const fs::path& path, int error) {
+    fs::remove_all(staging, ignored);
+    throw Error(Diagnostic{"SLU-IO-004",
+                           "cannot write " + path.string() + ": " + std::strerror(error),
+                           {path.string(), 0, 0},
+                           "check that the folder is writable and the disk has room",
+                           {}});
+  };
+  fs::remove_all(staging, ignored);
+  std::error_code error;
+  fs::create_directories(staging, error);
+  if (error) fail(staging, error.value());
+  for (const auto& [relative, contents] : files) {
+    const fs::path path = staging / relative;
+    fs::create_directories(path.parent_path(), error);
+    if (error) fail(path.parent_path(), error.value());
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) fail(path, errno);
+    int written = WriteAll(fd, contents);
+    ::close(fd);
+    if (written != 0) fail(path, written);
+  }
+  if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, folder.c_str(), RENAME_EXCHANGE) == 0) {
+    fs::remove_all(staging, ignored);  // it holds the old contents now
+    return;
+  }
+  if (errno != ENOENT && errno != EINVAL) fail(folder, errno);
+  // No folder yet (ENOENT), or a file system that cannot exchange (EINVAL): move the old one aside first.
+  const fs::path old = parent / ("." + folder.filename().string() + ".old-" + std::to_string(::getpid()));
+  fs::remove_all(old, ignored);
+  bool moved = fs::exists(folder, ignored) && ::rename(folder.c_str(), old.c_str()) == 0;
+  if (::rename(staging.c_str(), folder.c_str()) != 0) {
+    int rename_error = errno;
+    if (moved) ::rename(old.c_str(), folder.c_str());
+    fail(folder, rename_error);
+  }
+  fs::remove_all(old, ignored);
 }
 
 }  // namespace sluice

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -40,5 +41,12 @@ int WriteAll(int fd, std::string_view bytes);
 // naming a folder that cannot be read.
 void WalkFiles(const std::filesystem::path& root, const std::string& folder,
                const std::function<void(std::string&& path, bool regular)>& visit);
+
+// Makes `folder` hold exactly `files` (path relative to the folder → contents), replacing what it held: the files
+// are written into a sibling staging folder (`.<name>.staging-<pid>`), which then takes the folder's place in one
+// atomic exchange of names (two renames where the file system cannot exchange), and the old contents are removed.
+// A reader sees the old folder or the new one whole. Parent folders are created. Throws Error(SLU-IO-004) naming
+// the path and the OS error; the staging folder is removed and the old folder left in place.
+void ReplaceFolder(const std::filesystem::path& folder, const std::map<std::string, std::string>& files);
 
 }  // namespace sluice

@@ -17,6 +17,13 @@ std::string AuditSeverityName(AuditSeverity severity);  // error | warning
 enum class TestMode { kModel, kMacro };
 std::string TestModeName(TestMode mode);  // model | macro
 
+// One compared case of a test, numbered from 1 in CTE order (the `_case_index` of its failing rows).
+struct TestCase {
+  std::string name;                  // the CTE: `__expected__<model>`, `__assert__<label>` or `__macro_expected__`
+  std::vector<std::string> columns;  // the compared columns, in `_row_values` order; empty for an assertion,
+                                     // whose `_row_values` hold one element: the whole row as text
+};
+
 struct TestSpec {
   std::string name;
   std::string file;                  // the test file, relative to the project root
@@ -24,6 +31,13 @@ struct TestSpec {
   std::vector<std::string> targets;  // the `__expected__` models, sorted; for a macro test "macro <name>"
   TestMode mode = TestMode::kModel;
   std::string sql;  // the compiled statement, ending with exactly one newline; returns the failures
+  std::vector<TestCase> cases;  // by `_case_index` - 1
+  // For ClickHouse projects only (empty otherwise): the same comparison for servers without the function
+  // isNotDistinctFrom (ClickHouse before 21.x, e.g. 18.16), which also lack `WITH name AS (subquery)`: each CTE
+  // is inlined as a subquery where it is read, and NULL-safe equality is spelled as two equalities a JOIN ON
+  // accepts, `isNull(a) = isNull(b) AND assumeNotNull(a) = assumeNotNull(b)`. Returns the same rows as `sql`;
+  // never written as an artifact.
+  std::string legacy_clickhouse_sql;
 };
 
 enum class AuditOrigin { kConcrete, kGeneric };

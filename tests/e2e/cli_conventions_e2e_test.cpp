@@ -106,14 +106,14 @@ TEST(CliConventionsE2E, TheUnsupportedAdapterHintNamesTheAdapterSettingWhereItIs
   std::string config = project.Read("streambuild_project.toml");
   const std::string duckdb_line = "adapter = \"duckdb\"\n";
   ASSERT_TRUE(Has(config, duckdb_line));
-  std::string clickhouse = config;
-  clickhouse.replace(clickhouse.find(duckdb_line), duckdb_line.size(), "adapter = \"clickhouse\"\n");
-  project.Write("streambuild_project.toml", clickhouse);
+  std::string postgres = config;
+  postgres.replace(postgres.find(duckdb_line), duckdb_line.size(), "adapter = \"postgres\"\n");
+  project.Write("streambuild_project.toml", postgres);
   ProcessResult run = project.Run({"run", "--select", "users"});
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
-  EXPECT_TRUE(Has(run.err, "error[SLU-WAREHOUSE-001]: adapter \"clickhouse\" is not supported yet")) << run.err;
+  EXPECT_TRUE(Has(run.err, "error[SLU-WAREHOUSE-001]: adapter \"postgres\" is not supported yet")) << run.err;
   EXPECT_TRUE(Has(run.err,
-                  "hint: this build supports: duckdb; set adapter = \"duckdb\" at the top of "
+                  "hint: this build supports: clickhouse, duckdb; set adapter = \"duckdb\" at the top of "
                   "streambuild_project.toml (or of streambuild_local.toml, which overrides it)"))
       << run.err;
   // Following the hint works: the key at the top of either file.

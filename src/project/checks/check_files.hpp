@@ -145,15 +145,27 @@ struct ComparisonCase {
   std::vector<std::string> types;  // empty, or one per column
 };
 
+// How a comparison spells NULL-safe equality of `a` and `b`: the dialect's own (`isNotDistinctFrom(a, b)`,
+// `a IS NOT DISTINCT FROM b`), or as two equalities that a JOIN ON of any ClickHouse server accepts,
+// `isNull(a) = isNull(b) AND assumeNotNull(a) = assumeNotNull(b)` (ClickHouse only: servers without
+// isNotDistinctFrom, whose JOIN ON takes only conjunctions of equalities).
+enum class NullSafeSpelling { kNative, kKeyEqualities };
+
 // Adds comparison `index` to the statement: its CTEs (`__case_<index>_…`) to `ctes`, and to `branches` the
 // rows missing from `actual` and those it has in excess.
 void AddComparison(sql::Dialect dialect, size_t index, const ComparisonCase& c, std::vector<NamedSql>& ctes,
-                   std::vector<std::string>& branches);
+                   std::vector<std::string>& branches, NullSafeSpelling spelling = NullSafeSpelling::kNative);
 
 // The branch of `__assert__` case `index`: every row of `assert_cte` is an unexpected row.
 std::string AssertionBranch(sql::Dialect dialect, size_t index, const std::string& assert_cte);
 
 // `WITH <ctes> <branches joined by UNION ALL>`: the one statement a test runs.
 std::string ComparisonStatement(const std::vector<NamedSql>& ctes, const std::vector<std::string>& branches);
+
+// The same statement without a WITH clause, for servers without `WITH name AS (subquery)`: `ctes` (each after
+// the CTEs it reads) are inlined, recursively, where a FROM or JOIN reads them (`FROM x AS a` becomes
+// `FROM (<x's query>) AS a`, `FROM x` becomes `FROM (<x's query>) AS x`); other mentions are left alone.
+std::string InlinedComparisonStatement(sql::Dialect dialect, const std::vector<NamedSql>& ctes,
+                                       const std::vector<std::string>& branches);
 
 }  // namespace sluice::checks

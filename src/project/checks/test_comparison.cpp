@@ -1,6 +1,7 @@
 // The comparison a SQL test compiles to: the output columns of the compared SELECTs, found on their tokens,
 // and the multiset comparison statement, written for the project's dialect.
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -8,6 +9,7 @@
 
 #include "project/checks/check_files.hpp"
 #include "sql/dialect.hpp"
+#include "sql/token_class.hpp"
 #include "sql/tokenizer.hpp"
 
 namespace sluice::checks {
@@ -242,7 +244,8 @@ CompareSyntax SyntaxFor(sql::Dialect dialect) {
 
 class ComparisonWriter {
  public:
-  explicit ComparisonWriter(sql::Dialect dialect) : dialect_(dialect), syntax_(SyntaxFor(dialect)) {}
+  ComparisonWriter(sql::Dialect dialect, NullSafeSpelling spelling)
+      : dialect_(dialect), syntax_(SyntaxFor(dialect)), spelling_(spelling) {}
 
   void AddComparison(size_t index, const ComparisonCase& c, std::vector<NamedSql>& ctes,
                      std::vector<std::string>& branches) const {
@@ -286,6 +289,9 @@ class ComparisonWriter {
   }
 
   std::string NotDistinct(const std::string& a, const std::string& b) const {
+    if (spelling_ == NullSafeSpelling::kKeyEqualities) {
+      return "isNull(" + a + ") = isNull(" + b + ") AND assumeNotNull(" + a + ") = assumeNotNull(" + b + ")";
+    }
     return syntax_.null_safe_function ? "isNotDistinctFrom(" + a + ", " + b + ")" : a + " IS NOT DISTINCT FROM " + b;
   }
 
@@ -306,6 +312,81 @@ class ComparisonWriter {
 
   sql::Dialect dialect_;
   CompareSyntax syntax_;
+  NullSafeSpelling spelling_;
+};
+
+// Inlines CTEs where FROM or JOIN reads them (InlinedComparisonStatement).
+class CteInliner {
+ public:
+  explicit CteInliner(sql::Dialect dialect) : dialect_(dialect) {}
+
+  void Add(const NamedSql& cte) {
+    std::vector<Token> name = sql::TokenizeSignificant(cte.name, dialect_);
+    std::string key = name.size() == 1 ? sql::TokenValue(name.front(), dialect_) : cte.name;
+    inlined_[key] = Inline(cte.text);
+  }
+
+  // `text` with every CTE that a FROM or JOIN reads replaced by its parenthesized query.
+  std::string Inline(const std::string& text) const {
+    std::vector<Token> tokens = sql::TokenizeSignificant(text, dialect_);
+    std::vector<bool> in_from{false};  // per parenthesis depth: whether a FROM clause is open (for `FROM a, b`)
+    std::string out;
+    size_t copied = 0;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      const Token& token = tokens[i];
+      if (IsPunctuation(token, "(")) in_from.push_back(false);
+      if (IsPunctuation(token, ")") && in_from.size() > 1) in_from.pop_back();
+      if (token.kind == TokenKind::kWord) {
+        if (IsWord(token, "FROM")) {
+          in_from.back() = true;
+        } else if (IsClauseAfterFrom(token)) {
+          in_from.back() = false;
+        }
+      }
+      if (!IsName(token) || i == 0) continue;
+      const Token& before = tokens[i - 1];
+      bool read = IsWord(before, "FROM") || IsWord(before, "JOIN") || (IsPunctuation(before, ",") && in_from.back());
+      const Token* after = i + 1 < tokens.size() ? &tokens[i + 1] : nullptr;
+      if (!read || (after != nullptr && (IsPunctuation(*after, ".") || IsPunctuation(*after, "(")))) continue;
+      auto cte = inlined_.find(sql::TokenValue(token, dialect_));
+      if (cte == inlined_.end()) continue;
+      out.append(text, copied, token.begin - copied);
+      out += "(\n" + cte->second + "\n)";
+      if (!HasAlias(after)) out += " AS " + std::string(token.text);
+      copied = token.end;
+    }
+    out.append(text, copied, std::string::npos);
+    return out;
+  }
+
+ private:
+  static bool IsClauseAfterFrom(const Token& token) {
+    static const std::string_view kClauses[] = {"SELECT", "WHERE", "PREWHERE", "GROUP", "HAVING",   "ORDER",
+                                                "LIMIT",  "UNION", "ON",       "USING", "SETTINGS", "FORMAT",
+                                                "WINDOW", "QUALIFY", "EXCEPT", "INTERSECT"};
+    for (std::string_view clause : kClauses) {
+      if (IsWord(token, clause)) return true;
+    }
+    return false;
+  }
+
+  // Whether the token after a relation name starts its alias (`AS a`, or a word that is not a keyword).
+  static bool HasAlias(const Token* after) {
+    if (after == nullptr) return false;
+    if (IsWord(*after, "AS") || after->kind == TokenKind::kQuotedIdentifier) return true;
+    constexpr uint32_t kKeyword = sql::token_class::kBoundary | sql::token_class::kJoinPrefix |
+                                  sql::token_class::kExpressionKeyword | sql::token_class::kOperatorKeyword;
+    if (after->kind != TokenKind::kWord || (after->classes & kKeyword) != 0) return false;
+    static const std::string_view kNotAliases[] = {"FINAL", "SAMPLE", "ARRAY", "LEFT",  "RIGHT", "INNER",
+                                                   "FULL",  "CROSS",  "JOIN",  "OUTER", "SEMI",  "ANTI"};
+    for (std::string_view word : kNotAliases) {
+      if (IsWord(*after, word) || IsClauseAfterFrom(*after)) return false;
+    }
+    return true;
+  }
+
+  sql::Dialect dialect_;
+  std::map<std::string, std::string> inlined_;  // CTE name (unquoted) → its query, inlined
 };
 
 }  // namespace
@@ -316,12 +397,21 @@ bool InferColumns(std::string_view text, sql::Dialect dialect, ColumnLookup look
 }
 
 void AddComparison(sql::Dialect dialect, size_t index, const ComparisonCase& c, std::vector<NamedSql>& ctes,
-                   std::vector<std::string>& branches) {
-  ComparisonWriter(dialect).AddComparison(index, c, ctes, branches);
+                   std::vector<std::string>& branches, NullSafeSpelling spelling) {
+  ComparisonWriter(dialect, spelling).AddComparison(index, c, ctes, branches);
 }
 
 std::string AssertionBranch(sql::Dialect dialect, size_t index, const std::string& assert_cte) {
-  return ComparisonWriter(dialect).Assertion(index, assert_cte);
+  return ComparisonWriter(dialect, NullSafeSpelling::kNative).Assertion(index, assert_cte);
+}
+
+std::string InlinedComparisonStatement(sql::Dialect dialect, const std::vector<NamedSql>& ctes,
+                                       const std::vector<std::string>& branches) {
+  CteInliner inliner(dialect);
+  for (const NamedSql& cte : ctes) inliner.Add(cte);
+  std::vector<std::string> inlined;
+  for (const std::string& branch : branches) inlined.push_back(inliner.Inline(branch));
+  return Joined(inlined, "\nUNION ALL\n") + "\n";
 }
 
 std::string ComparisonStatement(const std::vector<NamedSql>& ctes, const std::vector<std::string>& branches) {

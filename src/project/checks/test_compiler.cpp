@@ -1,6 +1,7 @@
 // SQL tests (`tests/**/*.sql`): TEST blocks → CTEs → model assembly → one comparison statement per test.
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -386,17 +387,27 @@ class TestCompiler {
     }
     WarnUnreadMocks();
 
-    std::vector<NamedSql> ctes = OrderedCtes();
-    std::vector<std::string> branches;
+    const std::vector<NamedSql> authored = OrderedCtes();
+    WriteStatements(spec, authored, [&](NullSafeSpelling spelling, std::vector<NamedSql>& ctes,
+                                        std::vector<std::string>& branches) {
+      size_t next_assertion = 0, next_case = 0;
+      for (size_t i = 1; i <= index; ++i) {
+        if (next_case < cases.size() && comparison_index_[next_case] == i) {
+          AddComparison(input_.dialect, i, cases[next_case++], ctes, branches, spelling);
+        } else {
+          branches.push_back(AssertionBranch(input_.dialect, i, assertion_cases[next_assertion++].second));
+        }
+      }
+    });
     size_t next_assertion = 0, next_case = 0;
     for (size_t i = 1; i <= index; ++i) {
       if (next_case < cases.size() && comparison_index_[next_case] == i) {
-        AddComparison(input_.dialect, i, cases[next_case++], ctes, branches);
+        const ComparisonCase& c = cases[next_case++];
+        spec.cases.push_back(TestCase{c.expected, c.columns});
       } else {
-        branches.push_back(AssertionBranch(input_.dialect, i, assertion_cases[next_assertion++].second));
+        spec.cases.push_back(TestCase{assertion_cases[next_assertion++].second, {}});
       }
     }
-    spec.sql = ComparisonStatement(ctes, branches);
     std::sort(spec.targets.begin(), spec.targets.end());
     spec.targets.erase(std::unique(spec.targets.begin(), spec.targets.end()), spec.targets.end());
   }
@@ -447,12 +458,28 @@ class TestCompiler {
                      Joined(expected_columns, ", ") + ")",
                  "give both CTEs the same column names");
     }
-    std::vector<NamedSql> ctes = OrderedCtes();
-    std::vector<std::string> branches;
-    AddComparison(input_.dialect, 1, ComparisonCase{expected->name_text, actual->name_text, expected_columns, {}}, ctes,
-                  branches);
-    spec.sql = ComparisonStatement(ctes, branches);
+    const ComparisonCase compared{expected->name_text, actual->name_text, expected_columns, {}};
+    WriteStatements(spec, OrderedCtes(), [&](NullSafeSpelling spelling, std::vector<NamedSql>& ctes,
+                                             std::vector<std::string>& branches) {
+      AddComparison(input_.dialect, 1, compared, ctes, branches, spelling);
+    });
+    spec.cases.push_back(TestCase{expected->name_text, expected_columns});
     spec.targets = {std::string(kMacroTargetPrefix) + test_.name};
+  }
+
+  // spec.sql, and on ClickHouse spec.legacy_clickhouse_sql: the statement `add_cases` completes from the test's
+  // CTEs (adding its comparison CTEs and branches, NULL-safe equality spelled as asked).
+  using CaseWriter = std::function<void(NullSafeSpelling, std::vector<NamedSql>& ctes, std::vector<std::string>& branches)>;
+  void WriteStatements(TestSpec& spec, const std::vector<NamedSql>& authored, const CaseWriter& add_cases) const {
+    std::vector<NamedSql> ctes = authored;
+    std::vector<std::string> branches;
+    add_cases(NullSafeSpelling::kNative, ctes, branches);
+    spec.sql = ComparisonStatement(ctes, branches);
+    if (input_.dialect != sql::Dialect::kClickHouse) return;
+    ctes = authored;
+    branches.clear();
+    add_cases(NullSafeSpelling::kKeyEqualities, ctes, branches);
+    spec.legacy_clickhouse_sql = InlinedComparisonStatement(input_.dialect, ctes, branches);
   }
 
   // The relation a reference to `name` reads in this test: its mock, or the model assembled as a CTE.
