@@ -17,6 +17,7 @@
 #include "cli/project_context.hpp"
 #include "cli/usage_error.hpp"
 #include "core/clock.hpp"
+#include "core/sha256.hpp"
 #include "deploy/actual_state.hpp"
 #include "deploy/direct_executor.hpp"
 #include "deploy/direct_plan.hpp"
@@ -83,10 +84,27 @@ std::string Ask(const std::string& prompt) {
 int Plan(const GlobalOptions& global, const PlanOptions& options) {
   const Project& project = LoadProjectFor(global);
   WarehouseConfig config = WarehouseConfigFor(project, AccessMode::kReadOnly);
-  std::unique_ptr<Warehouse> warehouse = OpenWarehouse(config);
-  const DirectPlan plan =
-      CheckingArguments([&] { return PlanDirect(project.definitions, options.select, warehouse->capabilities()); });
-  const ActualState state = ReadActualState(project.definitions, plan, *warehouse);
+  std::unique_ptr<Warehouse> warehouse;
+  try {
+    warehouse = OpenWarehouse(config);
+  } catch (const Error& error) {
+    // A DuckDB file that does not exist yet: nothing is built, and plan must not create it.
+    if (error.diagnostics().front().code != "SLU-WAREHOUSE-003") throw;
+  }
+  const DirectPlan plan = CheckingArguments([&] {
+    return PlanDirect(project.definitions, options.select, warehouse ? warehouse->capabilities() : Capabilities{});
+  });
+  ActualState state;
+  if (warehouse) {
+    state = ReadActualState(project.definitions, plan, *warehouse);
+  } else {
+    for (const AssetKey& key : plan.scope) {
+      ModelState model;
+      model.model = key;
+      model.sha256 = Sha256Hex(FingerprintSql(project.definitions, *project.definitions.Find(key)));
+      state.models.push_back(std::move(model));
+    }
+  }
   std::vector<WorkflowFile> files = WorkflowFiles(plan);
   files.push_back({"plan.json", PlanJson(plan, &state).dump(2) + "\n"});
   const std::filesystem::path directory = project.root / "target" / "run" / "plan";

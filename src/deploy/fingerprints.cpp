@@ -23,13 +23,12 @@ std::vector<std::string> Lines(const std::string& text) {
 
 std::map<std::string, Fingerprint> ReadFingerprints(Warehouse& warehouse) {
   std::map<std::string, Fingerprint> latest;
-  if (warehouse.dialect() == sql::Dialect::kClickHouse) {
-    // Describe lists user relations only; the `_sluice` database is Sluice's own.
-    Rows found = warehouse.Query("SELECT name FROM system.tables WHERE database = '_sluice' AND name = 'fingerprints'");
-    if (found.rows.empty()) return latest;
-  } else if (!warehouse.Describe(kFingerprints)) {
-    return latest;
-  }
+  // Describe and ListRelations list user relations only; `_sluice` is Sluice's own.
+  Rows found = warehouse.Query(warehouse.dialect() == sql::Dialect::kClickHouse
+                                   ? "SELECT name FROM system.tables WHERE database = '_sluice' AND name = 'fingerprints'"
+                                   : "SELECT table_name FROM information_schema.tables WHERE table_schema = '_sluice' "
+                                     "AND table_name = 'fingerprints'");
+  if (found.rows.empty()) return latest;
   Rows rows = warehouse.Query("SELECT model, sql, sha256, run_id, applied_at FROM " +
                               warehouse.QualifiedName(kFingerprints) + " ORDER BY applied_at, run_id");
   for (const auto& row : rows.rows) {
