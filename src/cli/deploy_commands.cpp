@@ -116,6 +116,7 @@ int Plan(const GlobalOptions& global, const PlanOptions& options) {
     std::printf("plan written to %s/ (nothing was changed in the warehouse)\n",
                 std::filesystem::relative(directory, project.root).c_str());
   }
+  if (!state.blockers.empty()) throw Error(state.blockers);  // build would stop here: say so, exit 1
   return 0;
 }
 
@@ -134,6 +135,7 @@ int Build(const GlobalOptions& global, const BuildOptions& options) {
   const DirectPlan plan =
       CheckingArguments([&] { return PlanDirect(project.definitions, options.select, warehouse->capabilities()); });
   const ActualState state = ReadActualState(project.definitions, plan, *warehouse);
+  if (!state.blockers.empty()) throw Error(state.blockers);
   const bool quiet = options.json || options.events;
   if (!quiet) std::printf("%s", PlanText(plan, &state).c_str());
 

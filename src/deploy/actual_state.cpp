@@ -190,9 +190,21 @@ class StateReader {
 
   void CompareManagedSources() {
     std::vector<const Asset*> managed;
+    const Capabilities& capabilities = warehouse_.capabilities();
     for (const AssetKey& key : plan_.sources) {
       const Asset* source = definitions_.Find(key);
-      if (std::holds_alternative<KafkaSource>(source->compute)) managed.push_back(source);
+      if (!std::holds_alternative<KafkaSource>(source->compute)) continue;
+      managed.push_back(source);
+      if (!capabilities.kafka_virtual_columns || !capabilities.datetime64) {
+        state_.blockers.push_back(Diagnostic{
+            "SLU-CLICKHOUSE-002",
+            "ClickHouse " + capabilities.server_version + " cannot land the managed Kafka source '" + source->name() +
+                "': its Kafka engine lacks the virtual columns (_topic, _partition, _offset, _timestamp, _headers) "
+                "and the DateTime64 type that the raw landing table and its view use",
+            source->defined_at,
+            "use a newer ClickHouse server, or land the topic yourself and adopt the table as a stream_table source",
+            {}});
+      }
     }
     if (managed.empty()) return;
     std::string names;

@@ -41,12 +41,16 @@ struct ModelState {
 
 struct ActualState {
   std::string server_version;
+  // What stops a build on this server although the plan could be read: e.g. a managed Kafka source on a server whose
+  // Kafka engine lacks the virtual columns its landing view reads (SLU-CLICKHOUSE-002, located at the source).
+  std::vector<Diagnostic> blockers;
   std::vector<ModelState> models;  // in scope order
   std::vector<SourceChange> source_changes;
   std::vector<std::string> existing_sources;  // managed source objects already there (kept as they are)
 };
 
-// Reads the state and runs the checks above; throws the first failed check.
+// Reads the state and runs the checks above; throws the first failed check. Blockers are returned, not thrown, so
+// that `plan` can still show the rest.
 ActualState ReadActualState(const Definitions& definitions, const DirectPlan& plan, Warehouse& warehouse);
 
 // The SQL a model's fingerprint covers: its canonical SQL.

@@ -12,6 +12,7 @@
 #include "deploy/actual_state.hpp"
 #include "deploy/desired_objects.hpp"
 #include "deploy/fingerprints.hpp"
+#include "engine/check_runner.hpp"
 #include "engine/run_executor.hpp"
 #include "engine/run_plan.hpp"
 #include "sql/dialect.hpp"
@@ -348,19 +349,24 @@ void DirectExecutor::RunAudit(const PlanStep& step, BuildStepOutcome& outcome) {
     if (step.audit && candidate.name == *step.audit) audit = &candidate;
   }
   if (audit == nullptr) return;
-  Rows rows = warehouse_.Query(audit->failure_count_sql);
-  const int64_t failing = rows.rows.empty() ? 0 : std::stoll(rows.rows[0][0].value_or("0"));
-  outcome.rows = failing;
-  if (failing == 0) {
+  const AuditResult result = sluice::RunAudit(*audit, warehouse_);
+  outcome.rows = result.failing_rows;
+  if (result.status == AuditStatus::kError) {
+    outcome.status = BuildStepStatus::kFailed;
+    outcome.audit_failed_error = FailsTheCommand(result);
+    outcome.diagnostics = result.errors;
+    return;
+  }
+  if (result.status == AuditStatus::kPass) {
     outcome.note = "pass";
     return;
   }
-  outcome.note = std::to_string(failing) + " failing row(s), severity " + AuditSeverityName(audit->severity);
-  if (audit->severity == AuditSeverity::kError) {
+  outcome.note = std::to_string(result.failing_rows) + " failing row(s), severity " + AuditSeverityName(audit->severity);
+  if (FailsTheCommand(result)) {
     outcome.audit_failed_error = true;
     outcome.status = BuildStepStatus::kFailed;
     outcome.diagnostics.push_back(Diagnostic{"SLU-AUDIT-001",
-                                             "audit '" + audit->name + "' found " + std::to_string(failing) +
+                                             "audit '" + audit->name + "' found " + std::to_string(result.failing_rows) +
                                                  " failing row(s)",
                                              SourceLocation{audit->file, 0, 0}, "run `sluice audit` to see them", {}});
   }

@@ -382,6 +382,7 @@ Capabilities ModernClickHouseCapabilities() {
   capabilities.drop_sync = true;
   capabilities.atomic_databases = true;
   capabilities.materialized_view_cascade = true;
+  capabilities.kafka_virtual_columns = true;
   capabilities.server_version = "25.8";
   return capabilities;
 }

@@ -90,7 +90,12 @@ json PlanJson(const DirectPlan& plan, const ActualState* state) {
     for (const SourceChange& change : state->source_changes) {
       changes.push_back({{"source", change.source}, {"object", change.object}, {"change", change.what}});
     }
+    json blockers = json::array();
+    for (const Diagnostic& d : state->blockers) {
+      blockers.push_back({{"code", d.code}, {"message", d.message}, {"file", d.location.file}, {"line", d.location.line}});
+    }
     out["actual"] = {{"server_version", state->server_version},
+                     {"blockers", blockers},
                      {"models", models},
                      {"source_changes", changes},
                      {"existing_sources", state->existing_sources}};

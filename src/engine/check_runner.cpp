@@ -159,25 +159,6 @@ struct Readiness {
   }
 };
 
-AuditResult RunAudit(const AuditSpec& audit, Warehouse& warehouse) {
-  AuditResult result;
-  result.audit = &audit;
-  const auto start = SteadyClock::now();
-  try {
-    Rows count = warehouse.Query(audit.failure_count_sql);
-    result.failing_rows = count.rows.empty() || count.rows.front().empty() ? 0 : ParseCount(count.rows.front().front());
-    if (result.failing_rows > 0) {
-      result.status = AuditStatus::kFail;
-      result.sample = warehouse.Query(audit.sample_sql);
-    }
-  } catch (const Error& error) {
-    result.status = AuditStatus::kError;
-    result.errors = AtFile(error, audit.file);
-  }
-  result.duration_ms = MillisecondsSince(start);
-  return result;
-}
-
 }  // namespace
 
 std::string TestStatusName(TestStatus status) {
@@ -345,6 +326,26 @@ std::vector<const AuditSpec*> SelectAudits(const Definitions& definitions, const
   }
   return selected;
 }
+
+AuditResult RunAudit(const AuditSpec& audit, Warehouse& warehouse) {
+  AuditResult result;
+  result.audit = &audit;
+  const auto start = SteadyClock::now();
+  try {
+    Rows count = warehouse.Query(audit.failure_count_sql);
+    result.failing_rows = count.rows.empty() || count.rows.front().empty() ? 0 : ParseCount(count.rows.front().front());
+    if (result.failing_rows > 0) {
+      result.status = AuditStatus::kFail;
+      result.sample = warehouse.Query(audit.sample_sql);
+    }
+  } catch (const Error& error) {
+    result.status = AuditStatus::kError;
+    result.errors = AtFile(error, audit.file);
+  }
+  result.duration_ms = MillisecondsSince(start);
+  return result;
+}
+
 
 std::vector<AuditResult> RunAudits(const Definitions& definitions, Warehouse& warehouse, const AuditRequest& request) {
   const std::vector<const AuditSpec*> selected = SelectAudits(definitions, request.select);

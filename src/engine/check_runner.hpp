@@ -118,6 +118,9 @@ std::vector<const AuditSpec*> SelectAudits(const Definitions& definitions, const
 // build command after a build. Results in run order. Throws only before anything runs (see above).
 std::vector<AuditResult> RunAudits(const Definitions& definitions, Warehouse& warehouse, const AuditRequest& request);
 
+// Runs one audit now, whatever its models' readiness; never throws for a failing statement (kError).
+AuditResult RunAudit(const AuditSpec& audit, Warehouse& warehouse);
+
 // Whether `result` fails the command: an error-severity audit that failed or errored (warnings never do).
 bool FailsTheCommand(const AuditResult& result);
 

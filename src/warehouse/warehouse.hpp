@@ -45,6 +45,9 @@ struct Capabilities {
   // Rows a materialized view writes into its TO table fire the materialized views reading that table. Seen absent on
   // ClickHouse 18.16 (there they fire only views defined FROM the writing view); taken as present from 19.1 on.
   bool materialized_view_cascade = false;
+  // The Kafka engine's virtual columns (_topic, _partition, _offset, _timestamp, _headers) that a managed source's
+  // landing view reads. Seen absent on ClickHouse 18.16; taken as present from 19.1 on.
+  bool kafka_virtual_columns = false;
   std::string server_version;              // as the server reports it, e.g. "18.16.1"; the library version embedded
 };
 

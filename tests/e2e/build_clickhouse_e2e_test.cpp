@@ -206,3 +206,38 @@ TEST_F(BuildClickHouse, JsonAndEventsNeedAutoApprove) {
 
 }  // namespace
 }  // namespace sluice::testing
+
+namespace sluice::testing {
+namespace {
+
+// A managed Kafka source on 18.16, whose Kafka engine has no virtual columns for the landing view: plan shows the
+// source's difference from the warehouse and the blocker (exit 1); build refuses before changing anything.
+TEST(BuildClickHouseKafka, AChangedSourceIsShownAndAnOldServerIsRefusedBeforeAnyChange) {
+  ClickHouseTestServer server = RequireClickHouseTestServer();
+  const std::string database = UniqueClickHouseDatabase("kafka");
+  std::unique_ptr<Warehouse> warehouse = OpenWarehouse(ClickHouseTestConfig(server, "default"));
+  warehouse->Execute("CREATE DATABASE " + database);
+  warehouse->Execute("CREATE TABLE " + database +
+                     ".kafka__orders (message String) ENGINE = Kafka SETTINGS kafka_broker_list = 'broker:9092', "
+                     "kafka_topic_list = 'shop.orders.v1', kafka_group_name = 'g', kafka_format = 'JSONEachRow'");
+  ScratchProject project("ch_kafka");
+  const std::map<std::string, std::string> env = {{"STREAMBUILD_CLICKHOUSE_HOST", server.host},
+                                                  {"STREAMBUILD_CLICKHOUSE_PORT", std::to_string(server.port)},
+                                                  {"STREAMBUILD_CLICKHOUSE_PASSWORD", server.password}};
+  ProcessResult plan = project.Run({"--database", database, "plan"}, env);
+  EXPECT_EQ(plan.exit_code, 1);
+  EXPECT_NE(plan.out.find("kafka_topic_list: 'shop.orders.v1' in the warehouse, 'shop.orders' in the project"),
+            std::string::npos)
+      << plan.out;
+  EXPECT_NE(plan.err.find("sources/orders.yml"), std::string::npos) << plan.err;
+  EXPECT_NE(plan.err.find("SLU-CLICKHOUSE-002"), std::string::npos) << plan.err;
+  ProcessResult build = project.Run({"--database", database, "build", "--auto-approve"}, env);
+  EXPECT_EQ(build.exit_code, 1);
+  EXPECT_NE(build.err.find("SLU-CLICKHOUSE-002"), std::string::npos) << build.err;
+  Rows tables = warehouse->Query("SELECT name FROM system.tables WHERE database = '" + database + "'");
+  EXPECT_EQ(tables.rows.size(), 1u);
+  warehouse->Execute("DROP DATABASE " + database);
+}
+
+}  // namespace
+}  // namespace sluice::testing

@@ -109,6 +109,7 @@ CapabilityProbe ProbeCapabilities(const ClickHouseHttp& http) {
   capabilities.native_date_partitioning = true;  // MergeTree PARTITION BY, every supported version
   // Not probed (a probe would create objects): read from the version, see Capabilities.
   capabilities.materialized_view_cascade = std::atoi(capabilities.server_version.c_str()) >= 19;
+  capabilities.kafka_virtual_columns = capabilities.materialized_view_cascade;
   const Probe probes[] = {
       {&Capabilities::double_colon_cast, Judge::kSucceeds, "SELECT CAST(1 AS Int32)::Int32"},
       {&Capabilities::datetime64, Judge::kSucceeds, "SELECT toDateTime64('2026-01-01 00:00:00', 3, 'UTC')"},
