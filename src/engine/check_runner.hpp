@@ -86,7 +86,8 @@ std::vector<TestResult> RunTests(const Definitions& definitions, Warehouse& ware
 
 // The elements of a list value as Warehouse::Query renders it — DuckDB `[a, 'b, c', NULL]`, ClickHouse
 // `['a','b',NULL]` — with quoted elements unescaped (backslash escapes, `'` or `"` quotes) and a bare NULL as
-// nullopt; nullopt when `text` is not such a list.
+// nullopt; nullopt when `text` is not such a list. A quote not followed by `,` or the closing `]` is part of the
+// element (ClickHouse's TabSeparated arrays reach Rows with their inner escapes removed: `['('ada')']`).
 std::optional<std::vector<std::optional<std::string>>> ListElements(std::string_view text);
 
 // ---- Audits ----

@@ -145,9 +145,11 @@ TEST(ListElementsTest, ReadsDuckDbAndClickHouseRenderings) {
   EXPECT_EQ(ListElements("[]"), Elements{});
   EXPECT_EQ(ListElements("['NULL']"), Elements{"NULL"});
   EXPECT_EQ(ListElements("[\"json\", null]"), (Elements{"json", "null"}));
+  EXPECT_EQ(ListElements("['('ada')']"), Elements{"('ada')"});  // ClickHouse, escapes removed by TabSeparated
+  EXPECT_EQ(ListElements("['it's', 'b']"), (Elements{"it's", "b"}));
   EXPECT_FALSE(ListElements("{a}"));
   EXPECT_FALSE(ListElements("['open]"));
-  EXPECT_FALSE(ListElements("['a' 'b']"));
+  EXPECT_FALSE(ListElements("['a', b'c]"));
 }
 
 // ---- Tests on DuckDB ----
