@@ -57,7 +57,8 @@ std::string NormalPath(const std::string& path) {
 }
 
 bool UnderPath(const std::string& file, const std::string& path) {
-  return path.empty() || file == path || (file.size() > path.size() && file.starts_with(path) && file[path.size()] == '/');
+  return path.empty() || file == path ||
+         (file.size() > path.size() && file.starts_with(path) && file[path.size()] == '/');
 }
 
 // ---- Test results ----

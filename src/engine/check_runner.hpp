@@ -98,17 +98,17 @@ std::string AuditStatusName(AuditStatus status);  // pass | fail | deferred | er
 struct AuditResult {
   const AuditSpec* audit = nullptr;  // points into the Definitions
   AuditStatus status = AuditStatus::kPass;
-  int64_t failing_rows = 0;      // kFail: how many rows the audit query returned
-  Rows sample;                   // kFail: up to kAuditSampleRows of them
-  std::string deferred_reason;   // kDeferred: which model is not ready and why, one sentence
+  int64_t failing_rows = 0;        // kFail: how many rows the audit query returned
+  Rows sample;                     // kFail: up to kAuditSampleRows of them
+  std::string deferred_reason;     // kDeferred: which model is not ready and why, one sentence
   std::vector<Diagnostic> errors;  // kError: the warehouse's, located at the audit file
   int64_t duration_ms = 0;
 };
 
 struct AuditRequest {
-  std::vector<std::string> select;  // selection items; empty: every audit
-  bool force = false;               // run audits that would be deferred
-  const Clock* clock = nullptr;     // "now" for warmup; null: the system clock
+  std::vector<std::string> select;                    // selection items; empty: every audit
+  bool force = false;                                 // run audits that would be deferred
+  const Clock* clock = nullptr;                       // "now" for warmup; null: the system clock
   std::function<void(const AuditResult&)> on_result;  // called after each audit, in run order; may be empty
 };
 

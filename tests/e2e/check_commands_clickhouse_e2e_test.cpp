@@ -107,8 +107,9 @@ TEST(CheckCommandsClickHouseE2E, AuditsAreDeferredUntilMaterializedThenPassFailO
   EXPECT_EQ(audits["settled_totals"]["status"], "deferred");
   EXPECT_NE(audits["settled_totals"]["reason"].get<std::string>().find("warming up"), std::string::npos);
 
-  project.files().Write("audits/sales/minimum_order.sql",
-                        "AUDIT (severity error);\nSELECT id, customer, amount FROM __ref(\"orders\") WHERE amount < 6\n");
+  project.files().Write(
+      "audits/sales/minimum_order.sql",
+      "AUDIT (severity error);\nSELECT id, customer, amount FROM __ref(\"orders\") WHERE amount < 6\n");
   ProcessResult failing = project.Run({"audit", "--select", "orders"});
   EXPECT_EQ(failing.exit_code, 1) << failing.out << failing.err;
   EXPECT_NE(failing.out.find("FAIL      minimum_order (error)  1 failing row  audits/sales/minimum_order.sql"),
