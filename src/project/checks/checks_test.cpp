@@ -327,6 +327,20 @@ TEST(SqlTestCompile, MacroModeExpandsOnlyTheActualCteAndComparesAsText) {
   EXPECT_EQ(test.mode, TestMode::kMacro);
   EXPECT_EQ(test.targets, std::vector<std::string>{"macro line total handles nulls"});
   EXPECT_EQ(test.path, "compiled/tests/macro line total handles nulls/line total handles nulls.sql");
+  ASSERT_EQ(test.cases.size(), 1u);
+  EXPECT_EQ(test.cases[0].name, "__macro_expected__");
+  EXPECT_EQ(test.cases[0].columns, std::vector<std::string>{"line_total"});
+  // The variant for servers without isNotDistinctFrom inlines the macro CTEs too.
+  EXPECT_EQ(test.legacy_clickhouse_sql.find("WITH"), std::string::npos) << test.legacy_clickhouse_sql;
+  EXPECT_NE(test.legacy_clickhouse_sql.find("FROM (\n  SELECT quantity * unit_price AS line_total FROM (\n"
+                                            "  SELECT 2 AS quantity, 10.0 AS unit_price\n) AS input_values\n)"
+                                            " AS __case_rows"),
+            std::string::npos)
+      << test.legacy_clickhouse_sql;
+  EXPECT_NE(test.legacy_clickhouse_sql.find(
+                "ON isNull(l.`line_total`) = isNull(r.`line_total`) AND "
+                "assumeNotNull(l.`line_total`) = assumeNotNull(r.`line_total`)"),
+            std::string::npos);
   ASSERT_EQ(expanded.size(), 1u);
   EXPECT_EQ(expanded[0],
             "tests/macros/line_total.sql:\n  SELECT @line_total(\"quantity\", \"unit_price\") AS line_total FROM "
