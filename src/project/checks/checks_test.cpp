@@ -337,9 +337,8 @@ TEST(SqlTestCompile, MacroModeExpandsOnlyTheActualCteAndComparesAsText) {
                                             " AS __case_rows"),
             std::string::npos)
       << test.legacy_clickhouse_sql;
-  EXPECT_NE(test.legacy_clickhouse_sql.find(
-                "ON isNull(l.`line_total`) = isNull(r.`line_total`) AND "
-                "assumeNotNull(l.`line_total`) = assumeNotNull(r.`line_total`)"),
+  EXPECT_NE(test.legacy_clickhouse_sql.find("ON isNull(l.`line_total`) = isNull(r.`line_total`) AND "
+                                            "assumeNotNull(l.`line_total`) = assumeNotNull(r.`line_total`)"),
             std::string::npos);
   ASSERT_EQ(expanded.size(), 1u);
   EXPECT_EQ(expanded[0],
