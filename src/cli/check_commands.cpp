@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 #include "cli/color_choice.hpp"
@@ -214,8 +213,8 @@ std::string AuditLine(const AuditResult& result) {
       line += "  " + Seconds(result.duration_ms);
       break;
     case AuditStatus::kFail:
-      line += "  " + FormatCount(result.failing_rows) + " failing row" + (result.failing_rows == 1 ? "" : "s") +
-              "  " + audit.file + "  " + Seconds(result.duration_ms);
+      line += "  " + FormatCount(result.failing_rows) + " failing row" + (result.failing_rows == 1 ? "" : "s") + "  " +
+              audit.file + "  " + Seconds(result.duration_ms);
       break;
     case AuditStatus::kDeferred:
       line += "  " + result.deferred_reason;
@@ -284,8 +283,11 @@ int Test(const GlobalOptions& global, const TestOptions& options) {
       CheckingArguments([&] { return SelectTests(project.definitions, request); });
   if (tests.empty()) {
     if (options.json) {
-      std::printf("%s\n", json{{"status", "pass"}, {"counts", {{"pass", 0}, {"fail", 0}, {"error", 0}}},
-                               {"tests", json::array()}}.dump(2).c_str());
+      std::printf(
+          "%s\n",
+          json{{"status", "pass"}, {"counts", {{"pass", 0}, {"fail", 0}, {"error", 0}}}, {"tests", json::array()}}
+              .dump(2)
+              .c_str());
     } else {
       std::printf("no tests selected\n");
     }
@@ -309,8 +311,8 @@ int Test(const GlobalOptions& global, const TestOptions& options) {
     if (options.verbose) {
       std::string targets;
       for (const std::string& target : test->targets) targets += (targets.empty() ? "" : ", ") + target;
-      line += "      targets: " + (targets.empty() ? "(none)" : targets) + "; ran target/run/tests/" +
-              RunPath(*test) + "\n";
+      line += "      targets: " + (targets.empty() ? "(none)" : targets) + "; ran target/run/tests/" + RunPath(*test) +
+              "\n";
     }
     std::printf("%s%s", line.c_str(), TestDetail(result).c_str());
     std::fflush(stdout);
@@ -378,8 +380,7 @@ int Audit(const GlobalOptions& global, const AuditOptions& options) {
   } else {
     std::printf("audits: %zu passed, %zu failed, %zu deferred, %zu with errors, of %s%s\n", counts[AuditStatus::kPass],
                 counts[AuditStatus::kFail], counts[AuditStatus::kDeferred], counts[AuditStatus::kError],
-                Plural(results.size(), "audit").c_str(),
-                failed ? "; an error-severity audit did not pass" : "");
+                Plural(results.size(), "audit").c_str(), failed ? "; an error-severity audit did not pass" : "");
   }
   return failed ? 1 : 0;
 }

@@ -171,17 +171,19 @@ int main(int argc, char** argv) {
   test_cmd->add_option("paths", test.paths,
                        "Run only the tests in these files or folders (e.g. tests/orders), relative to the project or "
                        "the working directory");
-  test_cmd->add_option("-s,--select", test.select,
-                       "Run only the tests whose expected models are selected: NAME, pipeline:NAME, model:NAME, "
-                       "+NAME (adds upstream). One value per --select (quote several: --select \"a b\"), so "
-                       "paths may follow it")
+  test_cmd
+      ->add_option("-s,--select", test.select,
+                   "Run only the tests whose expected models are selected: NAME, pipeline:NAME, model:NAME, "
+                   "+NAME (adds upstream). One value per --select (quote several: --select \"a b\"), so "
+                   "paths may follow it")
       ->expected(1)
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   test_cmd->add_flag("-v,--verbose", test.verbose, "Also print each test's target models and the file it ran");
   test_cmd->add_flag("--json", test.json, "Print one JSON document: every test, its status and its failing rows");
-  test_cmd->footer("Exit codes: 0 every test passed; 1 a test failed, or its SQL failed; 2 a path or selection "
-                   "that names nothing.");
+  test_cmd->footer(
+      "Exit codes: 0 every test passed; 1 a test failed, or its SQL failed; 2 a path or selection "
+      "that names nothing.");
 
   AuditOptions audit;
   CLI::App* audit_cmd = app.add_subcommand(
@@ -195,8 +197,9 @@ int main(int argc, char** argv) {
                       "Also run audits that are deferred: those reading a model not materialized yet, or still "
                       "within its warmup since the last write");
   audit_cmd->add_flag("--json", audit.json, "Print one JSON document: every audit, its status, sample rows, reasons");
-  audit_cmd->footer("Exit codes: 0 unless an audit of severity error failed or its SQL failed (then 1); warnings "
-                    "and deferred audits never fail the command; 2 a selection that names nothing.");
+  audit_cmd->footer(
+      "Exit codes: 0 unless an audit of severity error failed or its SQL failed (then 1); warnings "
+      "and deferred audits never fail the command; 2 a selection that names nothing.");
 
   try {
     try {

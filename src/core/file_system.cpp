@@ -1,10 +1,9 @@
 #include "core/file_system.hpp"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <stdio.h>
 
 #include <cerrno>
 #include <cstring>

@@ -86,7 +86,8 @@ std::vector<TestResult> RunTests(const Definitions& definitions, Warehouse& ware
 
 // The elements of a list value as Warehouse::Query renders it — DuckDB `[a, 'b, c', NULL]`, ClickHouse
 // `['a','b',NULL]` — with quoted elements unescaped (backslash escapes, `'` or `"` quotes) and a bare NULL as
-// nullopt; nullopt when `text` is not such a list.
+// nullopt; nullopt when `text` is not such a list. A quote not followed by `,` or the closing `]` is part of the
+// element (ClickHouse's TabSeparated arrays reach Rows with their inner escapes removed: `['('ada')']`).
 std::optional<std::vector<std::optional<std::string>>> ListElements(std::string_view text);
 
 // ---- Audits ----
@@ -97,17 +98,17 @@ std::string AuditStatusName(AuditStatus status);  // pass | fail | deferred | er
 struct AuditResult {
   const AuditSpec* audit = nullptr;  // points into the Definitions
   AuditStatus status = AuditStatus::kPass;
-  int64_t failing_rows = 0;      // kFail: how many rows the audit query returned
-  Rows sample;                   // kFail: up to kAuditSampleRows of them
-  std::string deferred_reason;   // kDeferred: which model is not ready and why, one sentence
+  int64_t failing_rows = 0;        // kFail: how many rows the audit query returned
+  Rows sample;                     // kFail: up to kAuditSampleRows of them
+  std::string deferred_reason;     // kDeferred: which model is not ready and why, one sentence
   std::vector<Diagnostic> errors;  // kError: the warehouse's, located at the audit file
   int64_t duration_ms = 0;
 };
 
 struct AuditRequest {
-  std::vector<std::string> select;  // selection items; empty: every audit
-  bool force = false;               // run audits that would be deferred
-  const Clock* clock = nullptr;     // "now" for warmup; null: the system clock
+  std::vector<std::string> select;                    // selection items; empty: every audit
+  bool force = false;                                 // run audits that would be deferred
+  const Clock* clock = nullptr;                       // "now" for warmup; null: the system clock
   std::function<void(const AuditResult&)> on_result;  // called after each audit, in run order; may be empty
 };
 

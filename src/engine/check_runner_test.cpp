@@ -45,8 +45,8 @@ class ScratchWarehouse {
     const Asset& asset = *Defs().FindByName(model);
     warehouse_->EnsureSchema(asset.key.name_space());
     LedgerEntry ledger{asset.key.ToString(), std::nullopt, "test_run", 0, "hash", "", std::nullopt};
-    WriteResult written = warehouse_->ReplaceTable(Relation{asset.key.name_space(), asset.relation_name},
-                                                   select_sql, ledger);
+    WriteResult written =
+        warehouse_->ReplaceTable(Relation{asset.key.name_space(), asset.relation_name}, select_sql, ledger);
     return *ParseUtc(written.written_at);
   }
 
@@ -104,7 +104,7 @@ TEST(TestSelection, SelectKeepsTestsTargetingASelectedModel) {
   EXPECT_EQ(TestNames(SelectTests(Defs(), {{}, {"+customer_totals"}, {}})).size(), 2u);
   EXPECT_EQ(TestNames(SelectTests(Defs(), {{}, {"customer_totals"}, {}})),
             std::vector<std::string>{"totals leave refunds out"});
-  EXPECT_TRUE(SelectTests(Defs(), {{}, {"orders_raw"}, {}}).empty());  // a source is no test target
+  EXPECT_TRUE(SelectTests(Defs(), {{}, {"orders_raw"}, {}}).empty());           // a source is no test target
   EXPECT_TRUE(SelectTests(Defs(), {{"tests/sales"}, {"orders"}, {}}).empty());  // both filters apply
   EXPECT_EQ(ErrorCode([] { SelectTests(Defs(), {{}, {"nope"}, {}}); }), "SLU-SELECT-001");
 }
@@ -145,9 +145,11 @@ TEST(ListElementsTest, ReadsDuckDbAndClickHouseRenderings) {
   EXPECT_EQ(ListElements("[]"), Elements{});
   EXPECT_EQ(ListElements("['NULL']"), Elements{"NULL"});
   EXPECT_EQ(ListElements("[\"json\", null]"), (Elements{"json", "null"}));
+  EXPECT_EQ(ListElements("['('ada')']"), Elements{"('ada')"});  // ClickHouse, escapes removed by TabSeparated
+  EXPECT_EQ(ListElements("['it's', 'b']"), (Elements{"it's", "b"}));
   EXPECT_FALSE(ListElements("{a}"));
   EXPECT_FALSE(ListElements("['open]"));
-  EXPECT_FALSE(ListElements("['a' 'b']"));
+  EXPECT_FALSE(ListElements("['a', b'c]"));
 }
 
 // ---- Tests on DuckDB ----

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
-
 #include <regex>
 #include <sstream>
 
@@ -75,7 +74,8 @@ TEST(CheckCommandsE2E, TheWorkedExampleOfTheDocsRunsAsWritten) {
     std::string shown = "$ sluice";
     for (const std::string& arg : args) shown += " " + arg;
     EXPECT_EQ(Normalized(result.out + "(exit " + std::to_string(result.exit_code) + ")\n"), Normalized(expected))
-        << shown << "\n" << result.err;
+        << shown << "\n"
+        << result.err;
     ++commands;
     args.clear();
     expected.clear();
@@ -113,7 +113,8 @@ TEST(CheckCommandsE2E, PassingTestsExitZeroAndLeaveTheirStatementsUnderTargetRun
   ProcessResult result = MustRun(project, {"test"});
   EXPECT_NE(result.out.find("PASS  orders  (tests/staging/orders.sql)"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("tests: 2 passed, 0 failed, 0 with errors, of 2 tests"), std::string::npos);
-  EXPECT_EQ(project.Read("target/run/tests/orders/orders.sql"), project.Read("target/compiled/tests/orders/orders.sql"));
+  EXPECT_EQ(project.Read("target/run/tests/orders/orders.sql"),
+            project.Read("target/compiled/tests/orders/orders.sql"));
   EXPECT_EQ(project.Read("target/run/tests/customer_totals/totals leave refunds out.sql"),
             project.Read("target/compiled/tests/customer_totals/totals leave refunds out.sql"));
 
@@ -225,8 +226,7 @@ TEST(CheckCommandsE2E, AuditsOfModelsNeverMaterializedAreDeferredAndForceRunsThe
   // Forced, they run against a relation that is not there: an error, which fails an error-severity audit.
   ProcessResult forced = project.Run({"audit", "--select", "orders", "--force"});
   EXPECT_EQ(forced.exit_code, 1) << forced.out;
-  EXPECT_NE(forced.out.find("ERROR     positive_amounts (error)  audits/sales/positive_amounts.sql"),
-            std::string::npos)
+  EXPECT_NE(forced.out.find("ERROR     positive_amounts (error)  audits/sales/positive_amounts.sql"), std::string::npos)
       << forced.out;
   EXPECT_NE(forced.out.find("audits/sales/positive_amounts.sql: error[SLU-WAREHOUSE-"), std::string::npos)
       << forced.out;

@@ -27,7 +27,8 @@ void ExpectUsageError(const ScratchProject& project, const std::vector<std::stri
 TEST(CliConventionsE2E, AnUnknownCommandIsNamedAndTheCommandsListed) {
   ScratchProject project("shop");
   ExpectUsageError(project, {"frobnicate"}, "error[SLU-CLI-002]: unknown command `frobnicate`");
-  ExpectUsageError(project, {"frobnicate"}, "the commands are discover, compile, run, plan, build, clean, status, runs, logs, test, audit");
+  ExpectUsageError(project, {"frobnicate"},
+                   "the commands are discover, compile, run, plan, build, clean, status, runs, logs, test, audit");
   ExpectUsageError(project, {"--target", "test", "frobnicate", "--json"}, "unknown command `frobnicate`");
   ExpectUsageError(project, {}, "error[SLU-CLI-002]: no command given");
 }

@@ -189,11 +189,12 @@ WHERE l.__case_count > coalesce(r.__case_count, 0)
 TEST(SqlTestCompile, ClickHouseTestsAlsoCompileForServersWithoutIsNotDistinctFromOrCtes) {
   ChecksProject project;
   project.AddChain();
-  project.Write("tests/orders/doubling.sql",
-                "TEST (name \"doubling\");\n\n"
-                "WITH __source__events AS (\n  SELECT 1 AS id, 2 AS qty, 'new' AS status\n),\n"
-                "__expected__order_items AS (\n  SELECT 1 AS id, 4 AS doubled\n),\n"
-                "__assert__some AS (SELECT e.id FROM __source__events e, __ref(\"orders\") WHERE e.id < 0)\nSELECT 1\n");
+  project.Write(
+      "tests/orders/doubling.sql",
+      "TEST (name \"doubling\");\n\n"
+      "WITH __source__events AS (\n  SELECT 1 AS id, 2 AS qty, 'new' AS status\n),\n"
+      "__expected__order_items AS (\n  SELECT 1 AS id, 4 AS doubled\n),\n"
+      "__assert__some AS (SELECT e.id FROM __source__events e, __ref(\"orders\") WHERE e.id < 0)\nSELECT 1\n");
   const TestSpec test = project.Compile().tests.at(0);
   EXPECT_NE(test.sql.find("isNotDistinctFrom(l.`id`, r.`id`)"), std::string::npos);
   ASSERT_EQ(test.cases.size(), 2u);
@@ -202,7 +203,9 @@ TEST(SqlTestCompile, ClickHouseTestsAlsoCompileForServersWithoutIsNotDistinctFro
   EXPECT_EQ(test.cases[1].name, "__assert__some");
   EXPECT_TRUE(test.cases[1].columns.empty());
   // Checked on clickhouse-server 18.16 (with the models' `::` casts written as functions, which it also lacks).
-  EXPECT_EQ(test.legacy_clickhouse_sql, R"(SELECT 1 AS _case_index, 'missing' AS _diff_type, [toNullable(toString(l.`id`)), toNullable(toString(l.`doubled`))] AS _row_values, CAST(l.__case_count - coalesce(r.__case_count, 0) AS Int64) AS _multiplicity
+  EXPECT_EQ(
+      test.legacy_clickhouse_sql,
+      R"(SELECT 1 AS _case_index, 'missing' AS _diff_type, [toNullable(toString(l.`id`)), toNullable(toString(l.`doubled`))] AS _row_values, CAST(l.__case_count - coalesce(r.__case_count, 0) AS Int64) AS _multiplicity
 FROM (
 SELECT `id`, `doubled`, count() AS __case_count
 FROM (
@@ -324,6 +327,19 @@ TEST(SqlTestCompile, MacroModeExpandsOnlyTheActualCteAndComparesAsText) {
   EXPECT_EQ(test.mode, TestMode::kMacro);
   EXPECT_EQ(test.targets, std::vector<std::string>{"macro line total handles nulls"});
   EXPECT_EQ(test.path, "compiled/tests/macro line total handles nulls/line total handles nulls.sql");
+  ASSERT_EQ(test.cases.size(), 1u);
+  EXPECT_EQ(test.cases[0].name, "__macro_expected__");
+  EXPECT_EQ(test.cases[0].columns, std::vector<std::string>{"line_total"});
+  // The variant for servers without isNotDistinctFrom inlines the macro CTEs too.
+  EXPECT_EQ(test.legacy_clickhouse_sql.find("WITH"), std::string::npos) << test.legacy_clickhouse_sql;
+  EXPECT_NE(test.legacy_clickhouse_sql.find("FROM (\n  SELECT quantity * unit_price AS line_total FROM (\n"
+                                            "  SELECT 2 AS quantity, 10.0 AS unit_price\n) AS input_values\n)"
+                                            " AS __case_rows"),
+            std::string::npos)
+      << test.legacy_clickhouse_sql;
+  EXPECT_NE(test.legacy_clickhouse_sql.find("ON isNull(l.`line_total`) = isNull(r.`line_total`) AND "
+                                            "assumeNotNull(l.`line_total`) = assumeNotNull(r.`line_total`)"),
+            std::string::npos);
   ASSERT_EQ(expanded.size(), 1u);
   EXPECT_EQ(expanded[0],
             "tests/macros/line_total.sql:\n  SELECT @line_total(\"quantity\", \"unit_price\") AS line_total FROM "

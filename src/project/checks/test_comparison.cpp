@@ -361,9 +361,9 @@ class CteInliner {
 
  private:
   static bool IsClauseAfterFrom(const Token& token) {
-    static const std::string_view kClauses[] = {"SELECT", "WHERE", "PREWHERE", "GROUP", "HAVING",   "ORDER",
-                                                "LIMIT",  "UNION", "ON",       "USING", "SETTINGS", "FORMAT",
-                                                "WINDOW", "QUALIFY", "EXCEPT", "INTERSECT"};
+    static const std::string_view kClauses[] = {"SELECT", "WHERE",   "PREWHERE", "GROUP",    "HAVING",   "ORDER",
+                                                "LIMIT",  "UNION",   "ON",       "USING",    "SETTINGS", "FORMAT",
+                                                "WINDOW", "QUALIFY", "EXCEPT",   "INTERSECT"};
     for (std::string_view clause : kClauses) {
       if (IsWord(token, clause)) return true;
     }

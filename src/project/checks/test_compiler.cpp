@@ -388,17 +388,18 @@ class TestCompiler {
     WarnUnreadMocks();
 
     const std::vector<NamedSql> authored = OrderedCtes();
-    WriteStatements(spec, authored, [&](NullSafeSpelling spelling, std::vector<NamedSql>& ctes,
-                                        std::vector<std::string>& branches) {
-      size_t next_assertion = 0, next_case = 0;
-      for (size_t i = 1; i <= index; ++i) {
-        if (next_case < cases.size() && comparison_index_[next_case] == i) {
-          AddComparison(input_.dialect, i, cases[next_case++], ctes, branches, spelling);
-        } else {
-          branches.push_back(AssertionBranch(input_.dialect, i, assertion_cases[next_assertion++].second));
-        }
-      }
-    });
+    WriteStatements(
+        spec, authored,
+        [&](NullSafeSpelling spelling, std::vector<NamedSql>& ctes, std::vector<std::string>& branches) {
+          size_t next_assertion = 0, next_case = 0;
+          for (size_t i = 1; i <= index; ++i) {
+            if (next_case < cases.size() && comparison_index_[next_case] == i) {
+              AddComparison(input_.dialect, i, cases[next_case++], ctes, branches, spelling);
+            } else {
+              branches.push_back(AssertionBranch(input_.dialect, i, assertion_cases[next_assertion++].second));
+            }
+          }
+        });
     size_t next_assertion = 0, next_case = 0;
     for (size_t i = 1; i <= index; ++i) {
       if (next_case < cases.size() && comparison_index_[next_case] == i) {
@@ -459,17 +460,18 @@ class TestCompiler {
                  "give both CTEs the same column names");
     }
     const ComparisonCase compared{expected->name_text, actual->name_text, expected_columns, {}};
-    WriteStatements(spec, OrderedCtes(), [&](NullSafeSpelling spelling, std::vector<NamedSql>& ctes,
-                                             std::vector<std::string>& branches) {
-      AddComparison(input_.dialect, 1, compared, ctes, branches, spelling);
-    });
+    WriteStatements(spec, OrderedCtes(),
+                    [&](NullSafeSpelling spelling, std::vector<NamedSql>& ctes, std::vector<std::string>& branches) {
+                      AddComparison(input_.dialect, 1, compared, ctes, branches, spelling);
+                    });
     spec.cases.push_back(TestCase{expected->name_text, expected_columns});
     spec.targets = {std::string(kMacroTargetPrefix) + test_.name};
   }
 
   // spec.sql, and on ClickHouse spec.legacy_clickhouse_sql: the statement `add_cases` completes from the test's
   // CTEs (adding its comparison CTEs and branches, NULL-safe equality spelled as asked).
-  using CaseWriter = std::function<void(NullSafeSpelling, std::vector<NamedSql>& ctes, std::vector<std::string>& branches)>;
+  using CaseWriter =
+      std::function<void(NullSafeSpelling, std::vector<NamedSql>& ctes, std::vector<std::string>& branches)>;
   void WriteStatements(TestSpec& spec, const std::vector<NamedSql>& authored, const CaseWriter& add_cases) const {
     std::vector<NamedSql> ctes = authored;
     std::vector<std::string> branches;
