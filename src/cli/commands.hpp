@@ -53,6 +53,8 @@ struct BuildOptions {
   std::vector<std::string> confirm;  // protected pipelines' tokens
   bool json = false;
   bool events = false;
+};
+
 struct TestOptions {
   std::vector<std::string> paths;  // test files or folders (relative to the project or the working directory)
   std::vector<std::string> select;
