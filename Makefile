@@ -1,5 +1,5 @@
 # Thin wrappers over scripts/ and CMake presets. See README.md.
-.PHONY: setup build demo test bench bench-engine debug fuzz clean
+.PHONY: setup build demo test bench bench-engine bench-clickhouse debug fuzz clean
 
 JOBS ?= $(shell nproc)
 
@@ -28,6 +28,11 @@ bench: build
 bench-engine: build
 	@python3 bench/engine/run_bench.py --sluice build/release/src/cli/sluice \
 	  --floor build/release/bench/engine_floor --work build/bench $(ENGINE_BENCH_ARGS)
+
+# `sluice build` on ClickHouse against the same statements sent over one connection; starts its own server.
+bench-clickhouse: build
+	@python3 bench/engine/run_bench_clickhouse.py --sluice build/release/src/cli/sluice \
+	  --floor build/release/bench/clickhouse_floor --work build/bench $(CLICKHOUSE_BENCH_ARGS)
 
 debug: setup
 	@cmake --preset debug >/dev/null
