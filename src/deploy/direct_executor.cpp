@@ -79,6 +79,7 @@ void DirectExecutor::Record(const std::string& run_id, const RunEvent& event) {
 }
 
 BuildOutcome DirectExecutor::Execute(const DirectPlan& plan, const std::string& run_id) {
+  if (options_.statements_file) statements_.open(*options_.statements_file, std::ios::app);
   BuildOutcome outcome;
   outcome.run_id = run_id;
   if (plan.adapter == "duckdb") {
@@ -122,9 +123,9 @@ void DirectExecutor::Run(const PlanStep& step, const PlanStatement& statement, c
     throw Error(Diagnostic{"SLU-WAREHOUSE-008", "the build was canceled", {}, "", {}});
   }
   const std::string sha = Sha256Hex(statement.sql);
-  if (options_.statements_file) {
-    std::ofstream out(*options_.statements_file, std::ios::app);
-    out << "-- " << step.name << " (sha256 " << sha << ")\n" << statement.shown << ";\n\n";
+  if (statements_.is_open()) {
+    statements_ << "-- " << step.name << " (sha256 " << sha << ")\n" << statement.shown << ";\n\n";
+    statements_.flush();
   }
   Record(run_id, StatementEvent{step.name, sha, statement.shown});
   if (options_.on_progress) options_.on_progress({"statement", step.name, step.phase, sha, nullptr});
@@ -324,20 +325,26 @@ void DirectExecutor::Replay(const DirectPlan& plan, const PlanStep& step, const 
 }
 
 void DirectExecutor::RecordModels(const DirectPlan& plan, const std::string& run_id) {
-  std::vector<Fingerprint> fingerprints;
-  std::vector<MaterializationRecord> records;
+  std::vector<std::pair<Relation, LedgerEntry>> entries;
+  std::vector<std::string> sqls;
   for (const AssetKey& key : plan.scope) {
     const Asset& model = *definitions_.Find(key);
-    const std::string sql = FingerprintSql(definitions_, model);
-    const std::string sha = Sha256Hex(sql);
+    sqls.push_back(FingerprintSql(definitions_, model));
     LedgerEntry ledger;
     ledger.asset = key.ToString();
     ledger.run_id = run_id;
-    ledger.sql_hash = sha;
-    WriteResult written = warehouse_.RecordMaterialized(Relation{key.name_space(), model.relation_name}, ledger);
-    fingerprints.push_back({key.ToString(), sql, sha, run_id, written.written_at});
-    records.push_back({key.ToString(), "", run_id, written.rows_written, sha, written.written_at});
-    Record(run_id, MaterializationEvent{key.ToString(), std::nullopt, std::nullopt, written.rows_written, 0, sha});
+    ledger.sql_hash = Sha256Hex(sqls.back());
+    entries.emplace_back(Relation{key.name_space(), model.relation_name}, std::move(ledger));
+  }
+  const std::vector<WriteResult> written = warehouse_.RecordMaterialized(entries);
+  std::vector<Fingerprint> fingerprints;
+  std::vector<MaterializationRecord> records;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const LedgerEntry& ledger = entries[i].second;
+    fingerprints.push_back({ledger.asset, sqls[i], ledger.sql_hash, run_id, written[i].written_at});
+    records.push_back({ledger.asset, "", run_id, written[i].rows_written, ledger.sql_hash, written[i].written_at});
+    Record(run_id, MaterializationEvent{ledger.asset, std::nullopt, std::nullopt, written[i].rows_written, 0,
+                                        ledger.sql_hash});
   }
   WriteFingerprints(warehouse_, fingerprints);
   materializations_.RecordMaterializations(records);

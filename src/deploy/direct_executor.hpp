@@ -29,6 +29,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <optional>
 #include <string>
@@ -115,6 +116,7 @@ class DirectExecutor {
   MaterializationStore& materializations_;
   const Clock& clock_;
   DirectExecutorOptions options_;
+  std::ofstream statements_;  // options_.statements_file, open while Execute runs
 };
 
 }  // namespace sluice

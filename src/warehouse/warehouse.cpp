@@ -27,10 +27,10 @@ WriteResult Warehouse::ReplaceView(const Relation& relation, const std::string& 
                  {}});
 }
 
-WriteResult Warehouse::RecordMaterialized(const Relation& relation, LedgerEntry ledger) {
-  (void)ledger;
-  throw Error(Diagnostic{"SLU-WAREHOUSE-030", "this warehouse cannot record a materialization of " + relation.ToString() +
-                                                  " made outside its own writes",
+std::vector<WriteResult> Warehouse::RecordMaterialized(const std::vector<std::pair<Relation, LedgerEntry>>& entries) {
+  throw Error(Diagnostic{"SLU-WAREHOUSE-033",
+                         "this warehouse cannot record materializations made outside its own writes (" +
+                             (entries.empty() ? std::string("none") : entries.front().first.ToString()) + ")",
                          {}, "", {}});
 }
 

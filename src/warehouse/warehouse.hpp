@@ -173,10 +173,10 @@ class Warehouse {
   // Atomically replaces `relation` with the contents of a CSV file.
   virtual WriteResult LoadSeed(const Relation& relation, const SeedFile& seed, LedgerEntry ledger) = 0;
 
-  // Appends the ledger row of `relation`, filled by statements of the caller's (a materialized view's target after
-  // its replay): the row count is read from the relation. Backends whose writes all go through the methods above
-  // need not support it (SLU-WAREHOUSE-030).
-  virtual WriteResult RecordMaterialized(const Relation& relation, LedgerEntry ledger);
+  // Appends the ledger rows of relations filled by statements of the caller's (materialized views' targets after
+  // their replay), one result per entry in order: the row counts are read from the relations. Backends whose writes
+  // all go through the methods above need not support it (SLU-WAREHOUSE-033).
+  virtual std::vector<WriteResult> RecordMaterialized(const std::vector<std::pair<Relation, LedgerEntry>>& entries);
 
   // Every ledger row, oldest first. Empty when the ledger does not exist yet.
   virtual std::vector<LedgerEntry> ReadLedger() = 0;

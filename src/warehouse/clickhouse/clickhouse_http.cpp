@@ -3,6 +3,9 @@
 #include <httplib.h>
 
 #include <cctype>
+#include <chrono>
+#include <mutex>
+#include <vector>
 #include <regex>
 
 namespace sluice {
@@ -62,7 +65,26 @@ std::vector<std::string_view> SplitTabs(std::string_view line) {
 
 }  // namespace
 
-ClickHouseHttp::ClickHouseHttp(ClickHouseEndpoint endpoint) : endpoint_(std::move(endpoint)) {}
+struct ClickHouseHttp::Connections {
+  struct Idle {
+    std::unique_ptr<httplib::Client> client;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::mutex mutex;
+  std::vector<Idle> idle;  // guarded by mutex
+};
+
+namespace {
+
+constexpr auto kReuseWithin = std::chrono::seconds(1);
+
+}  // namespace
+
+ClickHouseHttp::ClickHouseHttp(ClickHouseEndpoint endpoint)
+    : endpoint_(std::move(endpoint)), connections_(std::make_unique<Connections>()) {}
+ClickHouseHttp::~ClickHouseHttp() = default;
+ClickHouseHttp::ClickHouseHttp(ClickHouseHttp&&) noexcept = default;
+ClickHouseHttp& ClickHouseHttp::operator=(ClickHouseHttp&&) noexcept = default;
 
 ClickHouseResponse ClickHouseHttp::Post(const ClickHouseRequest& request) const {
   std::map<std::string, std::string> parameters = endpoint_.settings;
@@ -79,13 +101,31 @@ ClickHouseResponse ClickHouseHttp::Post(const ClickHouseRequest& request) const 
     path += (path.size() == 1 ? "?" : "&") + PercentEncode(name) + "=" + PercentEncode(value);
   }
 
-  httplib::Client client(endpoint_.host, endpoint_.port);
-  client.set_connection_timeout(endpoint_.connect_timeout);
-  client.set_read_timeout(endpoint_.read_timeout);
-  client.set_write_timeout(endpoint_.read_timeout);
+  std::unique_ptr<httplib::Client> client;
+  {
+    std::lock_guard<std::mutex> lock(connections_->mutex);
+    const auto now = std::chrono::steady_clock::now();
+    while (!connections_->idle.empty() && !client) {
+      Connections::Idle last = std::move(connections_->idle.back());
+      connections_->idle.pop_back();
+      if (now - last.since < kReuseWithin) client = std::move(last.client);
+    }
+  }
+  if (!client) {
+    client = std::make_unique<httplib::Client>(endpoint_.host, endpoint_.port);
+    client->set_connection_timeout(endpoint_.connect_timeout);
+    client->set_read_timeout(endpoint_.read_timeout);
+    client->set_write_timeout(endpoint_.read_timeout);
+    client->set_keep_alive(true);
+    client->set_tcp_nodelay(true);
+  }
   httplib::Headers headers{{"X-ClickHouse-User", endpoint_.username}};
   if (!endpoint_.password.empty()) headers.emplace("X-ClickHouse-Key", endpoint_.password);
-  httplib::Result result = client.Post(path, headers, body, "text/plain; charset=UTF-8");
+  httplib::Result result = client->Post(path, headers, body, "text/plain; charset=UTF-8");
+  if (result) {
+    std::lock_guard<std::mutex> lock(connections_->mutex);
+    connections_->idle.push_back({std::move(client), std::chrono::steady_clock::now()});
+  }
 
   ClickHouseResponse response;
   if (!result) {

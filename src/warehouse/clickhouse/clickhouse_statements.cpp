@@ -111,15 +111,23 @@ std::string ClickHouseStatements::CreateLedger() {
 
 std::string ClickHouseStatements::InsertLedger(const Relation& relation, const LedgerEntry& entry, int64_t row_count,
                                                const std::string& written_at) {
+  return InsertLedger(std::vector<LedgerRow>{{relation, entry, row_count, written_at}});
+}
+
+std::string ClickHouseStatements::InsertLedger(const std::vector<LedgerRow>& rows) {
   auto date_or_null = [](std::optional<Date> date) { return date ? DateLiteral(*date) : std::string("NULL"); };
   std::string sql = "INSERT INTO " + Name({std::string(kSluiceDatabase), "ledger"}) +
                     " (asset, window_start, window_end, run_id, row_count, sql_hash, written_at, relation_schema,"
-                    " relation_name) VALUES (";
-  sql += Literal(entry.asset) + ", ";
-  sql += date_or_null(entry.window ? std::optional<Date>(entry.window->start) : std::nullopt) + ", ";
-  sql += date_or_null(entry.window ? std::optional<Date>(entry.window->end) : std::nullopt) + ", ";
-  sql += Literal(entry.run_id) + ", " + std::to_string(row_count) + ", " + Literal(entry.sql_hash) + ", ";
-  sql += Literal(written_at) + ", " + Literal(relation.name_space) + ", " + Literal(relation.name) + ")";
+                    " relation_name) VALUES ";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const LedgerRow& row = rows[i];
+    sql += i == 0 ? "(" : ", (";
+    sql += Literal(row.entry.asset) + ", ";
+    sql += date_or_null(row.entry.window ? std::optional<Date>(row.entry.window->start) : std::nullopt) + ", ";
+    sql += date_or_null(row.entry.window ? std::optional<Date>(row.entry.window->end) : std::nullopt) + ", ";
+    sql += Literal(row.entry.run_id) + ", " + std::to_string(row.row_count) + ", " + Literal(row.entry.sql_hash) + ", ";
+    sql += Literal(row.written_at) + ", " + Literal(row.relation.name_space) + ", " + Literal(row.relation.name) + ")";
+  }
   return sql;
 }
 

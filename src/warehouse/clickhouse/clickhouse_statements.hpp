@@ -76,6 +76,14 @@ class ClickHouseStatements {
   // The ledger: `_sluice`.`ledger`, the DuckDB ledger's columns; written_at is ISO-8601 text (no DateTime64 on old
   // servers), which sorts as time.
   static std::string CreateLedger();
+  struct LedgerRow {
+    Relation relation;
+    LedgerEntry entry;
+    int64_t row_count = 0;
+    std::string written_at;
+  };
+  // One INSERT of every row.
+  static std::string InsertLedger(const std::vector<LedgerRow>& rows);
   static std::string InsertLedger(const Relation& relation, const LedgerEntry& entry, int64_t row_count,
                                   const std::string& written_at);
   static std::string SelectLedger();

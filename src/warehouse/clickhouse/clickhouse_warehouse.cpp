@@ -597,18 +597,38 @@ WriteResult ClickHouseWarehouse::LoadSeed(const Relation& relation, const SeedFi
   });
 }
 
-WriteResult ClickHouseWarehouse::RecordMaterialized(const Relation& relation, LedgerEntry ledger) {
-  std::string subject = relation.ToString();
+std::vector<WriteResult> ClickHouseWarehouse::RecordMaterialized(
+    const std::vector<std::pair<Relation, LedgerEntry>>& entries) {
+  std::vector<WriteResult> results(entries.size());
+  if (entries.empty()) return results;
   impl_->EnsureDatabase(std::string(kSluiceDatabase));
   impl_->EnsureLedger();
-  TabSeparatedResult count =
-      impl_->Select("SELECT toString(count()) FROM " + ClickHouseStatements::Name(relation), Operation::kCatalog, subject);
-  WriteResult result;
-  result.rows_written = count.rows.empty() ? 0 : std::stoll(count.rows[0][0].value_or("0"));
-  result.written_at = FormatUtc(std::chrono::system_clock::now());
-  impl_->Run(ClickHouseStatements::InsertLedger(relation, ledger, result.rows_written, result.written_at),
-             Operation::kWrite, subject, nullptr);
-  return result;
+  // Every relation's rows in one catalog query: the sum of its active parts' rows is its count().
+  std::string which;
+  for (const auto& [relation, ledger] : entries) {
+    which += (which.empty() ? "(" : " OR (") + std::string("database = ") +
+             ClickHouseStatements::Literal(relation.name_space) +
+             " AND table = " + ClickHouseStatements::Literal(relation.name) + ")";
+  }
+  TabSeparatedResult counts = impl_->Select(
+      "SELECT database, table, toString(sum(rows)) FROM system.parts WHERE active AND (" + which +
+          ") GROUP BY database, table",
+      Operation::kCatalog, "the ledger");
+  std::map<std::pair<std::string, std::string>, int64_t> rows;
+  for (const auto& row : counts.rows) {
+    rows[{row[0].value_or(""), row[1].value_or("")}] = std::stoll(row[2].value_or("0"));
+  }
+  const std::string written_at = FormatUtc(std::chrono::system_clock::now());
+  std::vector<ClickHouseStatements::LedgerRow> ledger_rows;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const Relation& relation = entries[i].first;
+    auto found = rows.find({relation.name_space, relation.name});
+    results[i].rows_written = found == rows.end() ? 0 : found->second;
+    results[i].written_at = written_at;
+    ledger_rows.push_back({relation, entries[i].second, results[i].rows_written, written_at});
+  }
+  impl_->Run(ClickHouseStatements::InsertLedger(ledger_rows), Operation::kWrite, "the ledger", nullptr);
+  return results;
 }
 
 std::vector<LedgerEntry> ClickHouseWarehouse::ReadLedger() {

@@ -47,7 +47,8 @@ class ClickHouseWarehouse final : public Warehouse {
                                DateRangeMode mode = DateRangeMode::kWindow) override;
   WriteResult ReplaceView(const Relation& relation, const std::string& select_sql, LedgerEntry ledger) override;
   WriteResult LoadSeed(const Relation& relation, const SeedFile& seed, LedgerEntry ledger) override;
-  WriteResult RecordMaterialized(const Relation& relation, LedgerEntry ledger) override;
+  std::vector<WriteResult> RecordMaterialized(
+      const std::vector<std::pair<Relation, LedgerEntry>>& entries) override;
   std::vector<LedgerEntry> ReadLedger() override;
   void DropRelation(const Relation& relation) override;
   // KILL QUERY for the statements in flight; later statements fail with SLU-WAREHOUSE-008 before they are sent.
