@@ -1,11 +1,14 @@
 #include "compile/artifacts.hpp"
 
 #include <memory>
+#include <set>
 
-#include "deploy/desired_objects.hpp"
 #include "compile/manifest.hpp"
 #include "core/parallel_for.hpp"
 #include "core/phase_timer.hpp"
+#include "deploy/desired_objects.hpp"
+#include "deploy/direct_plan.hpp"
+#include "deploy/plan_explainer.hpp"
 
 namespace sluice {
 
@@ -28,6 +31,52 @@ struct RenderedArtifacts {
   StreamedArtifacts streamed;
   std::vector<uint8_t> kept;  // by published position: the files published as rendered (empty: none)
 };
+
+// `compiled/workflows/<pipeline>/…`: the steps of the whole project's direct plan (every direct pipeline selected,
+// rendered for a current ClickHouse, or for DuckDB) that belong to each pipeline, numbered in plan order, with the
+// prepare steps each needs.
+std::vector<std::pair<std::string, std::string>> WorkflowArtifacts(const Definitions& definitions) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::string& adapter = definitions.project().adapter;
+  if (adapter != "clickhouse" && adapter != "duckdb") return out;
+  std::vector<std::string> selection;
+  for (const Pipeline& pipeline : definitions.pipelines()) {
+    if (!pipeline.virtual_mode) selection.push_back("pipeline:" + pipeline.name);
+  }
+  if (selection.empty()) return out;
+  const DirectPlan plan =
+      PlanDirect(definitions, selection, adapter == "clickhouse" ? ModernClickHouseCapabilities() : Capabilities{});
+  for (const PipelineScope& scope : plan.pipelines) {
+    DirectPlan part = plan;
+    part.pipelines = {scope};
+    part.selection = {"pipeline:" + scope.name};
+    std::set<std::string> databases;
+    std::vector<PlanStep> steps;
+    for (const PlanStep& step : plan.steps) {
+      const Asset* asset = step.asset ? definitions.Find(*step.asset) : nullptr;
+      if (asset != nullptr && !asset->is_source() && asset->pipeline == scope.name) {
+        steps.push_back(step);
+        databases.insert(asset->key.name_space());
+      }
+    }
+    std::vector<PlanStep> prepare;
+    for (const PlanStep& step : plan.steps) {
+      if (step.phase != DeployPhase::kPrepare) continue;
+      const Asset* source = step.asset ? definitions.Find(*step.asset) : nullptr;
+      // create_database_<db> / create_schema_<ns>, or a source's objects.
+      const std::string name_space = step.name.substr(step.name.find('_', std::string("create_").size()) + 1);
+      const bool needed = source != nullptr ? definitions.FindPipeline(scope.name)->source == source->name()
+                                            : databases.count(name_space) > 0;
+      if (needed) prepare.push_back(step);
+    }
+    steps.insert(steps.begin(), prepare.begin(), prepare.end());
+    part.steps = std::move(steps);
+    for (WorkflowFile& file : WorkflowFiles(part)) {
+      out.emplace_back("compiled/workflows/" + scope.name + "/" + file.path, std::move(file.text));
+    }
+  }
+  return out;
+}
 
 // With an incremental publication, a model's file it already holds as rendered is fingerprinted and dropped on
 // the rendering thread, so an unchanged project never holds all its files' contents at once.
@@ -81,6 +130,8 @@ RenderedArtifacts RenderArtifacts(const Definitions& definitions, const Artifact
   }
   for (const AuditSpec& audit : definitions.audits()) files[audit.path] = audit.sql;
   for (const TestSpec& test : definitions.tests()) files[test.path] = test.sql;
+  // The direct build's workflow per pipeline, from the plan `build` executes (Sluice's addition).
+  for (auto& [path, text] : WorkflowArtifacts(definitions)) files[std::move(path)] = std::move(text);
   // Every compiled path, in order: the map's and the publication's are sorted, so one merge lists them.
   std::vector<std::string_view>& compiled = manifest->compiled_paths;
   compiled.reserve(files.size() + result.kept.size());

@@ -54,7 +54,11 @@ TEST(CompileFromDefinitions, AHandBuiltDefinitionsCompilesDeterministically) {
 
   const json manifest = json::parse(files.at("manifest.json"));
   EXPECT_EQ(manifest["artifacts"], json::array({"manifest.json", "streambuild_dag.json",
-                                                "compiled/models/core/clean.sql", "compiled/models/core/totals.sql"}));
+                                                "compiled/models/core/clean.sql", "compiled/models/core/totals.sql",
+                         "compiled/workflows/core/steps/0001_create_schema_core.sql",
+                         "compiled/workflows/core/steps/0002_replace_table_clean.sql",
+                         "compiled/workflows/core/steps/0003_replace_table_totals.sql",
+                         "compiled/workflows/core/workflow.json", "compiled/workflows/core/workflow.sql"}));
   EXPECT_EQ(manifest["models"]["totals"]["refs"][0]["edge_type"], "driving_input");
   EXPECT_EQ(manifest["models"]["clean"]["source"], "events");
   EXPECT_EQ(manifest["models"]["clean"]["spec"]["columns"][0], (json{{"default", nullptr}, {"name", "id"}, {"type", "BIGINT"}}));

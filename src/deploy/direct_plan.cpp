@@ -88,6 +88,7 @@ class DirectPlanner {
     for (const AssetKey& key : definitions_.TopologicalOrder()) {
       if (!in_scope.count(key)) continue;
       plan_.scope.push_back(key);
+      in_scope_.insert(key);
       const Asset& asset = *definitions_.Find(key);
       for (const AssetDependency& dep : asset.deps) {
         if (definitions_.Find(dep.upstream)->is_source()) sources.insert(dep.upstream);
@@ -107,9 +108,7 @@ class DirectPlanner {
     }
   }
 
-  bool InScope(const AssetKey& key) const {
-    return std::find(plan_.scope.begin(), plan_.scope.end(), key) != plan_.scope.end();
-  }
+  bool InScope(const AssetKey& key) const { return in_scope_.count(key) > 0; }
 
   const SqlCompute& Model(const AssetKey& key) const { return std::get<SqlCompute>(definitions_.Find(key)->compute); }
 
@@ -227,17 +226,19 @@ class DirectPlanner {
 
   // The root a model in scope is filled from: the first table up its chain of driving inputs whose own driving input
   // is outside the scope; nullopt for a view or a model not driven from the scope.
-  std::optional<AssetKey> DrivingRoot(const AssetKey& key) const {
-    AssetKey at = key;
-    for (size_t guard = 0; guard <= plan_.scope.size(); ++guard) {
-      const Asset& model = *definitions_.Find(at);
-      if (Model(at).kind != ModelKind::kTable) return std::nullopt;
-      if (DrivingOutsideScope(model)) return at;
-      const AssetDependency* driving = DrivingInput(model);
-      if (driving == nullptr || !InScope(driving->upstream)) return std::nullopt;
-      at = driving->upstream;
+  std::optional<AssetKey> DrivingRoot(const AssetKey& key) {
+    if (auto known = roots_.find(key); known != roots_.end()) return known->second;
+    std::optional<AssetKey> root;
+    const Asset& model = *definitions_.Find(key);
+    if (Model(key).kind == ModelKind::kTable) {
+      if (DrivingOutsideScope(model)) {
+        root = key;
+      } else if (const AssetDependency* driving = DrivingInput(model); driving != nullptr && InScope(driving->upstream)) {
+        root = DrivingRoot(driving->upstream);  // upstream first in scope order, so already known: no deep recursion
+      }
     }
-    return std::nullopt;
+    roots_[key] = root;
+    return root;
   }
 
   void PlanReplay(const Asset& model) {
@@ -255,13 +256,10 @@ class DirectPlanner {
                                "': it has no history to replay and fills on the source's refresh schedule");
     }
     if (std::holds_alternative<KafkaSource>(driving.compute)) spec.landing_view = "mv__" + driving.name();
+    std::vector<AssetKey> below = definitions_.DownstreamClosure({model.key});
+    std::set<AssetKey> below_set(below.begin(), below.end());
     for (const AssetKey& key : plan_.scope) {
-      if (key == model.key) {
-        spec.subtree.push_back(key);
-        continue;
-      }
-      std::vector<AssetKey> upstream = definitions_.UpstreamClosure({key});
-      if (std::find(upstream.begin(), upstream.end(), model.key) != upstream.end()) spec.subtree.push_back(key);
+      if (below_set.count(key)) spec.subtree.push_back(key);
     }
     std::vector<PlanStatement> statements;
     for (const ModelView& view : views_[model.key]) statements.push_back(Same(view.sql));
@@ -344,6 +342,8 @@ class DirectPlanner {
   const Capabilities& capabilities_;
   DirectPlan plan_;
   std::map<AssetKey, std::vector<ModelView>> views_;  // the materialized views of each table in scope
+  std::set<AssetKey> in_scope_;
+  std::map<AssetKey, std::optional<AssetKey>> roots_;  // DrivingRoot's answers
 };
 
 }  // namespace

@@ -154,6 +154,7 @@ std::vector<WorkflowFile> WorkflowFiles(const DirectPlan& plan) {
     files.push_back({StepFileName(i, step), StepSql(step)});
     workflow += "-- " + std::to_string(i + 1) + " " + DeployPhaseName(step.phase) + " " + step.name + "\n" + StepSql(step) + "\n";
   }
+  if (!workflow.empty()) workflow.pop_back();  // one newline at the end, as every compiled SQL file
   files.push_back({any_template ? "workflow.template.sql" : "workflow.sql", workflow});
   files.push_back({"workflow.json", PlanJson(plan, nullptr).dump(2) + "\n"});
   return files;

@@ -49,7 +49,16 @@ TEST(CompileE2E, WritesManifestAndDagDeterministically) {
   EXPECT_EQ(manifest["artifacts"],
             json::array({"manifest.json", "streambuild_dag.json", "compiled/models/core/clean_events.sql",
                          "compiled/models/core/daily_totals.sql", "compiled/models/core/top_users.sql",
-                         "compiled/models/core/user_totals.sql", "compiled/models/people/dim_users.sql"}));
+                         "compiled/models/core/user_totals.sql", "compiled/models/people/dim_users.sql",
+                         "compiled/workflows/core/steps/0001_create_schema_core.sql",
+                         "compiled/workflows/core/steps/0002_replace_table_clean_events.sql",
+                         "compiled/workflows/core/steps/0003_replace_table_daily_totals.sql",
+                         "compiled/workflows/core/steps/0004_replace_table_user_totals_table.sql",
+                         "compiled/workflows/core/steps/0005_replace_view_top_users.sql",
+                         "compiled/workflows/core/workflow.json", "compiled/workflows/core/workflow.sql",
+                         "compiled/workflows/people/steps/0001_create_schema_raw.sql",
+                         "compiled/workflows/people/steps/0002_replace_table_dim_users.sql",
+                         "compiled/workflows/people/workflow.json", "compiled/workflows/people/workflow.sql"}));
   for (const json& path : manifest["artifacts"]) {
     EXPECT_TRUE(std::filesystem::exists(project.root() / "target" / path.get<std::string>())) << path;
   }

@@ -42,11 +42,11 @@ const char kChangedModel[] =
 
 TEST(PublishE2E, AnUnchangedProjectWritesNothing) {
   ScratchProject project("shop");
-  EXPECT_NE(Compile(project).find("(7 file(s) written, 0 removed, 0 unchanged)"), std::string::npos);
+  EXPECT_NE(Compile(project).find("(18 file(s) written, 0 removed, 0 unchanged)"), std::string::npos);
   std::map<std::string, std::string> first = Artifacts(project);
   fs::file_time_type manifest_time = fs::last_write_time(project.root() / "target/manifest.json");
   std::string again = Compile(project);
-  EXPECT_NE(again.find("(0 file(s) written, 0 removed, 7 unchanged)"), std::string::npos) << again;
+  EXPECT_NE(again.find("(0 file(s) written, 0 removed, 18 unchanged)"), std::string::npos) << again;
   EXPECT_EQ(Artifacts(project), first);
   EXPECT_EQ(fs::last_write_time(project.root() / "target/manifest.json"), manifest_time);
 }
@@ -57,8 +57,9 @@ TEST(PublishE2E, AChangeRewritesOnlyWhatItTouchesAndARemovedModelLeavesNoFiles) 
   std::map<std::string, std::string> before = Artifacts(project);
   project.Write("pipelines/core/clean_events.sql", kChangedModel);
   std::string out = Compile(project);
-  // The model's SQL, the manifest and the DAG (which lists nothing new, so it stays) → 2 written.
-  EXPECT_NE(out.find("(2 file(s) written, 0 removed, 5 unchanged)"), std::string::npos) << out;
+  // The model's SQL, the manifest and its pipeline's workflow (the model's step, workflow.sql, workflow.json); the
+  // DAG lists nothing new, so it stays → 5 written.
+  EXPECT_NE(out.find("(5 file(s) written, 0 removed, 13 unchanged)"), std::string::npos) << out;
   std::map<std::string, std::string> after = Artifacts(project);
   EXPECT_NE(after.at("compiled/models/core/clean_events.sql"), before.at("compiled/models/core/clean_events.sql"));
   EXPECT_EQ(after.at("compiled/models/people/dim_users.sql"), before.at("compiled/models/people/dim_users.sql"));
@@ -74,7 +75,8 @@ TEST(PublishE2E, AChangeRewritesOnlyWhatItTouchesAndARemovedModelLeavesNoFiles) 
   EXPECT_TRUE(fs::exists(project.root() / "target/compiled/models/extra/extra_events.sql"));
   project.Remove("pipelines/extra");
   out = Compile(project);
-  EXPECT_NE(out.find("1 removed"), std::string::npos) << out;
+  // The model's SQL and its pipeline's workflow (two steps, workflow.sql, workflow.json).
+  EXPECT_NE(out.find("5 removed"), std::string::npos) << out;
   EXPECT_FALSE(fs::exists(project.root() / "target/compiled/models/extra")) << "the emptied folder is removed too";
   std::map<std::string, std::string> incremental = Artifacts(project);
   fs::remove_all(project.root() / "target");
@@ -116,7 +118,7 @@ TEST(PublishE2E, KilledAfterTheJournalCommitsIsRolledForwardByTheNextCompile) {
   EXPECT_TRUE(fs::exists(project.root() / "target/.sluice-publish/journal"));
   // The next compile first finishes the committed publication, then finds nothing left to write.
   std::string out = Compile(project);
-  EXPECT_NE(out.find("(0 file(s) written, 0 removed, 7 unchanged)"), std::string::npos) << out;
+  EXPECT_NE(out.find("(0 file(s) written, 0 removed, 18 unchanged)"), std::string::npos) << out;
   std::map<std::string, std::string> recovered = Artifacts(project);
   fs::remove_all(project.root() / "target");
   Compile(project);

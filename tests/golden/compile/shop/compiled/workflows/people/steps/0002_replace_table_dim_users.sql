@@ -1,0 +1,5 @@
+CREATE OR REPLACE TABLE "raw"."dim_users" AS
+SELECT
+  CAST(user_id AS BIGINT) AS user_id,
+  CAST(user_name AS VARCHAR) AS user_name
+FROM raw.users;

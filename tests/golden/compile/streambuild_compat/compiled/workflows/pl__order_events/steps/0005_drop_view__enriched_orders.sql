@@ -1,0 +1,1 @@
+DROP TABLE IF EXISTS `orders_demo`.`view__enriched_orders` SYNC;
