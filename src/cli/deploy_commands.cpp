@@ -96,7 +96,7 @@ int Plan(const GlobalOptions& global, const PlanOptions& options) {
   });
   ActualState state;
   if (warehouse) {
-    state = ReadActualState(project.definitions, plan, *warehouse);
+    state = ReadActualState(project.definitions, plan, *warehouse, project.root.string());
   } else {
     for (const AssetKey& key : plan.scope) {
       ModelState model;
@@ -134,7 +134,7 @@ int Build(const GlobalOptions& global, const BuildOptions& options) {
   std::unique_ptr<Warehouse> warehouse = OpenWarehouse(config);
   const DirectPlan plan =
       CheckingArguments([&] { return PlanDirect(project.definitions, options.select, warehouse->capabilities()); });
-  const ActualState state = ReadActualState(project.definitions, plan, *warehouse);
+  const ActualState state = ReadActualState(project.definitions, plan, *warehouse, project.root.string());
   if (!state.blockers.empty()) throw Error(state.blockers);
   const bool quiet = options.json || options.events;
   if (!quiet) std::printf("%s", PlanText(plan, &state).c_str());

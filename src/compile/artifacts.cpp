@@ -47,9 +47,11 @@ std::vector<std::pair<std::string, std::string>> WorkflowArtifacts(const Definit
   const DirectPlan plan =
       PlanDirect(definitions, selection, adapter == "clickhouse" ? ModernClickHouseCapabilities() : Capabilities{});
   for (const PipelineScope& scope : plan.pipelines) {
-    DirectPlan part = plan;
+    DirectPlan part;
+    part.adapter = plan.adapter;
     part.pipelines = {scope};
     part.selection = {"pipeline:" + scope.name};
+    for (const std::string& model : scope.models) part.scope.push_back(definitions.FindByName(model)->key);
     std::set<std::string> databases;
     std::vector<PlanStep> steps;
     for (const PlanStep& step : plan.steps) {

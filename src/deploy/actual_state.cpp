@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
+#include <iterator>
 
 #include "core/sha256.hpp"
 #include "deploy/desired_objects.hpp"
 #include "sql/dialect.hpp"
+#include "sql/tokenizer.hpp"
+#include "warehouse/clickhouse/clickhouse_capabilities.hpp"
 
 namespace sluice {
 
@@ -101,14 +105,17 @@ std::string TtlOf(const std::string& engine) {
 
 class StateReader {
  public:
-  StateReader(const Definitions& definitions, const DirectPlan& plan, Warehouse& warehouse)
-      : definitions_(definitions), plan_(plan), warehouse_(warehouse) {}
+  StateReader(const Definitions& definitions, const DirectPlan& plan, Warehouse& warehouse, std::string project_root)
+      : definitions_(definitions), plan_(plan), warehouse_(warehouse), project_root_(std::move(project_root)) {}
 
   ActualState Read() {
     state_.server_version = warehouse_.capabilities().server_version;
     for (const TableInfo& info : warehouse_.ListRelations()) relations_[RelationKey(info.relation)] = info;
     CheckUpstreams();
-    if (plan_.adapter == "clickhouse") CompareManagedSources();
+    if (plan_.adapter == "clickhouse") {
+      CompareManagedSources();
+      for (const AssetKey& key : plan_.scope) CheckServerFeatures(*definitions_.Find(key));
+    }
     std::map<std::string, Fingerprint> last = ReadFingerprints(warehouse_);
     for (const AssetKey& key : plan_.scope) {
       const Asset& model = *definitions_.Find(key);
@@ -159,6 +166,50 @@ class StateReader {
         }
       }
     }
+  }
+
+  // Blocks a model that uses what this server lacks, located at the first use in its file.
+  void CheckServerFeatures(const Asset& model) {
+    const auto& compute = std::get<SqlCompute>(model.compute);
+    const Capabilities& capabilities = warehouse_.capabilities();
+    std::optional<std::pair<ServerFeature, size_t>> lacking;  // the feature and its offset in the body
+    auto lack = [&](ServerFeature feature, size_t offset) {
+      if (!HasFeature(capabilities, feature) && (!lacking || offset < lacking->second)) lacking = {{feature, offset}};
+    };
+    std::vector<sql::Token> tokens = sql::TokenizeSignificant(compute.body, sql::Dialect::kClickHouse);
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      if (tokens[i].kind == sql::TokenKind::kOperator && tokens[i].text == "::") lack(ServerFeature::kDoubleColonCast, tokens[i].begin);
+      if (tokens[i].kind == sql::TokenKind::kWord && Lower(std::string(tokens[i].text)) == "over" && i + 1 < tokens.size() &&
+          tokens[i + 1].text == "(") {
+        lack(ServerFeature::kWindowFunctions, tokens[i].begin);
+      }
+    }
+    for (const ModelColumn& column : compute.columns) {
+      if (Lower(std::string(column.type)).find("datetime64") == std::string::npos) continue;
+      size_t at = compute.body.find(std::string(column.type));
+      lack(ServerFeature::kDateTime64, at == std::string::npos ? 0 : at);
+    }
+    std::optional<ServerFeature> header_feature;
+    if (compute.storage.ttl && !capabilities.ttl) header_feature = ServerFeature::kTtl;
+    if (!lacking && !header_feature) return;
+    const std::string text = project_root_.empty() ? "" : ReadText(project_root_ + "/" + model.defined_at.file);
+    SourceLocation where = model.defined_at;
+    if (lacking && !text.empty() && compute.body_offset + lacking->second < text.size()) {
+      where = LocationAt(model.defined_at.file, text, compute.body_offset + lacking->second);
+    } else if (header_feature && !text.empty()) {
+      size_t at = Lower(text).find("ttl");
+      if (at != std::string::npos) where = LocationAt(model.defined_at.file, text, at);
+    }
+    try {
+      RequireCapability(capabilities, lacking ? lacking->first : *header_feature, where, "model " + model.key.ToString());
+    } catch (const Error& error) {
+      state_.blockers.push_back(error.diagnostics().front());
+    }
+  }
+
+  static std::string ReadText(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
   }
 
   void CheckAdopted(const Asset& source, const ExternalTable& table) {
@@ -256,6 +307,7 @@ class StateReader {
   const Definitions& definitions_;
   const DirectPlan& plan_;
   Warehouse& warehouse_;
+  std::string project_root_;
   std::map<std::string, TableInfo> relations_;
   ActualState state_;
 };
@@ -278,8 +330,9 @@ std::string FingerprintSql(const Definitions& definitions, const Asset& model) {
   return CanonicalSql(definitions, model);
 }
 
-ActualState ReadActualState(const Definitions& definitions, const DirectPlan& plan, Warehouse& warehouse) {
-  return StateReader(definitions, plan, warehouse).Read();
+ActualState ReadActualState(const Definitions& definitions, const DirectPlan& plan, Warehouse& warehouse,
+                            const std::string& project_root) {
+  return StateReader(definitions, plan, warehouse, project_root).Read();
 }
 
 }  // namespace sluice

@@ -51,7 +51,10 @@ struct ActualState {
 
 // Reads the state and runs the checks above; throws the first failed check. Blockers are returned, not thrown, so
 // that `plan` can still show the rest.
-ActualState ReadActualState(const Definitions& definitions, const DirectPlan& plan, Warehouse& warehouse);
+// `project_root` locates model features the server lacks in their files (SLU-CLICKHOUSE-001 blockers: the `::` cast,
+// window functions, DateTime64 columns, TTL); empty locates them at the model file only.
+ActualState ReadActualState(const Definitions& definitions, const DirectPlan& plan, Warehouse& warehouse,
+                            const std::string& project_root = "");
 
 // The SQL a model's fingerprint covers: its canonical SQL.
 std::string FingerprintSql(const Definitions& definitions, const Asset& model);

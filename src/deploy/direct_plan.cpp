@@ -241,6 +241,17 @@ class DirectPlanner {
     return root;
   }
 
+  // The models a root fills through materialized views (those whose chain of driving inputs leads to it), the root
+  // first, in scope order: what a replay retry rebuilds. Computed for every root in one pass over the scope.
+  const std::vector<AssetKey>& Subtree(const AssetKey& root) {
+    if (subtrees_.empty()) {
+      for (const AssetKey& key : plan_.scope) {
+        if (std::optional<AssetKey> owner = DrivingRoot(key)) subtrees_[*owner].push_back(key);
+      }
+    }
+    return subtrees_[root];
+  }
+
   void PlanReplay(const Asset& model) {
     const AssetKey driving_key = *DrivingOutsideScope(model);
     const Asset& driving = *definitions_.Find(driving_key);
@@ -256,16 +267,12 @@ class DirectPlanner {
                                "': it has no history to replay and fills on the source's refresh schedule");
     }
     if (std::holds_alternative<KafkaSource>(driving.compute)) spec.landing_view = "mv__" + driving.name();
-    std::vector<AssetKey> below = definitions_.DownstreamClosure({model.key});
-    std::set<AssetKey> below_set(below.begin(), below.end());
-    for (const AssetKey& key : plan_.scope) {
-      if (below_set.count(key)) spec.subtree.push_back(key);
-    }
+    spec.subtree = Subtree(model.key);
     std::vector<PlanStatement> statements;
     for (const ModelView& view : views_[model.key]) statements.push_back(Same(view.sql));
     if (!capabilities_.materialized_view_cascade) {
-      for (const AssetKey& key : plan_.scope) {
-        if (key == model.key || DrivingRoot(key) != model.key) continue;
+      for (const AssetKey& key : spec.subtree) {
+        if (key == model.key) continue;
         for (const ModelView& view : views_[key]) statements.push_back(Same(view.sql));
       }
     }
@@ -344,6 +351,7 @@ class DirectPlanner {
   std::map<AssetKey, std::vector<ModelView>> views_;  // the materialized views of each table in scope
   std::set<AssetKey> in_scope_;
   std::map<AssetKey, std::optional<AssetKey>> roots_;  // DrivingRoot's answers
+  std::map<AssetKey, std::vector<AssetKey>> subtrees_;  // Subtree's, by root
 };
 
 }  // namespace

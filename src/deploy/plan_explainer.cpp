@@ -30,10 +30,13 @@ std::string StepSql(const PlanStep& step) {
   return text;
 }
 
-json StepJson(size_t index, const PlanStep& step) {
+// With `with_sql` false the statements are listed by sha256 only: the workflow files beside the JSON hold their text.
+json StepJson(size_t index, const PlanStep& step, bool with_sql) {
   json statements = json::array();
   for (const PlanStatement& statement : step.statements) {
-    statements.push_back({{"sql", statement.shown}, {"sha256", Sha256Hex(statement.shown)}});
+    json entry{{"sha256", Sha256Hex(statement.shown)}};
+    if (with_sql) entry["sql"] = statement.shown;
+    statements.push_back(std::move(entry));
   }
   json out{{"index", index + 1},
            {"name", step.name},
@@ -59,7 +62,7 @@ json StepJson(size_t index, const PlanStep& step) {
 
 }  // namespace
 
-json PlanJson(const DirectPlan& plan, const ActualState* state) {
+json PlanJson(const DirectPlan& plan, const ActualState* state, bool with_sql) {
   json scope = json::array();
   for (const AssetKey& key : plan.scope) scope.push_back(key.ToString());
   json sources = json::array();
@@ -73,7 +76,7 @@ json PlanJson(const DirectPlan& plan, const ActualState* state) {
                          {"warning", pipeline.protection_warning}});
   }
   json steps = json::array();
-  for (size_t i = 0; i < plan.steps.size(); ++i) steps.push_back(StepJson(i, plan.steps[i]));
+  for (size_t i = 0; i < plan.steps.size(); ++i) steps.push_back(StepJson(i, plan.steps[i], with_sql));
   json out{{"adapter", plan.adapter}, {"mode", "direct"},  {"selection", plan.selection}, {"pipelines", pipelines},
            {"scope", scope},          {"sources", sources}, {"steps", steps},             {"warnings", plan.warnings}};
   if (state != nullptr) {
@@ -156,7 +159,7 @@ std::vector<WorkflowFile> WorkflowFiles(const DirectPlan& plan) {
   }
   if (!workflow.empty()) workflow.pop_back();  // one newline at the end, as every compiled SQL file
   files.push_back({any_template ? "workflow.template.sql" : "workflow.sql", workflow});
-  files.push_back({"workflow.json", PlanJson(plan, nullptr).dump(2) + "\n"});
+  files.push_back({"workflow.json", PlanJson(plan, nullptr, false).dump(2) + "\n"});
   return files;
 }
 

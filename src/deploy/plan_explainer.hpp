@@ -17,7 +17,8 @@
 
 namespace sluice {
 
-nlohmann::json PlanJson(const DirectPlan& plan, const ActualState* state);
+// With `with_sql` false each statement is listed by its sha256 only (workflow.json: the step files hold the text).
+nlohmann::json PlanJson(const DirectPlan& plan, const ActualState* state, bool with_sql = true);
 
 // The plan for a terminal: scope, per-model change (and SQL diffs), source changes, steps with statement counts.
 std::string PlanText(const DirectPlan& plan, const ActualState* state);

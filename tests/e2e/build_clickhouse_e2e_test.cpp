@@ -184,6 +184,37 @@ TEST_F(BuildClickHouse, AMissingAdoptedTableIsALocatedErrorAndNothingIsCreated) 
   EXPECT_EQ(Tables(), "");
 }
 
+TEST_F(BuildClickHouse, AMistypedBoundaryColumnIsALocatedError) {
+  ScratchProject project("ch_shop");
+  warehouse_->Execute("DROP TABLE " + database_ + ".events_raw");
+  warehouse_->Execute("CREATE TABLE " + database_ +
+                      ".events_raw (_replay_partition Int32, _replay_offset String, _replay_timestamp DateTime, "
+                      "order_id UInt64, amount Float64, status String) ENGINE = MergeTree() ORDER BY _replay_partition");
+  ProcessResult plan = Sluice(project, {"plan"});
+  EXPECT_EQ(plan.exit_code, 1);
+  EXPECT_NE(plan.err.find("sources/events.yml"), std::string::npos) << plan.err;
+  EXPECT_NE(plan.err.find("SLU-SOURCE-022"), std::string::npos) << plan.err;
+  EXPECT_NE(plan.err.find("'_replay_offset'"), std::string::npos) << plan.err;
+}
+
+TEST_F(BuildClickHouse, AFeatureTheServerLacksIsOneLocatedErrorNamingTheVersion) {
+  ScratchProject project("ch_shop");
+  project.Write("pipelines/pl__shop/paid_orders.sql",
+                "MODEL (order_by [\"_replay_partition\", \"_replay_offset\"]);\n\nSELECT\n"
+                "  order_id::UInt64 AS order_id,\n  CAST(amount AS Float64) AS amount,\n"
+                "  CAST(_replay_partition AS Int32) AS _replay_partition,\n"
+                "  CAST(_replay_offset AS Int64) AS _replay_offset,\n"
+                "  CAST(_replay_timestamp AS DateTime) AS _replay_timestamp\nFROM __source(\"events\")\n");
+  ProcessResult plan = Sluice(project, {"plan"});
+  EXPECT_EQ(plan.exit_code, 1) << plan.out;
+  EXPECT_NE(plan.err.find("pipelines/pl__shop/paid_orders.sql:4:11"), std::string::npos) << plan.err;
+  EXPECT_NE(plan.err.find("SLU-CLICKHOUSE-001"), std::string::npos) << plan.err;
+  EXPECT_NE(plan.err.find("18.16"), std::string::npos) << plan.err;
+  ProcessResult build = Sluice(project, {"build", "--auto-approve"});
+  EXPECT_EQ(build.exit_code, 1);
+  EXPECT_EQ(Tables(), "events_raw ");
+}
+
 TEST_F(BuildClickHouse, AProtectedPipelineNeedsItsToken) {
   ScratchProject project("ch_shop");
   project.Write("pipelines/pl__shop/pipeline.toml", "[protection]\nwarning = \"feeds billing\"\nconfirmation = \"SHOP\"\n");
