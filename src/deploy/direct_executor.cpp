@@ -35,7 +35,7 @@ std::string ChQualified(const std::string& db, const std::string& name) {
 std::vector<EventDiagnostic> EventDiagnostics(const std::vector<Diagnostic>& diagnostics) {
   std::vector<EventDiagnostic> out;
   for (const Diagnostic& d : diagnostics) {
-    out.push_back({d.code, d.message, d.location.file, d.location.line, d.location.column, d.hint});
+    out.push_back(ToEventDiagnostic(d));
   }
   return out;
 }

@@ -35,10 +35,6 @@ std::string StepStatusName(StepStatus status) {
 
 namespace {
 
-EventDiagnostic ToEvent(const Diagnostic& d) {
-  return EventDiagnostic{d.code, d.message, d.location.file, d.location.line, d.location.column, d.hint};
-}
-
 std::vector<std::string> PartitionKeys(const std::optional<DateWindow>& window) {
   if (!window) return {""};
   std::vector<std::string> keys;
@@ -385,7 +381,7 @@ RunOutcome RunExecutor::Execute(const RunPlan& plan, const std::string& run_id,
         Record(run_id, StepSkippedEvent{step.key.ToString(), "run canceled: " + result.note});
       } else if (result.status == StepStatus::kFailed) {
         StepFailedEvent failed{step.key.ToString(), {}};
-        for (const Diagnostic& d : result.diagnostics) failed.diagnostics.push_back(ToEvent(d));
+        for (const Diagnostic& d : result.diagnostics) failed.diagnostics.push_back(ToEventDiagnostic(d));
         Record(run_id, failed);
       } else {
         Record(run_id, StepFinishedEvent{step.key.ToString(), result.duration_ms});

@@ -227,6 +227,10 @@ std::optional<RunEvent> DecodeKind(std::string_view kind, const json& payload, s
 
 }  // namespace
 
+EventDiagnostic ToEventDiagnostic(const Diagnostic& d) {
+  return EventDiagnostic{d.code, d.message, d.location.file, d.location.line, d.location.column, d.hint};
+}
+
 std::string EventKindName(const RunEvent& event) {
   return std::visit([]<class Event>(const Event&) { return std::string(EventCodec<Event>::kKind); }, event);
 }

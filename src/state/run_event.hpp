@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/diagnostic.hpp"
+
 namespace sluice {
 
 struct RunStartedEvent {
@@ -47,6 +49,9 @@ struct EventDiagnostic {
 
   bool operator==(const EventDiagnostic&) const = default;
 };
+
+// A Diagnostic as stored in an event.
+EventDiagnostic ToEventDiagnostic(const Diagnostic& diagnostic);
 
 struct StepFailedEvent {
   std::string asset;
