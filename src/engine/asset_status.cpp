@@ -160,7 +160,12 @@ Relation RelationOf(const Asset& asset) {
 std::vector<TableInfo> OrphanRelations(const Definitions& definitions, const std::vector<LedgerEntry>& ledger,
                                        const std::vector<TableInfo>& catalog) {
   std::set<std::string> current;
-  for (const Asset& asset : definitions.assets()) current.insert(RelationKey(RelationOf(asset)));
+  std::set<std::string> namespaces;
+  for (const Asset& asset : definitions.assets()) {
+    current.insert(RelationKey(RelationOf(asset)));
+    namespaces.insert(RelationKey(Relation{asset.key.name_space(), ""}));
+  }
+  const bool shared_ledger = definitions.project().adapter != "duckdb";
   std::set<std::string> written;
   for (const LedgerEntry& entry : ledger) {
     if (entry.relation) written.insert(RelationKey(*entry.relation));
@@ -168,6 +173,7 @@ std::vector<TableInfo> OrphanRelations(const Definitions& definitions, const std
   std::vector<TableInfo> orphans;
   for (const TableInfo& info : catalog) {
     std::string name = RelationKey(info.relation);
+    if (shared_ledger && !namespaces.count(RelationKey(Relation{info.relation.name_space, ""}))) continue;
     if (written.count(name) && !current.count(name)) orphans.push_back(info);
   }
   return orphans;

@@ -5,6 +5,7 @@
 
 #include <functional>
 
+#include "engine/asset_status.hpp"
 #include "engine/run_sql.hpp"
 #include "engine/run_plan.hpp"
 #include "engine/selection.hpp"
@@ -173,6 +174,28 @@ TEST(RunSql, PartitionedInputsAreFilteredToTheWindow) {
               RenderRunSql(definitions, *definitions.Find(downstream.key), std::nullopt, *warehouse).text;
             }),
             "SLU-RUN-002");
+}
+
+}  // namespace
+}  // namespace sluice
+
+namespace sluice {
+namespace {
+
+TEST(OrphanRelations, OnASharedServerLedgerOnlyTheProjectsOwnDatabasesCount) {
+  static const Project project =
+      LoadProject(std::filesystem::path(SLUICE_SOURCE_DIR) / "tests" / "projects" / "ch_shop", LoadOptions{});
+  ASSERT_EQ(project.definitions.project().adapter, "clickhouse");
+  std::vector<LedgerEntry> ledger(3);
+  ledger[0].relation = Relation{"ch_shop", "tbl__removed"};
+  ledger[1].relation = Relation{"other_project", "tbl__theirs"};
+  ledger[2].relation = Relation{"ch_shop", "tbl__paid_orders"};
+  std::vector<TableInfo> catalog = {{Relation{"ch_shop", "tbl__paid_orders"}, false, {}},
+                                    {Relation{"ch_shop", "tbl__removed"}, false, {}},
+                                    {Relation{"other_project", "tbl__theirs"}, false, {}}};
+  std::vector<TableInfo> orphans = OrphanRelations(project.definitions, ledger, catalog);
+  ASSERT_EQ(orphans.size(), 1u);
+  EXPECT_EQ(orphans[0].relation.ToString(), "ch_shop.tbl__removed");
 }
 
 }  // namespace

@@ -115,6 +115,23 @@ TEST_F(BuildClickHouse, BuildsFromHistoryThenFollowsTheSourceAndRebuildsWithoutL
   EXPECT_NE(plan.out.find("+  AND amount > 0"), std::string::npos) << plan.out;
 }
 
+TEST_F(BuildClickHouse, TimestampModeReplaysUpToTheCapturedTime) {
+  ScratchProject project("ch_shop");
+  project.Write("sources/events.yml",
+                "sources:\n  - kind: stream_table\n    name: events\n    table_name: events_raw\n"
+                "    replay_boundary:\n      mode: timestamp\n      columns:\n"
+                "        _replay_timestamp: _replay_timestamp\n");
+  ProcessResult build = Sluice(project, {"build", "--auto-approve", "--json"});
+  ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
+  EXPECT_NE(build.out.find("_replay_timestamp <= '2026-01-03 10:00:00'"), std::string::npos) << build.out;
+  EXPECT_EQ(PaidCount(), "2");
+  Insert(0, 3, 4, 1, "paid");
+  ProcessResult again = Sluice(project, {"build", "--auto-approve"});
+  ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_EQ(PaidCount(), "3");
+  EXPECT_EQ(TotalOrders(), "3");
+}
+
 TEST_F(BuildClickHouse, RowsArrivingDuringTheReplayLandExactlyOnce) {
   ScratchProject project("ch_shop");
   const std::filesystem::path marker = project.root() / "paused";
