@@ -9,6 +9,7 @@
 #include <fstream>
 #include <algorithm>
 #include <iostream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -17,7 +18,7 @@
 #include "cli/project_context.hpp"
 #include "cli/usage_error.hpp"
 #include "core/clock.hpp"
-#include "core/sha256.hpp"
+#include "core/file_system.hpp"
 #include "deploy/actual_state.hpp"
 #include "deploy/direct_executor.hpp"
 #include "deploy/direct_plan.hpp"
@@ -94,23 +95,15 @@ int Plan(const GlobalOptions& global, const PlanOptions& options) {
   const DirectPlan plan = CheckingArguments([&] {
     return PlanDirect(project.definitions, options.select, warehouse ? warehouse->capabilities() : Capabilities{});
   });
-  ActualState state;
-  if (warehouse) {
-    state = ReadActualState(project.definitions, plan, *warehouse, project.root.string());
-  } else {
-    for (const AssetKey& key : plan.scope) {
-      ModelState model;
-      model.model = key;
-      model.sha256 = Sha256Hex(FingerprintSql(project.definitions, *project.definitions.Find(key)));
-      state.models.push_back(std::move(model));
-    }
-  }
-  std::vector<WorkflowFile> files = WorkflowFiles(plan);
-  files.push_back({"plan.json", PlanJson(plan, &state).dump(2) + "\n"});
+  const ActualState state = warehouse
+                                ? ReadActualState(project.definitions, plan, *warehouse, project.root.string())
+                                : NothingBuiltState(project.definitions, plan);
+  std::map<std::string, std::string> files = WorkflowFiles(plan);
+  const std::string& plan_json = files["plan.json"] = PlanJson(plan, &state).dump(2) + "\n";
   const std::filesystem::path directory = project.root / "target" / "run" / "plan";
-  WriteWorkflowDirectory(directory, files);
+  ReplaceFolder(directory, files);
   if (options.json) {
-    std::printf("%s\n", PlanJson(plan, &state).dump(2).c_str());
+    std::printf("%s", plan_json.c_str());
   } else {
     std::printf("%s", PlanText(plan, &state).c_str());
     std::printf("plan written to %s/ (nothing was changed in the warehouse)\n",
@@ -171,7 +164,7 @@ int Build(const GlobalOptions& global, const BuildOptions& options) {
   }
 
   const std::filesystem::path directory = project.root / "target" / "run" / "build";
-  WriteWorkflowDirectory(directory, WorkflowFiles(plan));
+  ReplaceFolder(directory, WorkflowFiles(plan));
   const std::string run_id = RunExecutor::NewRunId(clock);
   cancel.Interrupting(warehouse.get());
   DirectExecutorOptions executor_options;

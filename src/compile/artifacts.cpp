@@ -65,16 +65,14 @@ std::vector<std::pair<std::string, std::string>> WorkflowArtifacts(const Definit
     for (const PlanStep& step : plan.steps) {
       if (step.phase != DeployPhase::kPrepare) continue;
       const Asset* source = step.asset ? definitions.Find(*step.asset) : nullptr;
-      // create_database_<db> / create_schema_<ns>, or a source's objects.
-      const std::string name_space = step.name.substr(step.name.find('_', std::string("create_").size()) + 1);
       const bool needed = source != nullptr ? definitions.FindPipeline(scope.name)->source == source->name()
-                                            : databases.count(name_space) > 0;
+                                            : step.name_space && databases.count(*step.name_space) > 0;
       if (needed) prepare.push_back(step);
     }
     steps.insert(steps.begin(), prepare.begin(), prepare.end());
     part.steps = std::move(steps);
-    for (WorkflowFile& file : WorkflowFiles(part)) {
-      out.emplace_back("compiled/workflows/" + scope.name + "/" + file.path, std::move(file.text));
+    for (auto& [path, text] : WorkflowFiles(part)) {
+      out.emplace_back("compiled/workflows/" + scope.name + "/" + path, std::move(text));
     }
   }
   return out;

@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
-#include <iterator>
 
 #include "core/sha256.hpp"
 #include "deploy/desired_objects.hpp"
+#include "engine/run_sql.hpp"
 #include "sql/dialect.hpp"
 #include "sql/tokenizer.hpp"
 #include "warehouse/clickhouse/clickhouse_capabilities.hpp"
@@ -105,18 +104,22 @@ std::string TtlOf(const std::string& engine) {
 
 class StateReader {
  public:
-  StateReader(const Definitions& definitions, const DirectPlan& plan, Warehouse& warehouse, std::string project_root)
+  // `warehouse` may be null: nothing is built yet.
+  StateReader(const Definitions& definitions, const DirectPlan& plan, Warehouse* warehouse, std::string project_root)
       : definitions_(definitions), plan_(plan), warehouse_(warehouse), project_root_(std::move(project_root)) {}
 
   ActualState Read() {
-    state_.server_version = warehouse_.capabilities().server_version;
-    for (const TableInfo& info : warehouse_.ListRelations()) relations_[RelationKey(info.relation)] = info;
-    CheckUpstreams();
-    if (plan_.adapter == "clickhouse") {
-      CompareManagedSources();
-      for (const AssetKey& key : plan_.scope) CheckServerFeatures(*definitions_.Find(key));
+    std::map<std::string, Fingerprint> last;
+    if (warehouse_ != nullptr) {
+      state_.server_version = warehouse_->capabilities().server_version;
+      for (const TableInfo& info : warehouse_->ListRelations()) relations_[RelationKey(info.relation)] = info;
+      CheckUpstreams();
+      if (plan_.adapter == "clickhouse") {
+        CompareManagedSources();
+        for (const AssetKey& key : plan_.scope) CheckServerFeatures(*definitions_.Find(key));
+      }
+      last = ReadFingerprints(*warehouse_);
     }
-    std::map<std::string, Fingerprint> last = ReadFingerprints(warehouse_);
     for (const AssetKey& key : plan_.scope) {
       const Asset& model = *definitions_.Find(key);
       ModelState model_state;
@@ -171,7 +174,7 @@ class StateReader {
   // Blocks a model that uses what this server lacks, located at the first use in its file.
   void CheckServerFeatures(const Asset& model) {
     const auto& compute = std::get<SqlCompute>(model.compute);
-    const Capabilities& capabilities = warehouse_.capabilities();
+    const Capabilities& capabilities = warehouse_->capabilities();
     std::optional<std::pair<ServerFeature, size_t>> lacking;  // the feature and its offset in the body
     auto lack = [&](ServerFeature feature, size_t offset) {
       if (!HasFeature(capabilities, feature) && (!lacking || offset < lacking->second)) lacking = {{feature, offset}};
@@ -192,10 +195,12 @@ class StateReader {
     std::optional<ServerFeature> header_feature;
     if (compute.storage.ttl && !capabilities.ttl) header_feature = ServerFeature::kTtl;
     if (!lacking && !header_feature) return;
-    const std::string text = project_root_.empty() ? "" : ReadText(project_root_ + "/" + model.defined_at.file);
+    const std::string text = project_root_.empty() ? "" : ModelFileText(project_root_, model);
     SourceLocation where = model.defined_at;
-    if (lacking && !text.empty() && compute.body_offset + lacking->second < text.size()) {
-      where = LocationAt(model.defined_at.file, text, compute.body_offset + lacking->second);
+    if (lacking && !text.empty() && compute.body_offset <= text.size()) {
+      // The file's header as written, its body as expanded (macros): the body's offsets are the expanded body's.
+      const std::string expanded = text.substr(0, compute.body_offset) + compute.body;
+      where = LocationAt(model.defined_at.file, expanded, compute.body_offset + lacking->second);
     } else if (header_feature && !text.empty()) {
       size_t at = Lower(text).find("ttl");
       if (at != std::string::npos) where = LocationAt(model.defined_at.file, text, at);
@@ -205,11 +210,6 @@ class StateReader {
     } catch (const Error& error) {
       state_.blockers.push_back(error.diagnostics().front());
     }
-  }
-
-  static std::string ReadText(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
   }
 
   void CheckAdopted(const Asset& source, const ExternalTable& table) {
@@ -241,7 +241,7 @@ class StateReader {
 
   void CompareManagedSources() {
     std::vector<const Asset*> managed;
-    const Capabilities& capabilities = warehouse_.capabilities();
+    const Capabilities& capabilities = warehouse_->capabilities();
     for (const AssetKey& key : plan_.sources) {
       const Asset* source = definitions_.Find(key);
       if (!std::holds_alternative<KafkaSource>(source->compute)) continue;
@@ -264,7 +264,7 @@ class StateReader {
         names += (names.empty() ? "" : ", ") + sql::QuoteString(sql::Dialect::kClickHouse, prefix + source->name());
       }
     }
-    Rows rows = warehouse_.Query("SELECT database, name, engine_full FROM system.tables WHERE name IN (" + names + ")");
+    Rows rows = warehouse_->Query("SELECT database, name, engine_full FROM system.tables WHERE name IN (" + names + ")");
     std::map<std::string, std::string> engines;
     for (const auto& row : rows.rows) engines[row[0].value_or("") + "." + row[1].value_or("")] = Collapsed(row[2].value_or(""));
     for (const Asset* source : managed) {
@@ -306,7 +306,7 @@ class StateReader {
 
   const Definitions& definitions_;
   const DirectPlan& plan_;
-  Warehouse& warehouse_;
+  Warehouse* warehouse_;
   std::string project_root_;
   std::map<std::string, TableInfo> relations_;
   ActualState state_;
@@ -332,7 +332,11 @@ std::string FingerprintSql(const Definitions& definitions, const Asset& model) {
 
 ActualState ReadActualState(const Definitions& definitions, const DirectPlan& plan, Warehouse& warehouse,
                             const std::string& project_root) {
-  return StateReader(definitions, plan, warehouse, project_root).Read();
+  return StateReader(definitions, plan, &warehouse, project_root).Read();
+}
+
+ActualState NothingBuiltState(const Definitions& definitions, const DirectPlan& plan) {
+  return StateReader(definitions, plan, nullptr, "").Read();
 }
 
 }  // namespace sluice

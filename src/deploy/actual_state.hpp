@@ -51,6 +51,9 @@ struct ActualState {
 
 // Reads the state and runs the checks above; throws the first failed check. Blockers are returned, not thrown, so
 // that `plan` can still show the rest.
+// The state of a warehouse that does not exist yet (a DuckDB file before the first build): every model new.
+ActualState NothingBuiltState(const Definitions& definitions, const DirectPlan& plan);
+
 // `project_root` locates model features the server lacks in their files (SLU-CLICKHOUSE-001 blockers: the `::` cast,
 // window functions, DateTime64 columns, TTL); empty locates them at the model file only.
 ActualState ReadActualState(const Definitions& definitions, const DirectPlan& plan, Warehouse& warehouse,

@@ -106,12 +106,12 @@ TEST(DirectPlan, DuckDbTablesAreReplacedByTheRunPath) {
 TEST(WorkflowFiles, NumberedStepsATemplateForTheReplayAndTheJson) {
   const DirectPlan plan = PlanDirect(Fixture("ch_shop").definitions, {}, ModernClickHouseCapabilities());
   std::vector<std::string> paths;
-  for (const WorkflowFile& file : WorkflowFiles(plan)) paths.push_back(file.path);
+  for (const auto& [path, text] : WorkflowFiles(plan)) paths.push_back(path);
   EXPECT_EQ(paths, (std::vector<std::string>{
                        "steps/0001_create_database_ch_shop.sql", "steps/0002_drop_tbl__daily_totals.sql",
                        "steps/0003_drop_tbl__paid_orders.sql", "steps/0004_create_table_tbl__paid_orders.sql",
                        "steps/0005_create_table_tbl__daily_totals.sql", "steps/0006_replay_tbl__paid_orders.sql.template",
-                       "steps/0007_audit_paid_amounts_are_positive.sql", "workflow.template.sql", "workflow.json"}));
+                       "steps/0007_audit_paid_amounts_are_positive.sql", "workflow.json", "workflow.template.sql"}));
 }
 
 TEST(UnifiedDiff, ShowsChangedLinesWithContext) {

@@ -43,7 +43,7 @@ std::string ResolvedModelQuery(const Definitions& definitions, const Asset& mode
   });
 }
 
-std::string ModelViewName(const Asset& model) { return "mv__" + model.name(); }
+std::string MaterializedViewName(const Asset& asset) { return "mv__" + asset.name(); }
 
 namespace {
 
@@ -85,7 +85,7 @@ std::vector<CompiledResource> ModelResources(const Definitions& definitions, con
   }
   const std::string table =
       sql::RenderModelTable(db, model.relation_name, ModelStorageOf(compute), secrets);
-  const std::string mv_name = ModelViewName(model);
+  const std::string mv_name = MaterializedViewName(model);
   const PostgresSource* postgres = nullptr;
   for (const ResolvedReference& ref : compute.references) {
     if (ref.edge == EdgeType::kDrivingInput) {

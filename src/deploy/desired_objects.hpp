@@ -55,7 +55,7 @@ std::vector<CompiledResource> SourceResources(const Definitions& definitions, co
                                               sql::SecretHandling secrets = sql::SecretHandling::kRedact,
                                               sql::CreateMode mode = sql::CreateMode::kCreate);
 
-// `mv__<model>`: the materialized view that fills a table model.
-std::string ModelViewName(const Asset& model);
+// `mv__<name>`: the materialized view that fills a table model, or a managed Kafka source's landing view.
+std::string MaterializedViewName(const Asset& asset);
 
 }  // namespace sluice

@@ -129,9 +129,9 @@ void DirectExecutor::Run(const PlanStep& step, const PlanStatement& statement, c
   }
   Record(run_id, StatementEvent{step.name, sha, statement.shown});
   if (options_.on_progress) options_.on_progress({"statement", step.name, step.phase, sha, nullptr});
-  if (step.phase == DeployPhase::kPrepare && step.name.rfind("create_database_", 0) == 0) {
+  if (step.name_space) {
     // Through the warehouse, which then runs later statements (the landing views' unqualified reads) in it.
-    warehouse_.EnsureSchema(step.name.substr(std::string("create_database_").size()));
+    warehouse_.EnsureSchema(*step.name_space);
     return;
   }
   warehouse_.Execute(statement.sql);
@@ -383,7 +383,7 @@ void DirectExecutor::ExecuteDuckDb(const DirectPlan& plan, const std::string& ru
   for (const PlanStep& step : plan.steps) {
     if (step.phase != DeployPhase::kPrepare) continue;
     const auto start = SteadyClock::now();
-    warehouse_.EnsureSchema(step.name.substr(std::string("create_schema_").size()));
+    warehouse_.EnsureSchema(*step.name_space);
     outcome.steps.push_back({step.name, step.phase, BuildStepStatus::kSuccess, MillisSince(start)});
   }
   RunRequest request;

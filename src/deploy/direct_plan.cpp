@@ -70,7 +70,6 @@ class DirectPlanner {
  private:
   void ResolveScope(const std::vector<std::string>& selection) {
     std::vector<AssetKey> selected = ResolveSelection(definitions_, selection);
-    std::set<AssetKey> in_scope;
     for (const AssetKey& key : definitions_.DownstreamClosure(selected)) {
       const Asset* asset = definitions_.Find(key);
       if (asset == nullptr || asset->is_source()) continue;
@@ -81,14 +80,13 @@ class DirectPlanner {
                                    "', which is deployed in stages, not by a direct build",
                                asset->defined_at, "select only direct pipelines, or set mode = \"direct\" in its pipeline.toml", {}});
       }
-      in_scope.insert(key);
+      in_scope_.insert(key);
     }
     std::set<AssetKey> sources;
     std::map<std::string, PipelineScope> pipelines;
     for (const AssetKey& key : definitions_.TopologicalOrder()) {
-      if (!in_scope.count(key)) continue;
+      if (!InScope(key)) continue;
       plan_.scope.push_back(key);
-      in_scope_.insert(key);
       const Asset& asset = *definitions_.Find(key);
       for (const AssetDependency& dep : asset.deps) {
         if (definitions_.Find(dep.upstream)->is_source()) sources.insert(dep.upstream);
@@ -112,13 +110,15 @@ class DirectPlanner {
 
   const SqlCompute& Model(const AssetKey& key) const { return std::get<SqlCompute>(definitions_.Find(key)->compute); }
 
-  void Add(DeployPhase phase, std::string name, std::optional<AssetKey> asset, std::vector<PlanStatement> statements) {
+  PlanStep& Add(DeployPhase phase, std::string name, std::optional<AssetKey> asset,
+               std::vector<PlanStatement> statements) {
     PlanStep step;
     step.phase = phase;
     step.name = std::move(name);
     step.asset = std::move(asset);
     step.statements = std::move(statements);
     plan_.steps.push_back(std::move(step));
+    return plan_.steps.back();
   }
 
   std::string Drop(const std::string& db, const std::string& name) const {
@@ -139,7 +139,8 @@ class DirectPlanner {
     for (const AssetKey& key : plan_.sources) databases.insert(key.name_space());
     for (const std::string& db : databases) {
       Add(DeployPhase::kPrepare, "create_database_" + db, std::nullopt,
-          {Same("CREATE DATABASE IF NOT EXISTS " + ChName(db))});
+          {Same("CREATE DATABASE IF NOT EXISTS " + ChName(db))})
+          .name_space = db;
     }
     for (const AssetKey& key : plan_.sources) {
       const Asset& source = *definitions_.Find(key);
@@ -195,7 +196,6 @@ class DirectPlanner {
       if (Model(key).kind != ModelKind::kTable) continue;
       const AssetDependency* driving = DrivingInput(model);
       std::vector<std::string> feeds;  // what the views read rows from, qualified
-      std::optional<std::string> text;
       if (driving != nullptr && !capabilities_.materialized_view_cascade) {
         const Asset& upstream = *definitions_.Find(driving->upstream);
         if (InScope(driving->upstream)) {
@@ -204,7 +204,7 @@ class DirectPlanner {
             feeds.push_back(ChQualified(upstream.key.name_space(), view.name));
           }
         } else if (std::holds_alternative<KafkaSource>(upstream.compute)) {
-          feeds.push_back(ChQualified(upstream.key.name_space(), "mv__" + upstream.name()));
+          feeds.push_back(ChQualified(upstream.key.name_space(), MaterializedViewName(upstream)));
         }
       }
       std::vector<ModelView>& views = views_[key];
@@ -215,7 +215,7 @@ class DirectPlanner {
         continue;
       }
       for (size_t i = 0; i < feeds.size(); ++i) {
-        const std::string name = ModelViewName(model) + (i == 0 ? "" : "__" + std::to_string(i + 1));
+        const std::string name = MaterializedViewName(model) + (i == 0 ? "" : "__" + std::to_string(i + 1));
         const std::string query = ResolvedModelQuery(definitions_, model, [&](const ResolvedReference& reference) {
           return reference.edge == EdgeType::kDrivingInput ? std::optional<std::string>(feeds[i]) : std::nullopt;
         });
@@ -266,7 +266,7 @@ class DirectPlanner {
       plan_.warnings.push_back("model '" + model.name() + "' is driven by the Postgres source '" + driving.name() +
                                "': it has no history to replay and fills on the source's refresh schedule");
     }
-    if (std::holds_alternative<KafkaSource>(driving.compute)) spec.landing_view = "mv__" + driving.name();
+    if (std::holds_alternative<KafkaSource>(driving.compute)) spec.landing_view = MaterializedViewName(driving);
     spec.subtree = Subtree(model.key);
     std::vector<PlanStatement> statements;
     for (const ModelView& view : views_[model.key]) statements.push_back(Same(view.sql));
@@ -308,7 +308,8 @@ class DirectPlanner {
     for (const AssetKey& key : plan_.scope) namespaces.insert(key.name_space());
     for (const std::string& ns : namespaces) {
       Add(DeployPhase::kPrepare, "create_schema_" + ns, std::nullopt,
-          {Same("CREATE SCHEMA IF NOT EXISTS " + sql::QuoteIdentifier(sql::Dialect::kDuckDb, ns))});
+          {Same("CREATE SCHEMA IF NOT EXISTS " + sql::QuoteIdentifier(sql::Dialect::kDuckDb, ns))})
+          .name_space = ns;
     }
     for (const AssetKey& key : plan_.scope) {
       const Asset& model = *definitions_.Find(key);

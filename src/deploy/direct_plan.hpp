@@ -54,6 +54,7 @@ struct PlanStep {
   DeployPhase phase = DeployPhase::kPrepare;
   std::string name;  // unique within the plan, usable as a file name: e.g. create_table_tbl__orders
   std::optional<AssetKey> asset;
+  std::optional<std::string> name_space;  // a prepare step creating a database (schema): which one
   std::vector<PlanStatement> statements;
   std::optional<ReplaySpec> replay;   // replay steps
   std::optional<std::string> audit;   // audit steps: the audit's name

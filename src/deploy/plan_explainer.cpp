@@ -1,7 +1,6 @@
 #include "deploy/plan_explainer.hpp"
 
 #include <cstdio>
-#include <fstream>
 
 #include "core/sha256.hpp"
 
@@ -147,39 +146,20 @@ std::string PlanText(const DirectPlan& plan, const ActualState* state) {
   return text;
 }
 
-std::vector<WorkflowFile> WorkflowFiles(const DirectPlan& plan) {
-  std::vector<WorkflowFile> files;
+std::map<std::string, std::string> WorkflowFiles(const DirectPlan& plan) {
+  std::map<std::string, std::string> files;
   std::string workflow;
   bool any_template = false;
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const PlanStep& step = plan.steps[i];
     any_template = any_template || IsTemplate(step);
-    files.push_back({StepFileName(i, step), StepSql(step)});
-    workflow += "-- " + std::to_string(i + 1) + " " + DeployPhaseName(step.phase) + " " + step.name + "\n" + StepSql(step) + "\n";
+    const std::string& sql = files[StepFileName(i, step)] = StepSql(step);
+    workflow += "-- " + std::to_string(i + 1) + " " + DeployPhaseName(step.phase) + " " + step.name + "\n" + sql + "\n";
   }
   if (!workflow.empty()) workflow.pop_back();  // one newline at the end, as every compiled SQL file
-  files.push_back({any_template ? "workflow.template.sql" : "workflow.sql", workflow});
-  files.push_back({"workflow.json", PlanJson(plan, nullptr, false).dump(2) + "\n"});
+  files[any_template ? "workflow.template.sql" : "workflow.sql"] = std::move(workflow);
+  files["workflow.json"] = PlanJson(plan, nullptr, false).dump(2) + "\n";
   return files;
-}
-
-void WriteWorkflowDirectory(const std::filesystem::path& directory, const std::vector<WorkflowFile>& files) {
-  namespace fs = std::filesystem;
-  const fs::path staging = directory.string() + ".tmp";
-  const fs::path old = directory.string() + ".old";
-  fs::remove_all(staging);
-  for (const WorkflowFile& file : files) {
-    fs::path path = staging / file.path;
-    fs::create_directories(path.parent_path());
-    std::ofstream out(path, std::ios::binary);
-    out << file.text;
-    if (!out) throw Error(Diagnostic{"SLU-DEPLOY-004", "cannot write " + path.string(), {}, "", {}});
-  }
-  fs::remove_all(old);
-  if (fs::exists(directory)) fs::rename(directory, old);
-  fs::create_directories(directory.parent_path());
-  fs::rename(staging, directory);
-  fs::remove_all(old);
 }
 
 }  // namespace sluice

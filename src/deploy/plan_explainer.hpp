@@ -2,11 +2,12 @@
 // scripts, and as workflow files: `steps/NNNN_<step>.sql` (`.sql.template` for a replay step, whose boundary is
 // filled in at run time), `workflow.sql` (`workflow.template.sql` when any step is a template) and
 // `workflow.json`. `plan` writes them under target/run/plan/, `build` under target/run/build/, `compile` under
-// target/compiled/workflows/<pipeline>/. Statements are shown with secrets redacted.
-// Thread-safety: pure functions, except WriteWorkflowDirectory (the file system).
+// target/compiled/workflows/<pipeline>/ (core/file_system's ReplaceFolder writes a folder of them whole).
+// Statements are shown with secrets redacted.
+// Thread-safety: pure functions.
 #pragma once
 
-#include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,14 +24,7 @@ nlohmann::json PlanJson(const DirectPlan& plan, const ActualState* state, bool w
 // The plan for a terminal: scope, per-model change (and SQL diffs), source changes, steps with statement counts.
 std::string PlanText(const DirectPlan& plan, const ActualState* state);
 
-struct WorkflowFile {
-  std::string path;  // relative to the workflow's folder
-  std::string text;
-};
-
-std::vector<WorkflowFile> WorkflowFiles(const DirectPlan& plan);
-
-// Replaces `directory` with `files` (written beside it first, then swapped in, so a reader never sees half).
-void WriteWorkflowDirectory(const std::filesystem::path& directory, const std::vector<WorkflowFile>& files);
+// The workflow's files: path relative to the workflow's folder → contents.
+std::map<std::string, std::string> WorkflowFiles(const DirectPlan& plan);
 
 }  // namespace sluice

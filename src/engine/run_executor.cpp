@@ -42,15 +42,6 @@ std::vector<std::string> PartitionKeys(const std::optional<DateWindow>& window) 
   return keys;
 }
 
-// The model file's text, for a caret line; empty when it cannot be read now (the error is still located).
-std::string ModelFileText(const std::string& project_root, const Asset& asset) {
-  try {
-    return ReadFile(std::filesystem::path(project_root) / asset.defined_at.file);
-  } catch (const Error&) {
-    return {};
-  }
-}
-
 // A write's error with no place in the SQL, pointed at the model's file.
 Error AtModelFile(const Asset& asset, const Error& error) {
   std::vector<Diagnostic> diagnostics = error.diagnostics();

@@ -1,7 +1,9 @@
 #include "engine/run_sql.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
+#include "core/file_system.hpp"
 #include "definitions/model_sql.hpp"
 #include "sql/dialect.hpp"
 
@@ -41,6 +43,14 @@ RunSql RenderRunSql(const Definitions& definitions, const Asset& asset, const st
   RunSql sql{{}, ModelSqlReplacements(model, relation, bound)};
   sql.text = sql::ReplaceSpans(model.body, sql.replacements);
   return sql;
+}
+
+std::string ModelFileText(const std::string& project_root, const Asset& asset) {
+  try {
+    return ReadFile(std::filesystem::path(project_root) / asset.defined_at.file);
+  } catch (const Error&) {
+    return {};
+  }
 }
 
 }  // namespace sluice

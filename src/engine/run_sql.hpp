@@ -27,6 +27,10 @@ struct RunSql {
                             size_t offset) const;
 };
 
+// The text of the file `asset` is defined in (under `project_root`), for locating an error in it and showing the
+// line; empty when it cannot be read now (the error is then located at the file alone).
+std::string ModelFileText(const std::string& project_root, const Asset& asset);
+
 RunSql RenderRunSql(const Definitions& definitions, const Asset& asset, const std::optional<DateWindow>& window,
                     const Warehouse& warehouse);
 
