@@ -58,8 +58,10 @@ std::string AssetKindName(const Asset& asset) {
           return "stream_table";
         else if constexpr (std::is_same_v<T, KafkaSource>)
           return "kafka";
-        else
+        else if constexpr (std::is_same_v<T, PostgresSource>)
           return "postgres";
+        else
+          return "code";
       },
       asset.compute);
 }

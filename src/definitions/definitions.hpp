@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <iterator>
 #include <map>
@@ -29,6 +30,7 @@
 #include "definitions/checks.hpp"
 #include "sql/clickhouse_ddl.hpp"
 #include "sql/reference_scanner.hpp"
+#include "sql/relational/table_expr.hpp"
 
 namespace sluice {
 
@@ -178,7 +180,47 @@ struct PostgresSource : sql::PostgresTableSpec {
   bool append = true;
 };
 
-using AssetCompute = std::variant<SqlCompute, SeedCompute, ExternalTable, KafkaSource, PostgresSource>;
+// What a code asset's compute function is given: the run, the partition keys and the half-open window it owns (both
+// empty when unpartitioned), and a logger whose lines become the run's events.
+struct CodeContext {
+  AssetKey key;
+  std::string run_id;
+  std::vector<std::string> partition_keys;
+  std::optional<DateWindow> window;
+  std::function<void(const std::string&)> log;
+};
+
+// One input of a code asset: the parameter it is passed as, and the upstream asset it reads.
+struct CodeInput {
+  std::string parameter;
+  AssetKey upstream;
+};
+
+// The tables a code asset's compute function receives, by parameter name: each upstream as a reference to its
+// relation, filtered to the run's window when both are daily-partitioned.
+using CodeInputs = std::map<std::string, rel::Table, std::less<>>;
+using CodeFunction = std::function<rel::Table(const CodeContext&, const CodeInputs&)>;
+
+// An asset defined in C++ (sdk/): a function returning a relational expression, which the engine prints in the
+// warehouse's dialect and writes through the same path as a SQL model's SELECT.
+struct CodeCompute {
+  std::vector<CodeInput> inputs;  // in declaration order
+  CodeFunction function;
+  std::vector<std::string> kinds;                               // e.g. {"ibis"}, sorted
+  std::vector<std::pair<std::string, std::string>> metadata;    // as declared, sorted by key
+  std::string io_manager_key;
+};
+
+using AssetCompute = std::variant<SqlCompute, SeedCompute, ExternalTable, KafkaSource, PostgresSource, CodeCompute>;
+
+// Dagster's backfill policy: how many partitions one run of a ranged run (a backfill) may own. A single run owns each
+// contiguous range whole.
+struct BackfillPolicy {
+  std::optional<int> max_partitions_per_run;  // nullopt: single run
+  static BackfillPolicy SingleRun() { return {}; }
+  static BackfillPolicy MultiRun(int max_partitions_per_run) { return {max_partitions_per_run}; }
+  bool operator==(const BackfillPolicy&) const = default;
+};
 
 struct AssetDependency {
   AssetKey upstream;
@@ -194,15 +236,19 @@ struct Asset {
   std::optional<PartitionSpec> partitions;
   std::vector<AssetDependency> deps;  // distinct upstreams, in first-reference order
   AssetCompute compute;
-  SourceLocation defined_at;  // the model file / source entry
+  SourceLocation defined_at;  // the model file / source entry; for a code asset, the C++ file and line
+  // SQL models and code assets without one run each contiguous range as one run.
+  BackfillPolicy backfill_policy;
 
-  bool is_source() const { return !std::holds_alternative<SqlCompute>(compute); }
+  bool is_source() const {
+    return !std::holds_alternative<SqlCompute>(compute) && !std::holds_alternative<CodeCompute>(compute);
+  }
   // The name users select it by: model name or source name.
   const std::string& name() const { return key.name(); }
 };
 
-// table | view | seed | stream_table | kafka | postgres (the manifest's kinds).
-std::string AssetKindName(const Asset& asset);
+// The manifest's kinds.
+std::string AssetKindName(const Asset& asset);  // table | view | seed | stream_table | kafka | postgres | code
 
 struct Pipeline {
   std::string name;

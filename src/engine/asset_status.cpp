@@ -16,6 +16,7 @@ std::string StatusKind(const Asset& asset) {
         else if constexpr (std::is_same_v<T, ExternalTable>) return "adopted";
         else if constexpr (std::is_same_v<T, KafkaSource>) return "kafka";
         else if constexpr (std::is_same_v<T, PostgresSource>) return "postgres";
+        else if constexpr (std::is_same_v<T, CodeCompute>) return asset.partitions ? "daily" : "table";
         else if (compute.kind == ModelKind::kView) return "view";
         else return asset.partitions ? "daily" : "table";
       },

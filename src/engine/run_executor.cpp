@@ -215,6 +215,9 @@ StepOutcome RunExecutor::ExecuteStep(const StepPlan& step, const std::string& ru
                                  "managed Kafka and Postgres sources need adapter = \"clickhouse\" (at the top of "
                                  "streambuild_project.toml); run the other pipelines with --select",
                                  {}});
+        } else if constexpr (std::is_same_v<T, CodeCompute>) {
+          throw Error(Diagnostic{"SLU-RUN-005", "code asset " + asset.key.ToString() + " cannot run yet",
+                                 asset.defined_at, "", {}});
         } else {
           static_assert(std::is_same_v<T, ExternalTable>);
           if (!relations_.count(RelationKey(RelationOf(asset)))) {

@@ -137,7 +137,7 @@ Value operator&&(const Value& a, const Value& b);
 Value operator||(const Value& a, const Value& b);
 Value operator!(const Value& a);
 
-Value Literal(rel::Literal value, std::string_view type);  // a typed literal, e.g. NULL as "int64"
+Value TypedLiteral(rel::Literal value, std::string_view type);  // e.g. NULL as "int64"
 Value DateLiteral(std::string_view yyyy_mm_dd);           // ibis.date("2026-01-01"); throws SLU-EXPR-002
 Value IfElse(Value condition, Value then, Value otherwise);
 Value Coalesce(std::vector<Value> values);
