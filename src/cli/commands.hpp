@@ -81,5 +81,10 @@ int Build(const GlobalOptions& global, const BuildOptions& options);
 int Test(const GlobalOptions& global, const TestOptions& options);
 // 1 only when an error-severity audit failed or its SQL failed.
 int Audit(const GlobalOptions& global, const AuditOptions& options);
+// 1 when an asset is rejected.
+int Inspect(const GlobalOptions& global, bool json);
+
+// The whole command line: flags, dispatch, errors rendered; returns the exit code. `sluice` and code programs call it.
+int Main(int argc, char** argv);
 
 }  // namespace sluice::cli

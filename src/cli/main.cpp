@@ -1,6 +1,7 @@
-// sluice: the command-line entry point. Parses flags (CLI11), dispatches to cli/*_command.cpp, and renders
-// sluice::Error. Exit codes: 0 ok, 1 failure, 2 usage (a cli::UsageError or a CLI11 parse error), 130 canceled
-// by a signal (run).
+// The command-line entry point of `sluice` and of code programs (sluice_add_pipeline): parses flags (CLI11),
+// dispatches to cli/*_command.cpp, and renders sluice::Error. A code program offers the commands that work on
+// definitions and history (run, status, clean, runs, logs, inspect, backfills), not those of SQL-model projects' files.
+// Exit codes: 0 ok, 1 failure, 2 usage (a cli::UsageError or a CLI11 parse error), 130 canceled by a signal (run).
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -14,6 +15,7 @@
 #include "core/daily_partitions.hpp"
 #include "core/diagnostic.hpp"
 #include "core/phase_timer.hpp"
+#include "cli/project_context.hpp"
 
 namespace {
 
@@ -65,10 +67,15 @@ int Render(const sluice::Error& error, int exit_code) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  using namespace sluice::cli;
+namespace sluice::cli {
+
+int Main(int argc, char** argv) {
   sluice::MarkPhase("start");
-  CLI::App app{"Sluice: declarative, partition-aware data pipelines (StreamBuild-compatible projects)", "sluice"};
+  const CodeProgram* code = ActiveCodeProgram();
+  CLI::App app{code != nullptr
+                   ? "A Sluice pipeline built from C++ definitions; its warehouse comes from SEGMENTSTREAM_WAREHOUSE_*"
+                   : "Sluice: declarative, partition-aware data pipelines (StreamBuild-compatible projects)",
+               code != nullptr ? code->name : "sluice"};
   app.set_version_flag("--version", std::string("sluice 0.1.0"));
   app.require_subcommand(1);
   app.fallthrough();
@@ -81,10 +88,13 @@ int main(int argc, char** argv) {
   GlobalOptions global;
   std::string project_dir;
   std::string target;
-  app.add_option("--project-dir", project_dir, "Project folder (default: nearest folder upward with streambuild_project.toml)");
-  app.add_option("--target", target, "Target to use (default: streambuild_local.toml target, else default_target)");
+  app.add_option("--project-dir", project_dir,
+                 code != nullptr ? "Folder whose .sluice/ holds the run history (default: the working directory)"
+                                 : "Project folder (default: nearest folder upward with streambuild_project.toml)");
+  auto* target_opt =
+      app.add_option("--target", target, "Target to use (default: streambuild_local.toml target, else default_target)");
   std::string vars, database, host, username, password;
-  app.add_option("--vars", vars, "One JSON object of project variables; overrides every file's vars");
+  auto* vars_opt = app.add_option("--vars", vars, "One JSON object of project variables; overrides every file's vars");
   auto* connection = app.add_option_group("connection", "Connection overrides (win over STREAMBUILD_CLICKHOUSE_* and the files)");
   connection->add_option("--database", database, "Target database (default namespace)");
   connection->add_option("--host", host, "Warehouse host");
@@ -201,6 +211,22 @@ int main(int argc, char** argv) {
       "Exit codes: 0 unless an audit of severity error failed or its SQL failed (then 1); warnings "
       "and deferred audits never fail the command; 2 a selection that names nothing.");
 
+  bool inspect_json = false;
+  CLI::App* inspect_cmd = app.add_subcommand(
+      "inspect", "Deployment inspection: list the assets and reject what the warehouse IO cannot write exactly; "
+                 "never connects");
+  inspect_cmd->add_flag("--json", inspect_json, "Print JSON");
+  inspect_cmd->footer("Exit codes: 0 every asset passes; 1 an asset is rejected (each rule named).");
+
+  if (code != nullptr && CodeDefinitions().sql_project.empty()) {  // no project files: their commands and flags go
+    for (CLI::App* command : {discover_cmd, compile_cmd, plan_cmd, build_cmd, test_cmd, audit_cmd}) {
+      app.remove_subcommand(command);
+    }
+    app.remove_option(target_opt);
+    app.remove_option(vars_opt);
+    for (CLI::Option* option : connection->get_options()) connection->remove_option(option);
+  }
+
   try {
     try {
       app.parse(argc, argv);
@@ -250,6 +276,7 @@ int main(int argc, char** argv) {
     if (build_cmd->parsed()) return Build(global, build);
     if (test_cmd->parsed()) return Test(global, test);
     if (audit_cmd->parsed()) return Audit(global, audit);
+    if (inspect_cmd->parsed()) return Inspect(global, inspect_json);
   } catch (const UsageError& error) {
     return Render(error, kUsageError);
   } catch (const sluice::Error& error) {
@@ -259,3 +286,5 @@ int main(int argc, char** argv) {
   }
   return kUsageError;
 }
+
+}  // namespace sluice::cli

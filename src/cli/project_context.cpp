@@ -1,6 +1,10 @@
 #include "cli/project_context.hpp"
 
 #include <cstdio>
+#include <mutex>
+
+#include "sdk/sdk_definitions.hpp"
+#include "sdk/warehouse_settings.hpp"
 
 namespace sluice::cli {
 
@@ -15,21 +19,89 @@ LoadOptions LoadOptionsFor(const GlobalOptions& global) {
   return options;
 }
 
+// The code program and what it has built so far; set once by UseCodeProgram, then read by one command.
+struct CodeState {
+  CodeProgram program;
+  std::once_flag built;
+  std::optional<dagster::Definitions> definitions;
+  sdk::LazyWarehouseSettings settings{sdk::ProcessEnvironment()};
+};
+CodeState* code_state = nullptr;  // reachable, for leak checkers
+
+// The SQL-model project a code program's definitions name, relative to the working directory.
+std::optional<std::filesystem::path> CodeSqlProject() {
+  const std::string& folder = CodeDefinitions().sql_project;
+  if (folder.empty()) return std::nullopt;
+  return std::filesystem::absolute(folder).lexically_normal();
+}
+
 }  // namespace
 
-std::filesystem::path ProjectRootFor(const GlobalOptions& global) { return FindProjectRoot(global.project_dir); }
+void UseCodeProgram(CodeProgram program) {
+  code_state = new CodeState;
+  code_state->program = std::move(program);
+}
+
+const CodeProgram* ActiveCodeProgram() { return code_state != nullptr ? &code_state->program : nullptr; }
+
+const dagster::Definitions& CodeDefinitions() {
+  std::call_once(code_state->built, [] { code_state->definitions = code_state->program.definitions(); });
+  return *code_state->definitions;
+}
+
+std::filesystem::path ProjectRootFor(const GlobalOptions& global) {
+  if (code_state != nullptr) {
+    if (global.project_dir) return std::filesystem::absolute(*global.project_dir).lexically_normal();
+    return CodeSqlProject().value_or(std::filesystem::current_path());
+  }
+  return FindProjectRoot(global.project_dir);
+}
 
 ProjectSettings LoadSettingsFor(const GlobalOptions& global) {
-  return LoadProjectSettings(ProjectRootFor(global), LoadOptionsFor(global));
+  if (code_state == nullptr) return LoadProjectSettings(ProjectRootFor(global), LoadOptionsFor(global));
+  if (std::optional<std::filesystem::path> sql = CodeSqlProject()) {
+    return LoadProjectSettings(*sql, LoadOptionsFor(global));
+  }
+  const sdk::WarehouseSettings& warehouse = code_state->settings.Get();
+  ProjectSettings settings;
+  settings.root = ProjectRootFor(global);
+  settings.config.name = code_state->program.name;
+  settings.target.name = "sdk";
+  settings.target.adapter = warehouse.engine;
+  settings.target.database = warehouse.default_namespace;
+  return settings;
 }
 
 const Project& LoadProjectFor(const GlobalOptions& global) {
   static const Project* project = nullptr;  // reachable, for leak checkers
-  project = new Project(LoadProject(ProjectRootFor(global), LoadOptionsFor(global)));
+  if (code_state == nullptr) {
+    project = new Project(LoadProject(ProjectRootFor(global), LoadOptionsFor(global)));
+    return *project;
+  }
+  ProjectSettings settings = LoadSettingsFor(global);
+  Project* code_project = new Project{std::move(settings), Definitions(), {}};
+  if (std::optional<std::filesystem::path> sql = CodeSqlProject()) {
+    Project models = LoadProject(*sql, LoadOptionsFor(global));
+    code_project->warnings = std::move(models.warnings);
+    code_project->definitions = sdk::ToDefinitions(CodeDefinitions(), models.target.database, &models.definitions);
+  } else {
+    code_project->definitions = sdk::ToDefinitions(CodeDefinitions(), code_project->target.database);
+  }
+  project = code_project;
   return *project;
 }
 
 WarehouseConfig WarehouseConfigFor(const ProjectSettings& project, AccessMode mode) {
+  if (code_state != nullptr && !CodeSqlProject()) {
+    WarehouseConfig config = code_state->settings.Get().config;
+    config.project_dir = std::filesystem::current_path();
+    config.mode = mode;
+    config.wait.on_wait = [](const std::string& message) {
+      std::fprintf(stderr, "%s\n", message.c_str());
+      std::fflush(stderr);
+    };
+    return config;
+  }
   WarehouseConfig config;
   config.adapter = project.target.adapter;
   config.connection = ExpandConnection(project.target);  // connection templates expand only when connecting

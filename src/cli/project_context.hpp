@@ -1,20 +1,41 @@
 // What every command that works on a project needs: the loaded project, its warehouse's configuration and its
 // state store.
+//
+// A program built from C++ definitions (sluice_add_pipeline) is a "code program": its main registers its definitions
+// with UseCodeProgram before the commands run, and the functions below then give the commands a project made of those
+// definitions — the state store in the working directory's .sluice/ (or --project-dir's), the warehouse and the
+// default namespace of one-part keys from SEGMENTSTREAM_WAREHOUSE_* (sdk/warehouse_settings.hpp), read only when a
+// command first needs the project or its warehouse. When the definitions name a SQL-model project (sql_project), its
+// models join the code assets, and its target's warehouse and database are used instead.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "sluice/dagster.hpp"
 #include "core/diagnostic.hpp"
 #include "project/project_loader.hpp"
 #include "state/open_state_store.hpp"
 #include "warehouse/registry.hpp"
 
 namespace sluice::cli {
+
+struct CodeProgram {
+  std::string name;                                  // the program's name, e.g. sdk_orders
+  std::function<dagster::Definitions()> definitions;  // called once, when first needed
+};
+
+// Makes this process a code program. Call once, before Main.
+void UseCodeProgram(CodeProgram program);
+// The code program, or nullptr for the sluice binary.
+const CodeProgram* ActiveCodeProgram();
+// The code program's definitions, built on first use (never reads the environment).
+const dagster::Definitions& CodeDefinitions();
 
 // The project folder of --project-dir (or the nearest one upward). Throws SLU-PROJECT-001.
 std::filesystem::path ProjectRootFor(const GlobalOptions& global);

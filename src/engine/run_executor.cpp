@@ -17,6 +17,7 @@
 #include "core/file_system.hpp"
 #include "core/sha256.hpp"
 #include "engine/asset_status.hpp"
+#include "engine/code_asset_sql.hpp"
 #include "engine/run_sql.hpp"
 #include "state/state_store.hpp"
 
@@ -159,6 +160,18 @@ std::string RunExecutor::NewRunId(const Clock& clock) {
   return compact + "Z_" + suffix;
 }
 
+WriteResult RunExecutor::WriteSelect(const Asset& asset, const Relation& relation, const StepPlan& step,
+                                     const std::string& sql, bool view, LedgerEntry& ledger) {
+  ledger.sql_hash = Sha256Hex(sql);
+  if (view) return warehouse_.ReplaceView(relation, sql, ledger);
+  if (asset.partitions) {
+    return warehouse_.ReplaceDateRange(relation, sql, asset.partitions->column, *step.window, ledger,
+                                       step.full_refresh ? Warehouse::DateRangeMode::kWholeTable
+                                                         : Warehouse::DateRangeMode::kWindow);
+  }
+  return warehouse_.ReplaceTable(relation, sql, ledger);
+}
+
 StepOutcome RunExecutor::ExecuteStep(const StepPlan& step, const std::string& run_id) {
   const Asset& asset = *definitions_.Find(step.key);
   StepOutcome outcome{step.key};
@@ -172,24 +185,14 @@ StepOutcome RunExecutor::ExecuteStep(const StepPlan& step, const std::string& ru
         using T = std::decay_t<decltype(compute)>;
         if constexpr (std::is_same_v<T, SqlCompute>) {
           const RunSql run_sql = RenderRunSql(definitions_, asset, step.window, warehouse_);
-          const std::string& sql = run_sql.text;
-          ledger.sql_hash = Sha256Hex(sql);
           try {
-            if (compute.kind == ModelKind::kView) {
-              outcome.wrote_rows = false;
-              written = warehouse_.ReplaceView(relation, sql, ledger);
-            } else if (asset.partitions) {
-              written = warehouse_.ReplaceDateRange(relation, sql, asset.partitions->column, *step.window, ledger,
-                                                    step.full_refresh ? Warehouse::DateRangeMode::kWholeTable
-                                                                      : Warehouse::DateRangeMode::kWindow);
-            } else {
-              written = warehouse_.ReplaceTable(relation, sql, ledger);
-            }
+            written = WriteSelect(asset, relation, step, run_sql.text, compute.kind == ModelKind::kView, ledger);
           } catch (const SqlError& error) {
             throw LocatedInModel(asset, run_sql, error);
           } catch (const Error& error) {
             throw AtModelFile(asset, error);
           }
+          outcome.wrote_rows = compute.kind != ModelKind::kView;
           return true;
         } else if constexpr (std::is_same_v<T, SeedCompute>) {
           std::string fingerprint = ReadFile(std::filesystem::path(options_.project_root) / compute.path);
@@ -216,8 +219,14 @@ StepOutcome RunExecutor::ExecuteStep(const StepPlan& step, const std::string& ru
                                  "streambuild_project.toml); run the other pipelines with --select",
                                  {}});
         } else if constexpr (std::is_same_v<T, CodeCompute>) {
-          throw Error(Diagnostic{"SLU-RUN-005", "code asset " + asset.key.ToString() + " cannot run yet",
-                                 asset.defined_at, "", {}});
+          auto log = [&](const std::string& line) { Record(run_id, StepNoteEvent{asset.key.ToString(), line}); };
+          const std::string sql = RenderCodeSql(definitions_, asset, compute, step.window, run_id, warehouse_, log);
+          try {
+            written = WriteSelect(asset, relation, step, sql, false, ledger);
+          } catch (const Error& error) {
+            throw AtModelFile(asset, error);
+          }
+          return true;
         } else {
           static_assert(std::is_same_v<T, ExternalTable>);
           if (!relations_.count(RelationKey(RelationOf(asset)))) {

@@ -92,6 +92,10 @@ class RunExecutor {
 
  private:
   StepOutcome ExecuteStep(const StepPlan& step, const std::string& run_id);
+  // The one write path of a SELECT (a SQL model's or a code asset's): a view, exactly the step's window of a
+  // partitioned table (or all of it in a full refresh), or the whole table. Sets the ledger's sql_hash.
+  WriteResult WriteSelect(const Asset& asset, const Relation& relation, const StepPlan& step, const std::string& sql,
+                          bool view, LedgerEntry& ledger);
   // `error`, raised by the write of a SQL model's step, pointed at the model file where it happened.
   Error LocatedInModel(const Asset& asset, const RunSql& sql, const SqlError& error) const;
 

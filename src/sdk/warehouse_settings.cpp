@@ -1,0 +1,121 @@
+#include "sdk/warehouse_settings.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "core/asset_key.hpp"
+#include "core/diagnostic.hpp"
+
+namespace sluice::sdk {
+
+namespace {
+
+constexpr const char* kEngine = "SEGMENTSTREAM_WAREHOUSE_ENGINE";
+constexpr const char* kCatalog = "SEGMENTSTREAM_WAREHOUSE_CATALOG";
+constexpr const char* kDefaultNamespace = "SEGMENTSTREAM_WAREHOUSE_DEFAULT_NAMESPACE";
+constexpr const char* kLocation = "SEGMENTSTREAM_WAREHOUSE_LOCATION";
+
+std::optional<std::string> Lookup(const EnvironmentLookup& environment, const std::string& name) {
+  std::optional<std::string> value = environment(name);
+  if (value && value->empty()) return std::nullopt;
+  return value;
+}
+
+std::string Required(const EnvironmentLookup& environment, const char* name, const std::string& example) {
+  std::optional<std::string> value = Lookup(environment, name);
+  if (!value) {
+    throw Error(Diagnostic{"SLU-SDK-001", std::string(name) + " is not set: the warehouse cannot be opened", {},
+                           "set it before running, e.g. " + std::string(name) + "=" + example +
+                               " (the four SEGMENTSTREAM_WAREHOUSE_* variables are read when a run first needs the "
+                               "warehouse)",
+                           {}});
+  }
+  return *value;
+}
+
+// host[:port] → connection keys.
+void ClickHouseAddress(const std::string& catalog, WarehouseConfig& config) {
+  std::string host = catalog;
+  std::string port = "8123";
+  for (const char* scheme : {"http://", "https://"}) {
+    if (host.rfind(scheme, 0) == 0) host = host.substr(std::string(scheme).size());
+  }
+  if (!host.empty() && host.back() == '/') host.pop_back();
+  if (size_t colon = host.rfind(':'); colon != std::string::npos) {
+    port = host.substr(colon + 1);
+    host = host.substr(0, colon);
+  }
+  bool valid_port = !port.empty() && port.size() <= 5 &&
+                    std::all_of(port.begin(), port.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
+  if (host.empty() || !valid_port || host.find_first_of("/@ ") != std::string::npos) {
+    throw Error(Diagnostic{"SLU-SDK-004",
+                           std::string(kCatalog) + " = \"" + catalog + "\" is not a ClickHouse server address", {},
+                           "write host[:port] of the server's HTTP interface, e.g. localhost:8123", {}});
+  }
+  config.connection["host"] = host;
+  config.connection["port"] = port;
+}
+
+}  // namespace
+
+EnvironmentLookup ProcessEnvironment() {
+  return [](const std::string& name) -> std::optional<std::string> {
+    const char* value = std::getenv(name.c_str());
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  };
+}
+
+WarehouseSettings ReadWarehouseSettings(const EnvironmentLookup& environment) {
+  WarehouseSettings settings;
+  settings.engine = Required(environment, kEngine, "duckdb");
+  settings.catalog = Required(environment, kCatalog, settings.engine == "duckdb" ? "warehouse.duckdb" : "localhost:8123");
+  settings.default_namespace = Required(environment, kDefaultNamespace, "analytics");
+  settings.location = Lookup(environment, kLocation);
+  if (!IsIdentifier(settings.default_namespace)) {
+    throw Error(Diagnostic{"SLU-SDK-003",
+                           std::string(kDefaultNamespace) + " = \"" + settings.default_namespace +
+                               "\" is not a namespace name",
+                           {}, "use letters, digits and underscores, not starting with a digit", {}});
+  }
+  WarehouseConfig& config = settings.config;
+  config.adapter = settings.engine;
+  config.target = "sdk";
+  config.project_dir = std::filesystem::current_path();
+  if (settings.engine == "duckdb") {
+    config.connection["path"] = settings.catalog;
+  } else if (settings.engine == "clickhouse") {
+    ClickHouseAddress(settings.catalog, config);
+    config.connection["database"] = settings.default_namespace;
+    for (const char* name : {"SEGMENTSTREAM_WAREHOUSE_USERNAME", "STREAMBUILD_CLICKHOUSE_USERNAME"}) {
+      if (auto value = Lookup(environment, name)) {
+        config.connection["username"] = *value;
+        break;
+      }
+    }
+    for (const char* name : {"SEGMENTSTREAM_WAREHOUSE_PASSWORD", "STREAMBUILD_CLICKHOUSE_PASSWORD"}) {
+      if (auto value = Lookup(environment, name)) {
+        config.connection["password"] = *value;
+        break;
+      }
+    }
+  } else {
+    throw Error(Diagnostic{"SLU-SDK-002",
+                           std::string(kEngine) + " = \"" + settings.engine + "\" is not an engine Sluice can open",
+                           {}, "use duckdb or clickhouse (bigquery and postgres come with their backends)", {}});
+  }
+  return settings;
+}
+
+const WarehouseSettings& LazyWarehouseSettings::Get() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!settings_) settings_ = ReadWarehouseSettings(environment_);
+  return *settings_;
+}
+
+bool LazyWarehouseSettings::read() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return settings_.has_value();
+}
+
+}  // namespace sluice::sdk
