@@ -114,6 +114,13 @@ class Value {
   Value max() const;
   Value count() const;     // non-null values
   Value nunique() const;
+  // Strings.
+  Value lower() const;
+  Value upper() const;
+  Value length() const;                  // characters, int64
+  Value contains(Value needle) const;    // substring test, bool
+  Value startswith(Value prefix) const;  // bool
+  Value concat(Value other) const;       // string || string
 
   const std::shared_ptr<const detail::ValueNode>& node() const { return node_; }
   explicit Value(std::shared_ptr<const detail::ValueNode> node) : node_(std::move(node)) {}
@@ -137,7 +144,9 @@ Value operator&&(const Value& a, const Value& b);
 Value operator||(const Value& a, const Value& b);
 Value operator!(const Value& a);
 
-Value TypedLiteral(rel::Literal value, std::string_view type);  // e.g. NULL as "int64"
+// A typed literal, e.g. NULL as "int64" (ibis.literal). Named TypedLiteral because `Literal` is the variant type.
+// Throws SLU-EXPR-005 for an unknown type, -002 when the value is not of that type.
+Value TypedLiteral(rel::Literal value, std::string_view type);
 Value DateLiteral(std::string_view yyyy_mm_dd);           // ibis.date("2026-01-01"); throws SLU-EXPR-002
 Value IfElse(Value condition, Value then, Value otherwise);
 Value Coalesce(std::vector<Value> values);
@@ -176,11 +185,18 @@ class Table {
   Table join(const Table& right, Value predicate, JoinKind kind = JoinKind::kInner) const;
   // Equi-join on columns named the same on both sides; the key columns appear once.
   Table join(const Table& right, std::vector<std::string> on, JoinKind kind = JoinKind::kInner) const;
+  // Disambiguates `join(right, {"k"})`, which would otherwise also convert to a Value.
+  Table join(const Table& right, std::initializer_list<std::string> on, JoinKind kind = JoinKind::kInner) const {
+    return join(right, std::vector<std::string>(on), kind);
+  }
   Table cross_join(const Table& right) const;
   Table order_by(std::vector<SortKey> keys) const;
   Table limit(int64_t n, int64_t offset = 0) const;
   Table union_(const Table& other, bool distinct = false) const;
   Table distinct() const;
+  // The same rows as a distinct table expression: what a self-join joins with (t.join(t.view(), …)), since a value
+  // must say which side of a join it comes from.
+  Table view() const;
 
   const std::shared_ptr<const detail::TableNode>& node() const { return node_; }
   explicit Table(std::shared_ptr<const detail::TableNode> node) : node_(std::move(node)) {}
