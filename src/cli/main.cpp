@@ -224,7 +224,7 @@ int Main(int argc, char** argv) {
     }
     app.remove_option(target_opt);
     app.remove_option(vars_opt);
-    for (CLI::Option* option : connection->get_options()) connection->remove_option(option);
+    app.remove_subcommand(connection);  // an option group is a subcommand to CLI11
   }
 
   try {
