@@ -91,6 +91,14 @@ std::string RenderCodeSql(const Definitions& definitions, const Asset& asset, co
                      "its output has no DATE column \"" + asset.partitions->column + "\" (it has: " + columns + ")",
                      "a daily asset's output holds its partition_by_date column, typed date");
     }
+    // A row whose date is NULL belongs to no partition; without such rows the column is a plain DATE, which is what
+    // a natively partitioned table needs (ClickHouse cannot partition by a Nullable column).
+    if (column->type.nullable) {
+      rel::Value date = (*output)[asset.partitions->column];
+      rel::Table present = output->filter(date.not_null());
+      rel::Value never_used = rel::Value(window ? window->start : asset.partitions->partitions.start_date());
+      output = present.mutate({{asset.partitions->column, present[asset.partitions->column].fill_null(never_used)}});
+    }
   }
   try {
     return rel::ToSql(*output, warehouse.dialect());
