@@ -11,7 +11,6 @@
 #include "cli/commands.hpp"
 #include "cli/project_context.hpp"
 #include "definitions/deployment_inspection.hpp"
-#include "sdk/sdk_definitions.hpp"
 
 namespace sluice::cli {
 
@@ -21,14 +20,8 @@ using nlohmann::json;
 
 InspectionReport ReportFor(const GlobalOptions& global) {
   if (ActiveCodeProgram() == nullptr) return InspectDefinitions(LoadProjectFor(global).definitions);
-  const dagster::Definitions& code = CodeDefinitions();
-  if (code.sql_project.empty()) return sdk::InspectCode(code);
-  GlobalOptions models = global;
-  models.project_dir = std::filesystem::absolute(code.sql_project);
-  // The SQL project alone: loading it reads its files, never its warehouse.
-  static const Project* project = nullptr;  // reachable, for leak checkers
-  project = new Project(LoadProject(*models.project_dir, {}));
-  return sdk::InspectCode(code, &project->definitions);
+  static std::optional<Project>* models = new std::optional<Project>;  // reachable, for leak checkers
+  return InspectCodeProgram(global, *models);
 }
 
 std::string Joined(const std::vector<std::string>& items) {

@@ -72,18 +72,30 @@ ProjectSettings LoadSettingsFor(const GlobalOptions& global) {
   return settings;
 }
 
+InspectionReport InspectCodeProgram(const GlobalOptions& global, std::optional<Project>& models) {
+  if (std::optional<std::filesystem::path> sql = CodeSqlProject()) models = LoadProject(*sql, LoadOptionsFor(global));
+  return sdk::InspectCode(CodeDefinitions(), models ? &models->definitions : nullptr);
+}
+
 const Project& LoadProjectFor(const GlobalOptions& global) {
   static const Project* project = nullptr;  // reachable, for leak checkers
   if (code_state == nullptr) {
     project = new Project(LoadProject(ProjectRootFor(global), LoadOptionsFor(global)));
     return *project;
   }
+  // Inspection first: definitions it rejects are refused before the environment is read.
+  std::optional<Project> models;
+  InspectionReport report = InspectCodeProgram(global, models);
+  if (!report.ok()) {
+    std::vector<Diagnostic> rejected;
+    for (const InspectionFinding& finding : report.rejected) rejected.push_back(finding.diagnostic);
+    throw Error(std::move(rejected));
+  }
   ProjectSettings settings = LoadSettingsFor(global);
   Project* code_project = new Project{std::move(settings), Definitions(), {}};
-  if (std::optional<std::filesystem::path> sql = CodeSqlProject()) {
-    Project models = LoadProject(*sql, LoadOptionsFor(global));
-    code_project->warnings = std::move(models.warnings);
-    code_project->definitions = sdk::ToDefinitions(CodeDefinitions(), models.target.database, &models.definitions);
+  if (models) {
+    code_project->warnings = std::move(models->warnings);
+    code_project->definitions = sdk::ToDefinitions(CodeDefinitions(), models->target.database, &models->definitions);
   } else {
     code_project->definitions = sdk::ToDefinitions(CodeDefinitions(), code_project->target.database);
   }

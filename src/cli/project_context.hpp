@@ -19,6 +19,7 @@
 #include "cli/commands.hpp"
 #include "sluice/dagster.hpp"
 #include "core/diagnostic.hpp"
+#include "definitions/deployment_inspection.hpp"
 #include "project/project_loader.hpp"
 #include "state/open_state_store.hpp"
 #include "warehouse/registry.hpp"
@@ -36,6 +37,10 @@ void UseCodeProgram(CodeProgram program);
 const CodeProgram* ActiveCodeProgram();
 // The code program's definitions, built on first use (never reads the environment).
 const dagster::Definitions& CodeDefinitions();
+
+// Deployment inspection of the code program's definitions, with the SQL-model project they name (loaded into
+// `models`) when they name one. Reads files only: never the environment, never a warehouse.
+InspectionReport InspectCodeProgram(const GlobalOptions& global, std::optional<Project>& models);
 
 // The project folder of --project-dir (or the nearest one upward). Throws SLU-PROJECT-001.
 std::filesystem::path ProjectRootFor(const GlobalOptions& global);

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "definitions/definitions_test_support.hpp"
+#include "definitions/deployment_inspection.hpp"
 #include "definitions/model_sql.hpp"
 
 namespace sluice {
@@ -269,6 +270,39 @@ TEST(ModelSqlTest, ReplacesReferencesAndPartitionBoundsInTextOrderKeepingEveryOt
             "SELECT * FROM x.a WHERE d >= DATE '2026-01-01' AND d < DATE '2026-01-02' -- end");
   EXPECT_EQ(RenderModelSql(model, relation),
             "SELECT * FROM x.a WHERE d >= @partition_start() AND d < @partition_end() -- end");
+}
+
+}  // namespace
+}  // namespace sluice
+
+namespace sluice {
+namespace {
+
+// Definitions built by hand skip the loader's checks; deployment inspection holds their partitioned models to the
+// same rules.
+TEST(DeploymentInspectionTest, RejectsAPartitionColumnThatIsMissingOrNotADate) {
+  auto daily = [](const std::string& name, ModelColumns columns) {
+    Asset asset = testing::HandBuiltModel("gold", "p", name, "SELECT d FROM __ref(\"events\")",
+                                          {{"events", AssetKey::Of("raw", "events")}}, std::move(columns));
+    asset.partitions = PartitionSpec{"d", DailyPartitions(*Date::Parse("2026-01-01"))};
+    return asset;
+  };
+  std::vector<Asset> assets;
+  assets.push_back(daily("good", {{"d", "DATE"}, {"n", "BIGINT"}}));
+  assets.push_back(daily("text", {{"d", "VARCHAR"}}));
+  assets.push_back(daily("missing", {{"day", "DATE"}}));
+  assets.push_back(testing::HandBuiltSeed("raw", "events", "seeds/events.csv"));
+  Definitions definitions(std::move(assets), {});
+  InspectionReport report = InspectDefinitions(definitions);
+  ASSERT_EQ(report.assets.size(), 4u);
+  EXPECT_EQ(report.assets[0].partitioning, "daily from 2026-01-01 by d");
+  EXPECT_EQ(report.assets[0].backfill_policy, "single_run");
+  ASSERT_EQ(report.rejected.size(), 2u);
+  EXPECT_EQ(report.rejected[0].diagnostic.code, "SLU-INSPECT-011");
+  EXPECT_EQ(report.rejected[0].asset, "gold.missing");
+  EXPECT_EQ(report.rejected[1].diagnostic.code, "SLU-INSPECT-012");
+  EXPECT_NE(report.rejected[1].diagnostic.message.find("is VARCHAR, not a DATE"), std::string::npos);
+  EXPECT_EQ(report.rejected[1].diagnostic.location.file, "hand_built/text");
 }
 
 }  // namespace

@@ -163,7 +163,10 @@ InspectionReport InspectCode(const dagster::Definitions& code, const Definitions
   std::set<std::vector<std::string>> known;
   for (const dagster::AssetsDefinition& asset : code.assets) known.insert(asset.spec.key.path);
   if (sql != nullptr) {
-    for (const Asset& asset : sql->assets()) known.insert({asset.key.name_space(), asset.key.name()});
+    for (const Asset& asset : sql->assets()) {
+      known.insert({asset.key.name_space(), asset.key.name()});
+      known.insert({asset.key.name()});  // a model named by its name alone
+    }
   }
   std::map<std::string, const dagster::AssetsDefinition*> relations;
   for (const dagster::AssetsDefinition& asset : code.assets) {

@@ -23,9 +23,11 @@ std::string Slurp(const std::filesystem::path& path) {
 }
 
 pid_t Spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-            const std::filesystem::path& out, const std::filesystem::path& err) {
+            const std::filesystem::path& out, const std::filesystem::path& err,
+            const std::filesystem::path& cwd = {}) {
   pid_t pid = ::fork();
   if (pid == 0) {
+    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
     int out_fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int err_fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ::dup2(out_fd, 1);
@@ -79,6 +81,27 @@ ProcessResult ScratchProject::Run(const std::vector<std::string>& args,
   static int counter = 0;
   std::string stem = "run_" + std::to_string(++counter);
   pid_t pid = Start(args, env, stem);
+  ProcessResult result;
+  result.exit_code = WaitFor(pid);
+  result.out = Slurp(base_ / (stem + ".out"));
+  result.err = Slurp(base_ / (stem + ".err"));
+  return result;
+}
+
+ProcessResult ScratchProject::RunProgram(const std::string& binary, const std::vector<std::string>& args,
+                                         const std::map<std::string, std::string>& env) const {
+  static int counter = 0;
+  std::string stem = "program_" + std::to_string(++counter);
+  std::vector<std::string> argv{binary};
+  argv.insert(argv.end(), args.begin(), args.end());
+  // The variables a code program reads are the test's to give: none leak in from the environment of ctest.
+  std::map<std::string, std::string> full_env;
+  for (const char* name : {"SEGMENTSTREAM_WAREHOUSE_ENGINE", "SEGMENTSTREAM_WAREHOUSE_CATALOG",
+                           "SEGMENTSTREAM_WAREHOUSE_DEFAULT_NAMESPACE", "SEGMENTSTREAM_WAREHOUSE_LOCATION"}) {
+    full_env[name] = "";
+  }
+  for (const auto& [key, value] : env) full_env[key] = value;
+  pid_t pid = Spawn(argv, full_env, base_ / (stem + ".out"), base_ / (stem + ".err"), root_);
   ProcessResult result;
   result.exit_code = WaitFor(pid);
   result.out = Slurp(base_ / (stem + ".out"));

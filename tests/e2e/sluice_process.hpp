@@ -32,6 +32,10 @@ class ScratchProject {
 
   // Runs `sluice --project-dir <root> args...` to completion.
   ProcessResult Run(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {}) const;
+  // Runs another program (a code program built by sluice_add_pipeline) in the scratch folder as its working
+  // directory, without --project-dir. SEGMENTSTREAM_WAREHOUSE_* are empty (unset, to the program) unless `env` sets them.
+  ProcessResult RunProgram(const std::string& binary, const std::vector<std::string>& args,
+                           const std::map<std::string, std::string>& env = {}) const;
   // Starts it without waiting; output goes to files under the scratch folder. Returns the pid.
   pid_t Start(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
               const std::string& output_stem) const;
