@@ -97,7 +97,10 @@ class Lowering {
     auto clause = [&](const char* keyword, const std::vector<std::string>& parts, const char* separator) {
       if (parts.empty()) return;
       sql += std::string("\n") + keyword + " ";
-      for (size_t i = 0; i < parts.size(); ++i) sql += (i ? separator : "") + parts[i];
+      bool conjunction = std::string_view(separator) == " AND " && parts.size() > 1;
+      for (size_t i = 0; i < parts.size(); ++i) {
+        sql += (i ? separator : "") + (conjunction ? "(" + parts[i] + ")" : parts[i]);
+      }
     };
     clause("WHERE", q.where, " AND ");
     clause("GROUP BY", q.group_by, ", ");
@@ -118,7 +121,13 @@ class Lowering {
   }
 
   std::string RenderOver(const Query& q, const ValueNode& value) {
-    ColumnResolver resolve = [&](const ColumnRef& ref) { return q.env.at(ref.name); };
+    // A name that stands for an expression is parenthesized where it is used as an operand.
+    ColumnResolver resolve = [&](const ColumnRef& ref) {
+      const std::string& text = q.env.at(ref.name);
+      bool plain = text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.\"`") ==
+                   std::string::npos;
+      return plain ? text : "(" + text + ")";
+    };
     return RenderValue(dialect_, value, resolve);
   }
 
@@ -365,6 +374,11 @@ class Lowering {
                "` is not an equality of a left and a right value",
            "ClickHouse (18.16) joins on equalities only; use an inner join and filter, or equality keys");
     }
+    if (op.kind == JoinKind::kOuter) {
+      Fail("SLU-EXPR-009", "ClickHouse cannot run a full outer join here",
+           "ClickHouse 18.16 fails on FULL OUTER JOIN with NULLs for both sides (or crashes); union a left join "
+           "and the anti join of the other side instead");
+    }
     std::string left_item = left_from + " AS " + left_alias;
     std::string right_item = right_from + " AS " + right_alias;
     if (op.kind == JoinKind::kSemi || op.kind == JoinKind::kAnti) {
@@ -398,12 +412,16 @@ class Lowering {
         std::string source = from.rfind("(", 0) == 0 ? from + " AS " + NextAlias() : from;
         return Parenthesized("SELECT *" + keys_sql + "\nFROM " + source);
       };
-      const char* keyword = op.kind == JoinKind::kInner  ? "ALL INNER JOIN"
-                            : op.kind == JoinKind::kLeft  ? "ALL LEFT JOIN"
-                            : op.kind == JoinKind::kRight ? "ALL RIGHT JOIN"
-                                                          : "ALL FULL OUTER JOIN";
-      q.from = keyed(left_from, left_keys) + " AS " + left_alias + "\n" + keyword + " " +
-               keyed(right_from, right_keys) + " AS " + right_alias + "\nON " + on;
+      std::string left_item_keyed = keyed(left_from, left_keys) + " AS " + left_alias;
+      std::string right_item_keyed = keyed(right_from, right_keys) + " AS " + right_alias;
+      if (op.kind == JoinKind::kRight) {
+        // A right join is the left join of the swapped sides: 18.16 cannot put NULLs into the left side's
+        // non-Nullable columns (join_use_nulls covers the right side only).
+        q.from = right_item_keyed + "\nALL LEFT JOIN " + left_item_keyed + "\nON " + on;
+      } else {
+        q.from = left_item_keyed + "\n" + (op.kind == JoinKind::kInner ? "ALL INNER JOIN " : "ALL LEFT JOIN ") +
+                 right_item_keyed + "\nON " + on;
+      }
     }
     for (const ValueNode* condition : residual) q.where.push_back(RenderValue(dialect_, *condition, resolve));
     if (outer) join_use_nulls_ = true;
