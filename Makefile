@@ -12,6 +12,8 @@ build: setup
 
 demo: build
 	@bash examples/orders_demo/run_demo.sh build/release/src/cli/sluice
+	@echo
+	@bash examples/sdk_orders/run_demo.sh build/release/examples/sdk_orders/sdk_orders
 
 test: build
 	@ctest --preset release -j $(JOBS)
