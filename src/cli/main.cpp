@@ -218,7 +218,7 @@ int Main(int argc, char** argv) {
   inspect_cmd->add_flag("--json", inspect_json, "Print JSON");
   inspect_cmd->footer("Exit codes: 0 every asset passes; 1 an asset is rejected (each rule named).");
 
-  if (code != nullptr && CodeDefinitions().sql_project.empty()) {  // no project files: their commands and flags go
+  if (code != nullptr) {  // the commands over a project's files, and their flags, are sluice's
     for (CLI::App* command : {discover_cmd, compile_cmd, plan_cmd, build_cmd, test_cmd, audit_cmd}) {
       app.remove_subcommand(command);
     }
