@@ -1,5 +1,5 @@
 # Thin wrappers over scripts/ and CMake presets. See README.md.
-.PHONY: setup build demo test bench bench-engine bench-clickhouse debug fuzz clean
+.PHONY: setup build demo test bench bench-engine bench-clickhouse bench-backfill debug fuzz clean
 
 JOBS ?= $(shell nproc)
 
@@ -35,6 +35,11 @@ bench-engine: build
 bench-clickhouse: build
 	@python3 bench/engine/run_bench_clickhouse.py --sluice build/release/src/cli/sluice \
 	  --floor build/release/bench/clickhouse_floor --work build/bench $(CLICKHOUSE_BENCH_ARGS)
+
+# A 365-day backfill of a code asset (100,000 rows a day, multi_run(10)) against one bare INSERT … SELECT.
+bench-backfill: build
+	@python3 bench/sdk/run_bench_backfill.py --program build/release/bench/bench_backfill \
+	  --floor build/release/bench/engine_floor --work build/bench $(BACKFILL_BENCH_ARGS)
 
 debug: setup
 	@cmake --preset debug >/dev/null
