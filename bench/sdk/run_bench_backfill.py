@@ -16,22 +16,13 @@ import os
 import shutil
 import statistics
 import subprocess
-import time
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "engine"))
+from run_bench import measure  # noqa: E402  (wall and CPU seconds of one run)
 ROWS = 365 * 100_000
 CHUNKS = 37  # 365 days, ten per run
-
-
-def measure(argv, cwd=None):
-    """(wall seconds, CPU seconds) of one run; raises on a non-zero exit."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"{' '.join(argv)} failed: {proc.stderr.read().decode()[-2000:]}")
-    return wall, usage.ru_utime + usage.ru_stime
 
 
 def script(folder, name, statements):

@@ -24,7 +24,7 @@ struct CodeState {
   CodeProgram program;
   std::once_flag built;
   std::optional<dagster::Definitions> definitions;
-  sdk::LazyWarehouseSettings settings{sdk::ProcessEnvironment()};
+  sdk::LazyWarehouseSettings settings{ProcessEnvironment()};
 };
 CodeState* code_state = nullptr;  // reachable, for leak checkers
 

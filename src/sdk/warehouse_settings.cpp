@@ -1,7 +1,6 @@
 #include "sdk/warehouse_settings.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "core/asset_key.hpp"
 #include "core/diagnostic.hpp"
@@ -57,14 +56,6 @@ void ClickHouseAddress(const std::string& catalog, WarehouseConfig& config) {
 }
 
 }  // namespace
-
-EnvironmentLookup ProcessEnvironment() {
-  return [](const std::string& name) -> std::optional<std::string> {
-    const char* value = std::getenv(name.c_str());
-    if (value == nullptr) return std::nullopt;
-    return std::string(value);
-  };
-}
 
 WarehouseSettings ReadWarehouseSettings(const EnvironmentLookup& environment) {
   WarehouseSettings settings;

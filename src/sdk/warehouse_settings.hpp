@@ -20,14 +20,10 @@
 #include <optional>
 #include <string>
 
+#include "core/environment.hpp"
 #include "warehouse/registry.hpp"
 
 namespace sluice::sdk {
-
-using EnvironmentLookup = std::function<std::optional<std::string>(const std::string& name)>;
-
-// The process's environment.
-EnvironmentLookup ProcessEnvironment();
 
 struct WarehouseSettings {
   std::string engine;

@@ -36,14 +36,6 @@ std::string KnownNames(const std::map<std::string, ValueOrigin>& origins) {
 
 }  // namespace
 
-EnvironmentLookup ProcessEnvironment() {
-  return [](const std::string& name) -> std::optional<std::string> {
-    const char* value = std::getenv(name.c_str());
-    if (value == nullptr) return std::nullopt;
-    return std::string(value);
-  };
-}
-
 ValueOrigin OriginIn(const SourceLocation& at, const std::string& file_text) {
   return {at, MakeDiagnostic({}, {}, at, {}, file_text).source_line};
 }

@@ -38,14 +38,9 @@
 #include <string>
 
 #include "core/diagnostic.hpp"
+#include "core/environment.hpp"
 
 namespace sluice {
-
-// Looks up one environment variable; nullopt when unset.
-using EnvironmentLookup = std::function<std::optional<std::string>(const std::string& name)>;
-
-// The process environment (getenv).
-EnvironmentLookup ProcessEnvironment();
 
 // Where a configuration value was written: its location and that line's text (for the caret snippet).
 // A value from the command line has an empty location.
