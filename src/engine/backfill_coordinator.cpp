@@ -189,13 +189,18 @@ BackfillOutcome BackfillCoordinator::Run(const std::string& backfill_id) {
       // Recorded (tagged) before anything is written: reconciliation trusts ledger rows of the backfill's runs only.
       QueueRun(state_, plan, result.run_id, clock_, backfill_id);
       state_.UpdateChunk(backfill_id, chunk.index, ChunkStatus::kRunning, result.run_id);
+      if (options_.on_chunk_started) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        options_.on_chunk_started(chunk, result.run_id, plan.steps.size());
+      }
       PausePoint("backfill_chunk_started");
       ExecutorOptions executor_options = options_.executor;
       executor_options.write_locks = &write_locks;
       RunExecutor executor(definitions_, warehouse_, state_, state_, state_, clock_, executor_options);
-      RunOutcome run = executor.Execute(plan, result.run_id, [&](const StepOutcome& step, size_t, size_t) {
-        if (!step.window) return;
+      RunOutcome run = executor.Execute(plan, result.run_id, [&](const StepOutcome& step, size_t done, size_t total) {
         std::lock_guard<std::mutex> lock(progress_mutex);
+        if (options_.on_step) options_.on_step(chunk.index, step, done, total);
+        if (!step.window) return;
         const size_t days = static_cast<size_t>(step.window->days());
         if (step.status == StepStatus::kSuccess || step.status == StepStatus::kUnchanged) {
           progress.partitions_done += days;

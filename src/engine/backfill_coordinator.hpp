@@ -87,6 +87,10 @@ struct BackfillOptions {
   std::chrono::milliseconds poll_interval{250};  // how often the store is read for a cancel request
   // Called, serialized, at the start, after each step of a partitioned chunk, and as chunks start and finish.
   std::function<void(const BackfillProgress&)> on_progress;
+  // Called, serialized, as a chunk's run starts, with the run id and its step count.
+  std::function<void(const BackfillChunk&, const std::string& run_id, size_t steps)> on_chunk_started;
+  // Called, serialized, after each step of any chunk, with the chunk's index.
+  std::function<void(int chunk, const StepOutcome&, size_t done, size_t total)> on_step;
   // Called, serialized, as each chunk finishes (reconciled chunks included).
   std::function<void(const ChunkOutcome&, const BackfillProgress&)> on_chunk;
 };
