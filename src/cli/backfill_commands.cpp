@@ -251,6 +251,13 @@ int ExecuteBackfill(const BackfillContext& context, const BackfillRecord& backfi
   options.executor.project_root = context.project_root.string();
   options.executor.cancel = &cancel.canceled();
   options.executor.allow_missing_upstream = flags.allow_missing_upstream;
+  if (backfill.chunks.size() == 1) {
+    // One run, as a plain `run`: target/run holds its statements. With several chunks at once the warehouse's one
+    // statement observer cannot serve them all, so none is kept.
+    options.executor.statements_dir = context.project_root / "target" / "run";
+    std::error_code ignored;
+    std::filesystem::remove_all(*options.executor.statements_dir, ignored);
+  }
   options.on_progress = [&](const BackfillProgress& progress) { view.Progress(progress); };
   options.on_chunk_started = [&](const BackfillChunk& chunk, const std::string& run_id, size_t steps) {
     view.ChunkStarted(chunk, run_id, steps);

@@ -125,12 +125,9 @@ int main(int argc, char** argv) {
   AddIntegerOption(*run_cmd, "--max-concurrent-runs", run.max_concurrent_runs, 1, 64,
                    "With --from/--to: chunks of the backfill run at once (default: 2)");
   run_cmd->footer(
-      "With --from A --to B over partitioned models, the run is a backfill: recorded with an id, split into runs by
-"
-      "each model's backfill_policy (a model with `backfill_policy (multi_run N)` replaces at most N days per run),
-"
-      "the runs executed a few at once. `sluice backfills` lists backfills; `sluice backfills resume ID` finishes one
-"
+      "With --from A --to B over partitioned models, the run is a backfill: recorded with an id, split into runs by\n"
+      "each model's backfill_policy (a model with `backfill_policy (multi_run N)` replaces at most N days per run),\n"
+      "the runs executed a few at once. `sluice backfills` lists backfills; `sluice backfills resume ID` finishes one\n"
       "that was stopped. --partition, --full-refresh and unpartitioned selections run as one plain run.");
 
   PlanOptions plan;

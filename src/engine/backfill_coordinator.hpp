@@ -81,8 +81,8 @@ struct BackfillOutcome {
 
 struct BackfillOptions {
   int max_concurrent_runs = kDefaultMaxConcurrentRuns;
-  // For each chunk's executor; `cancel` stops the whole backfill. statements_dir should stay unset: concurrent chunks
-  // would overwrite each other's files.
+  // For each chunk's executor; `cancel` stops the whole backfill. statements_dir only with max_concurrent_runs 1 or a
+  // single chunk: the warehouse has one statement observer, which concurrent executors would replace.
   ExecutorOptions executor;
   std::chrono::milliseconds poll_interval{250};  // how often the store is read for a cancel request
   // Called, serialized, at the start, after each step of a partitioned chunk, and as chunks start and finish.
