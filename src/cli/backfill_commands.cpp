@@ -101,7 +101,10 @@ class BackfillView {
         begin_(std::chrono::steady_clock::now()) {
     if (live_) ticker_ = std::thread([this] { Tick(); });
   }
-  ~BackfillView() {
+  ~BackfillView() { Finish(); }
+
+  // Stops redrawing and erases the bar, before the summary is printed.
+  void Finish() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stopping_ = true;
@@ -110,6 +113,7 @@ class BackfillView {
     if (ticker_.joinable()) ticker_.join();
     std::lock_guard<std::mutex> lock(mutex_);
     ClearBar();
+    live_ = false;
   }
 
   void Progress(const BackfillProgress& progress) {
@@ -197,7 +201,7 @@ class BackfillView {
 
   const bool json_;
   const bool single_;
-  const bool live_;
+  bool live_;  // guarded by mutex_ once the ticker runs
   const std::chrono::steady_clock::time_point begin_;
   std::mutex mutex_;
   std::condition_variable wake_;
@@ -270,6 +274,7 @@ int ExecuteBackfill(const BackfillContext& context, const BackfillRecord& backfi
   BackfillCoordinator coordinator(context.definitions, *warehouse, context.state, clock, options);
   BackfillOutcome outcome = coordinator.Run(id);
   cancel.Interrupting(nullptr);
+  view.Finish();
 
   const BackfillProgress& p = outcome.progress;
   int exit_code = outcome.status == BackfillStatus::kCompletedSuccess ? 0

@@ -173,7 +173,12 @@ BackfillOutcome BackfillCoordinator::Run(const std::string& backfill_id) {
   auto poll_cancel_request = [&] {
     if (std::chrono::steady_clock::now() - last_poll < options_.poll_interval) return;
     last_poll = std::chrono::steady_clock::now();
-    std::optional<BackfillRecord> now = state_.GetBackfill(backfill_id);
+    std::optional<BackfillRecord> now;
+    try {
+      now = state_.GetBackfill(backfill_id);
+    } catch (const Error&) {
+      return;  // chunks may be running: an unreadable store is read again at the next poll, not a reason to stop
+    }
     if (now && now->status == BackfillStatus::kCanceling) {
       stop = true;
       outcome.cancel_requested = true;

@@ -180,7 +180,9 @@ TEST_F(BackfillCoordinatorTest, ACancelRequestStopsLaunchingAndResumeFinishes) {
   Definitions definitions = Graph(kGood);
   std::string id = Create(definitions);
   BackfillOutcome outcome = Run(definitions, id, [&](const ChunkOutcome& chunk, const BackfillProgress&) {
-    if (chunk.index == 1) EXPECT_EQ(state_->RequestCancel(id), BackfillStatus::kCanceling);
+    if (chunk.index == 1) {
+      EXPECT_EQ(state_->RequestCancel(id), BackfillStatus::kCanceling);
+    }
   });
   EXPECT_EQ(outcome.status, BackfillStatus::kCanceled);
   EXPECT_TRUE(outcome.cancel_requested);

@@ -3,8 +3,8 @@
 // overlap.
 //
 // Why not let DuckDB take two disjoint-window ReplaceDateRange writes of one table at once: a first write creates the
-// table and a changed SELECT adds columns (ALTER TABLE) inside the write's transaction; two transactions doing either
-// concurrently conflict ("write-write conflict"), and a failed chunk would be the result. docs/backfills.md has more.
+// table and a changed SELECT adds columns (ALTER TABLE) inside the write's transaction, and DuckDB fails one of two
+// transactions doing either at once with a catalog write-write conflict (measured: docs/backfills.md).
 // Thread-safety: every method may be called from any thread.
 #pragma once
 
