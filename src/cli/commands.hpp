@@ -35,6 +35,16 @@ struct RunOptions {
   bool allow_missing_upstream = false;
   std::optional<double> wait_timeout_seconds;  // unset: wait for the warehouse as long as it takes
   bool json = false;
+  int max_concurrent_runs = 0;  // a backfill's chunks run at once; 0: the default (kDefaultMaxConcurrentRuns)
+};
+
+struct BackfillResumeOptions {
+  std::string backfill_id;
+  int threads = 0;
+  int max_concurrent_runs = 0;  // 0: as recorded when the backfill was created
+  bool allow_missing_upstream = false;
+  std::optional<double> wait_timeout_seconds;
+  bool json = false;
 };
 
 struct CleanOptions {
@@ -76,6 +86,11 @@ int Clean(const GlobalOptions& global, const CleanOptions& options);
 int Runs(const GlobalOptions& global, bool json, int limit);
 int Logs(const GlobalOptions& global, const std::string& run_id, bool json);
 int Plan(const GlobalOptions& global, const PlanOptions& options);
+// backfills: list, show, cancel, resume (backfill_commands.cpp).
+int Backfills(const GlobalOptions& global, bool json, int limit);
+int BackfillShow(const GlobalOptions& global, const std::string& backfill_id, bool json);
+int BackfillCancel(const GlobalOptions& global, const std::string& backfill_id);
+int BackfillResume(const GlobalOptions& global, const BackfillResumeOptions& options);
 int Build(const GlobalOptions& global, const BuildOptions& options);
 // 0 when every selected test passed, 1 when one failed or its SQL failed.
 int Test(const GlobalOptions& global, const TestOptions& options);

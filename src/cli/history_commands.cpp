@@ -1,8 +1,10 @@
-// status, runs, logs: read commands. `runs` and `logs` read the state store only, so they work whatever state the
+// status, runs, logs: read commands. `status` shows, for a partitioned asset, the days done, the days whose latest
+// backfill outcome is a failure, and the days missing. `runs` and `logs` read the state store only, so they work whatever state the
 // project's files are in. `status` also reads the project and the warehouse's catalog (read-only): when the project
 // does not load it shows the history alone; when the state store holds no materializations and the warehouse has a
 // ledger, it rebuilds them from it (the state file was lost or is new; engine/asset_status.hpp).
 #include <cstdio>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -11,6 +13,7 @@
 #include "cli/usage_error.hpp"
 #include "core/clock.hpp"
 #include "engine/asset_status.hpp"
+#include "engine/backfill_plan.hpp"
 
 namespace sluice::cli {
 
@@ -123,18 +126,40 @@ std::vector<MaterializationRecord> Materializations(StatusInputs& inputs, StateS
   return state.LatestMaterializations();
 }
 
-json PartitionsJson(const PartitionStatus& partitions) {
+// Per asset, the partitions whose latest outcome (a backfill's) is a failure not followed by a materialization.
+std::map<std::string, std::vector<Date>> FailedPartitions(const std::vector<PartitionStatusRecord>& outcomes,
+                                                          const std::vector<MaterializationRecord>& latest) {
+  std::map<std::pair<std::string, std::string>, std::string> written_at;
+  for (const MaterializationRecord& record : latest) written_at[{record.asset, record.partition}] = record.written_at;
+  std::map<std::string, std::vector<Date>> failed;
+  for (const PartitionStatusRecord& outcome : outcomes) {
+    if (outcome.state != PartitionState::kFailed) continue;
+    auto written = written_at.find({outcome.asset, outcome.partition});
+    if (written != written_at.end() && written->second >= outcome.at) continue;
+    if (std::optional<Date> day = Date::Parse(outcome.partition)) failed[outcome.asset].push_back(*day);
+  }
+  return failed;
+}
+
+json PartitionsJson(const PartitionStatus& partitions, const std::vector<Date>& failed) {
   json missing = json::array();
   for (const DayRange& range : partitions.missing) missing.push_back({range.first.ToString(), range.last.ToString()});
+  json failed_ranges = json::array();
+  for (const DayRange& range : ContiguousRanges(failed)) {
+    failed_ranges.push_back({range.first.ToString(), range.last.ToString()});
+  }
   return json{{"start_date", partitions.start_date.ToString()},
               {"column", partitions.column},
               {"total", partitions.total},
               {"done", partitions.done},
               {"missing", partitions.total - partitions.done},
-              {"missing_ranges", missing}};
+              {"missing_ranges", missing},
+              {"failed", failed.size()},
+              {"failed_ranges", failed_ranges}};
 }
 
-json StatusJson(const AssetStatus& status, const std::vector<MaterializationRecord>& latest) {
+json StatusJson(const AssetStatus& status, const std::vector<MaterializationRecord>& latest,
+                const std::map<std::string, std::vector<Date>>& failed) {
   auto or_null = [](const std::string& text) { return text.empty() ? json(nullptr) : json(text); };
   json item{{"asset", status.key.ToString()},
             {"kind", or_null(status.kind)},
@@ -149,7 +174,11 @@ json StatusJson(const AssetStatus& status, const std::vector<MaterializationReco
                   {"rows", status.kind == "view" ? json(nullptr) : json(last->rows)},  // a view holds no rows
                   {"partition", or_null(last->partition)}}
            : json(nullptr);
-  item["partitions"] = status.partitions ? PartitionsJson(*status.partitions) : json(nullptr);
+  auto failed_days = failed.find(status.key.ToString());
+  item["partitions"] =
+      status.partitions
+          ? PartitionsJson(*status.partitions, failed_days != failed.end() ? failed_days->second : std::vector<Date>{})
+          : json(nullptr);
   if (status.kind.empty()) {  // history only: how many partitions it records
     size_t partitions = 0;
     for (const MaterializationRecord& record : latest) {
@@ -166,6 +195,19 @@ std::string StatusDetail(const json& item) {
     const json& p = item["partitions"];
     std::string detail =
         std::to_string(p["done"].get<size_t>()) + "/" + std::to_string(p["total"].get<size_t>()) + " days done";
+    if (p["failed"].get<size_t>() > 0) {
+      detail += ", " + std::to_string(p["failed"].get<size_t>()) + " failed (";
+      size_t shown = 0;
+      for (const json& range : p["failed_ranges"]) {
+        if (shown++ == 3) {
+          detail += ", …";
+          break;
+        }
+        std::string a = range[0], b = range[1];
+        detail += (shown > 1 ? ", " : "") + (a == b ? a : a + ".." + b);
+      }
+      detail += ")";
+    }
     if (p["missing"].get<size_t>() == 0) return detail;
     detail += ", missing ";
     size_t shown = 0;
@@ -199,8 +241,9 @@ int Status(const GlobalOptions& global, bool as_json) {
           ? StatusOf(inputs.project->definitions, latest, inputs.catalog, SystemClock().TodayUtc())
           : HistoryStatus(latest, inputs.warehouse ? inputs.warehouse->ReadLedger() : std::vector<LedgerEntry>{},
                           inputs.catalog);
+  const std::map<std::string, std::vector<Date>> failed = FailedPartitions(state->PartitionStatuses(), latest);
   json assets = json::array();
-  for (const AssetStatus& status : statuses) assets.push_back(StatusJson(status, latest));
+  for (const AssetStatus& status : statuses) assets.push_back(StatusJson(status, latest, failed));
   std::vector<TableInfo> orphans;
   if (inputs.project != nullptr && inputs.warehouse && inputs.catalog) {
     orphans = OrphanRelations(inputs.project->definitions, inputs.warehouse->ReadLedger(), *inputs.catalog);

@@ -131,7 +131,14 @@ int Main(int argc, char** argv) {
   auto* wait_opt = AddDecimalOption(*run_cmd, "--wait-timeout", wait_timeout, 0, kMaxInt,
                                     "Seconds to wait for another process holding the warehouse file (default: "
                                     "as long as it takes; 0: do not wait)");
-  run_cmd->add_flag("--json", run.json, "Print one JSON summary of the run instead of a line per step");
+  run_cmd->add_flag("--json", run.json, "Print one JSON summary of the run (or backfill) instead of a line per step");
+  AddIntegerOption(*run_cmd, "--max-concurrent-runs", run.max_concurrent_runs, 1, 64,
+                   "With --from/--to: chunks of the backfill run at once (default: 2)");
+  run_cmd->footer(
+      "With --from A --to B over partitioned models, the run is a backfill: recorded with an id, split into runs by\n"
+      "each model's backfill_policy (a model with `backfill_policy (multi_run N)` replaces at most N days per run),\n"
+      "the runs executed a few at once. `sluice backfills` lists backfills; `sluice backfills resume ID` finishes one\n"
+      "that was stopped. --partition, --full-refresh and unpartitioned selections run as one plain run.");
 
   PlanOptions plan;
   CLI::App* plan_cmd = app.add_subcommand(
@@ -165,6 +172,41 @@ int Main(int argc, char** argv) {
   CLI::App* runs_cmd = app.add_subcommand("runs", "Recent runs, newest first");
   runs_cmd->add_flag("--json", runs_json, "Print JSON");
   AddIntegerOption(*runs_cmd, "--limit", runs_limit, 1, kMaxInt, "How many runs to list (default: 20)");
+
+  bool backfills_json = false;
+  int backfills_limit = 20;
+  CLI::App* backfills_cmd = app.add_subcommand(
+      "backfills", "Backfills (`run --from A --to B` over partitioned models), newest first; or show, cancel, resume one");
+  backfills_cmd->require_subcommand(0, 1);
+  backfills_cmd->add_flag("--json", backfills_json, "Print JSON");
+  AddIntegerOption(*backfills_cmd, "--limit", backfills_limit, 1, kMaxInt, "How many backfills to list (default: 20)");
+  std::string backfill_id;
+  bool show_json = false;
+  CLI::App* backfill_show_cmd =
+      backfills_cmd->add_subcommand("show", "One backfill: its status, range and every chunk with its run");
+  backfill_show_cmd->add_option("backfill_id", backfill_id, "Backfill id (see `sluice backfills`)")->required();
+  backfill_show_cmd->add_flag("--json", show_json, "Print JSON");
+  CLI::App* backfill_cancel_cmd = backfills_cmd->add_subcommand(
+      "cancel",
+      "Ask the process running a backfill to stop: it launches no more chunks and lets running ones finish; a "
+      "backfill whose process died is canceled at once");
+  backfill_cancel_cmd->add_option("backfill_id", backfill_id, "Backfill id")->required();
+  BackfillResumeOptions resume;
+  CLI::App* backfill_resume_cmd = backfills_cmd->add_subcommand(
+      "resume",
+      "Run what a stopped, canceled or failed backfill has left: chunks the warehouse ledger shows written are not "
+      "run again, and of a chunk only its steps not written yet run");
+  backfill_resume_cmd->add_option("backfill_id", resume.backfill_id, "Backfill id")->required();
+  AddIntegerOption(*backfill_resume_cmd, "--threads", resume.threads, 0, kMaxInt,
+                   "Steps of one chunk run in parallel (default: one per core)");
+  AddIntegerOption(*backfill_resume_cmd, "--max-concurrent-runs", resume.max_concurrent_runs, 1, 64,
+                   "Chunks run at once (default: as when the backfill was created)");
+  backfill_resume_cmd->add_flag("--allow-missing-upstream", resume.allow_missing_upstream,
+                                "Run a step even when an upstream outside the selection was never materialized");
+  double resume_wait_timeout = -1;
+  auto* resume_wait_opt = AddDecimalOption(*backfill_resume_cmd, "--wait-timeout", resume_wait_timeout, 0, kMaxInt,
+                                           "Seconds to wait for another process holding the warehouse file");
+  backfill_resume_cmd->add_flag("--json", resume.json, "Print one JSON summary at the end");
 
   bool logs_json = false;
   std::string run_id;
@@ -258,6 +300,7 @@ int Main(int argc, char** argv) {
     if (from_opt->count() > 0) run.from = from;
     if (to_opt->count() > 0) run.to = to;
     if (wait_opt->count() > 0) run.wait_timeout_seconds = wait_timeout;
+    if (resume_wait_opt->count() > 0) resume.wait_timeout_seconds = resume_wait_timeout;
     if (run.partition || run.from) {  // their form and order; each model checks its own range when it runs
       CheckingArguments([&] {
         return sluice::KeyRangeWindow(run.partition.value_or(run.from.value_or("")),
@@ -272,6 +315,10 @@ int Main(int argc, char** argv) {
     if (clean_cmd->parsed()) return Clean(global, clean);
     if (runs_cmd->parsed()) return Runs(global, runs_json, runs_limit);
     if (logs_cmd->parsed()) return Logs(global, run_id, logs_json);
+    if (backfill_show_cmd->parsed()) return BackfillShow(global, backfill_id, show_json || backfills_json);
+    if (backfill_cancel_cmd->parsed()) return BackfillCancel(global, backfill_id);
+    if (backfill_resume_cmd->parsed()) return BackfillResume(global, resume);
+    if (backfills_cmd->parsed()) return Backfills(global, backfills_json, backfills_limit);
     if (plan_cmd->parsed()) return Plan(global, plan);
     if (build_cmd->parsed()) return Build(global, build);
     if (test_cmd->parsed()) return Test(global, test);

@@ -1,4 +1,5 @@
-// run: plans the selection, queues the run, opens the warehouse (waiting for another process when it must, the
+// run: with --from/--to over partitioned assets, a backfill (backfill_commands.cpp). Otherwise: plans the
+// selection, queues the run, opens the warehouse (waiting for another process when it must, the
 // wait recorded in the run's events), executes, and reports: a line per step (and, on a terminal, a live line for
 // steps running longer than two seconds), or with --json one summary object. Exit 0, 1 when a step failed or was
 // skipped for a missing upstream, 130 when canceled by Ctrl-C or SIGTERM.
@@ -14,10 +15,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/backfill_commands.hpp"
 #include "cli/cancel_on_signal.hpp"
 #include "cli/color_choice.hpp"
 #include "cli/commands.hpp"
 #include "cli/project_context.hpp"
+#include "cli/run_output.hpp"
 #include "cli/usage_error.hpp"
 #include "core/clock.hpp"
 #include "engine/run_executor.hpp"
@@ -31,47 +34,6 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 
 constexpr int kCanceledExit = 130;
 constexpr auto kLiveAfter = std::chrono::seconds(2);
-
-std::string WindowText(const DateWindow& window) {
-  std::string first = window.start.ToString();
-  std::string last = window.end.AddDays(-1).ToString();
-  return first == last ? first : first + " .. " + last;
-}
-
-std::string Describe(const StepOutcome& step) {
-  std::string line = StepStatusName(step.status);
-  line.resize(10, ' ');
-  line += step.key.ToString();
-  if (step.window) line += " [" + WindowText(*step.window) + "]";
-  if (step.status == StepStatus::kSuccess && !step.wrote_rows) line += "  view";
-  if (step.status == StepStatus::kSuccess && step.wrote_rows) {
-    line += "  " + FormatCount(step.rows_written) + " rows";
-    if (step.rows_dropped > 0) line += " (" + FormatCount(step.rows_dropped) + " outside the window dropped)";
-  }
-  if (!step.note.empty()) line += "  (" + step.note + ")";
-  if (step.status != StepStatus::kSkipped && step.note != "not started") {
-    char seconds[32];
-    std::snprintf(seconds, sizeof seconds, "  %.2fs", static_cast<double>(step.duration_ms) / 1000.0);
-    line += seconds;
-  }
-  return line;
-}
-
-json StepJson(const StepOutcome& step) {
-  json diagnostics = json::array();
-  for (const Diagnostic& d : step.diagnostics) diagnostics.push_back(DiagnosticJson(d));
-  json out{{"asset", step.key.ToString()},
-           {"status", StepStatusName(step.status)},
-           {"duration_ms", step.duration_ms},
-           {"note", step.note},
-           {"diagnostics", diagnostics}};
-  out["window"] = step.window ? json{{"start", step.window->start.ToString()},
-                                     {"end", step.window->end.AddDays(-1).ToString()}}
-                              : json(nullptr);
-  out["rows_written"] = step.status == StepStatus::kSuccess && step.wrote_rows ? json(step.rows_written) : json(nullptr);
-  out["rows_dropped"] = step.rows_dropped;
-  return out;
-}
 
 // The step lines, and on a terminal one live line naming the steps that have run for more than two seconds,
 // redrawn every second and erased before each step line. Every output goes through one mutex.
@@ -101,7 +63,7 @@ class Progress {
     running_.erase(step.key.ToString());
     if (quiet_) return;
     ClearLive();
-    std::printf("[%zu/%zu] %s\n", done, total, Describe(step).c_str());
+    std::printf("[%zu/%zu] %s\n", done, total, DescribeStep(step).c_str());
     for (const Diagnostic& diagnostic : step.diagnostics) std::printf("%s", FormatDiagnostic(diagnostic).c_str());
     std::fflush(stdout);
   }
@@ -159,6 +121,18 @@ int Run(const GlobalOptions& global, const RunOptions& options) {
                                    " ignored: no selected asset is partitioned",
                                StyleFor(STDERR_FILENO))
                      .c_str());
+  }
+  // A key range over partitioned assets is a backfill (backfill_commands.hpp); --partition, a full refresh and
+  // unpartitioned selections stay one plain run.
+  if (options.from && !options.full_refresh && plan.window) {
+    std::vector<Date> keys;
+    for (Date day = plan.window->start; day < plan.window->end; day = day.AddDays(1)) keys.push_back(day);
+    BackfillPlan backfill = CheckingArguments(
+        [&] { return PlanBackfill(project.definitions, BackfillRequest{options.select, keys}, clock.TodayUtc()); });
+    std::unique_ptr<StateStore> state = OpenStateStore(project.root);
+    BackfillRunFlags flags{options.threads, options.max_concurrent_runs, options.allow_missing_upstream,
+                           options.wait_timeout_seconds, options.json};
+    return StartBackfill(ContextFor(project, *state), backfill, flags);
   }
   if (plan.steps.empty()) {
     if (options.json) {

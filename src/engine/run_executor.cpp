@@ -54,9 +54,11 @@ Error AtModelFile(const Asset& asset, const Error& error) {
 
 }  // namespace
 
-void QueueRun(RunStore& runs, const RunPlan& plan, const std::string& run_id, const Clock& clock) {
+void QueueRun(RunStore& runs, const RunPlan& plan, const std::string& run_id, const Clock& clock,
+              const std::string& backfill_id) {
   RunRecord record;
   record.run_id = run_id;
+  record.backfill_id = backfill_id;
   record.selection = plan.selection_text;
   if (plan.window) {
     record.partition_start = plan.window->start.ToString();
@@ -178,6 +180,8 @@ StepOutcome RunExecutor::ExecuteStep(const StepPlan& step, const std::string& ru
   outcome.window = step.window;
   Relation relation{asset.key.name_space(), asset.relation_name};
   LedgerEntry ledger{asset.key.ToString(), step.window, run_id, 0, "", ""};
+  std::unique_lock<std::mutex> write_lock;
+  if (options_.write_locks != nullptr) write_lock = options_.write_locks->Lock(RelationKey(RelationOf(asset)));
 
   WriteResult written;
   bool wrote = std::visit(

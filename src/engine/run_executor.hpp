@@ -31,6 +31,7 @@
 #include "core/clock.hpp"
 #include "core/diagnostic.hpp"
 #include "definitions/definitions.hpp"
+#include "engine/relation_write_locks.hpp"
 #include "engine/run_plan.hpp"
 #include "engine/run_sql.hpp"
 #include "state/state_store.hpp"
@@ -67,10 +68,14 @@ struct ExecutorOptions {
   // When set, each write's statements are written to <statements_dir>/<namespace>/<relation>.sql.
   std::optional<std::filesystem::path> statements_dir;
   std::function<void(const AssetKey&)> on_start;  // called from the worker as a step starts
+  // When set, each write holds its relation's lock: executors running at once on one warehouse (a backfill's
+  // chunks) then never write one relation concurrently.
+  RelationWriteLocks* write_locks = nullptr;
 };
 
-// Records `run_id` as QUEUED for `plan`, owned by this process.
-void QueueRun(RunStore& runs, const RunPlan& plan, const std::string& run_id, const Clock& clock);
+// Records `run_id` as QUEUED for `plan`, owned by this process; `backfill_id` tags a backfill's chunk run.
+void QueueRun(RunStore& runs, const RunPlan& plan, const std::string& run_id, const Clock& clock,
+              const std::string& backfill_id = "");
 
 // Ends a queued run that never started (its warehouse could not be opened, or it was canceled while waiting):
 // a run_finished event and the run FAILURE, or CANCELED when `canceled`.

@@ -11,7 +11,8 @@ RunPlan PlanRun(const Definitions& definitions, const RunRequest& request, Date 
   RunPlan plan;
   for (const std::string& item : request.selection) plan.selection_text += (plan.selection_text.empty() ? "" : " ") + item;
   if (plan.selection_text.empty()) plan.selection_text = "*";
-  std::vector<AssetKey> selected = ResolveSelection(definitions, request.selection);
+  std::vector<AssetKey> selected =
+      request.assets ? *request.assets : ResolveSelection(definitions, request.selection);
   std::set<AssetKey> chosen(selected.begin(), selected.end());
 
   std::map<AssetKey, size_t> step_index;

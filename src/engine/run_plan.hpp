@@ -22,6 +22,9 @@ struct RunRequest {
   std::optional<std::string> partition_to;
   // Partitioned models are rebuilt whole, from their start date through the end of the window they would own.
   bool full_refresh = false;
+  // When set, exactly these assets are planned (in dependency order) instead of resolving `selection`, which then
+  // only names the run (a backfill's chunk: its selection as typed, the chunk's assets).
+  std::optional<std::vector<AssetKey>> assets;
 };
 
 struct StepPlan {

@@ -337,6 +337,7 @@ class ProjectLoad {
     asset.pipeline = pipeline_files_[model.pipeline].name;
     asset.description = std::move(parsed.description);
     asset.partitions = std::move(parsed.partitions);
+    asset.backfill_policy = parsed.backfill_policy;
     asset.defined_at = SourceLocation{model.file, 1, 1};
     SqlCompute compute{parsed.kind, std::move(parsed.body), parsed.body_offset, {}, std::move(parsed.partition_bounds),
                        std::move(parsed.storage), std::move(columns), aggregate, false};

@@ -217,6 +217,16 @@ TEST(Models, ReferenceRules) {
             "SLU-MODEL-005");
   EXPECT_EQ(model("MODEL (partitions (hourly (column \"d\")));\nSELECT CAST(1 AS INT) AS x FROM __ref(\"a\")\n").code,
             "SLU-MODEL-005");
+  EXPECT_EQ(model("MODEL (backfill_policy (multi_run 0));\nSELECT CAST(1 AS INT) AS x FROM __ref(\"a\")\n").code,
+            "SLU-MODEL-014");
+  EXPECT_EQ(model("MODEL (backfill_policy (daily 3));\nSELECT CAST(1 AS INT) AS x FROM __ref(\"a\")\n").code,
+            "SLU-MODEL-014");
+  EXPECT_EQ(model("MODEL (backfill_policy (multi_run 7));\nSELECT CAST(1 AS INT) AS x FROM __ref(\"a\")\n").code,
+            "no error");
+  EXPECT_EQ(project.Load().definitions.FindByName("b")->backfill_policy, BackfillPolicy::MultiRun(7));
+  EXPECT_EQ(model("MODEL (backfill_policy single_run);\nSELECT CAST(1 AS INT) AS x FROM __ref(\"a\")\n").code,
+            "no error");
+  EXPECT_EQ(project.Load().definitions.FindByName("b")->backfill_policy, BackfillPolicy::SingleRun());
   EXPECT_EQ(model("MODEL ();\nSELECT CAST(1 AS INT) AS x FROM __source(\"a\")\n").code, "SLU-GRAPH-002");
   project.Write("pipelines/other/a.sql", "MODEL ();\nSELECT CAST(1 AS INT) AS x FROM __source(\"src\")\n");
   EXPECT_EQ(model("MODEL ();\nSELECT CAST(1 AS INT) AS x FROM __ref(\"a\")\n").code, "SLU-PROJECT-003");

@@ -25,6 +25,7 @@ class StoreUnderTest {
   virtual RunStore& runs() = 0;
   virtual EventLog& events() = 0;
   virtual MaterializationStore& materializations() = 0;
+  virtual BackfillStore& backfills() = 0;
 };
 
 // A backend whose one object implements all three interfaces.
@@ -35,6 +36,7 @@ class SingleObjectStore final : public StoreUnderTest {
   RunStore& runs() override { return *store_; }
   EventLog& events() override { return *store_; }
   MaterializationStore& materializations() override { return *store_; }
+  BackfillStore& backfills() override { return *store_; }
 
  private:
   std::unique_ptr<Store> store_;
@@ -58,6 +60,26 @@ class StateConformanceTest : public testing::TestWithParam<StateBackend> {
   RunStore& runs() { return store_->runs(); }
   EventLog& events() { return store_->events(); }
   MaterializationStore& materializations() { return store_->materializations(); }
+  BackfillStore& backfills() { return store_->backfills(); }
+
+  // A REQUESTED backfill of three chunks owned by this (live) process.
+  static BackfillRecord NewBackfill(const std::string& id, const std::string& created_at = "2026-03-01T10:00:00.000Z") {
+    BackfillRecord backfill;
+    backfill.backfill_id = id;
+    backfill.created_at = created_at;
+    backfill.selection = "+gold.daily_revenue";
+    backfill.partition_from = "2026-01-01";
+    backfill.partition_to = "2026-01-12";
+    backfill.pid = getpid();
+    backfill.pid_start_time = ProcessStartTime(getpid());
+    backfill.max_concurrent_runs = 2;
+    backfill.chunks = {
+        BackfillChunk{0, std::nullopt, std::nullopt, {"raw.orders"}, ChunkStatus::kPending, ""},
+        BackfillChunk{1, "2026-01-01", "2026-01-10", {"silver.orders", "gold.daily_revenue"}, ChunkStatus::kPending, ""},
+        BackfillChunk{2, "2026-01-11", "2026-01-12", {"silver.orders", "gold.daily_revenue"}, ChunkStatus::kPending, ""},
+    };
+    return backfill;
+  }
 
   // A QUEUED run owned by this (live) process.
   static RunRecord NewRun(const std::string& run_id,
@@ -347,6 +369,128 @@ TEST_P(StateConformanceTest, WithinOneCallTheLastRecordForAPartitionWins) {
       {Materialized("gold.totals", "", "r1", 1), Materialized("gold.totals", "", "r2", 2)});
   EXPECT_EQ(materializations().LatestMaterializations(),
             std::vector<MaterializationRecord>{Materialized("gold.totals", "", "r2", 2)});
+}
+
+// ---- backfills ----
+
+TEST_P(StateConformanceTest, RunsRecordTheBackfillTheyBelongTo) {
+  RunRecord plain = NewRun("r1", "2026-03-01T10:00:00.000Z");
+  RunRecord second = NewRun("r3", "2026-03-01T10:00:02.000Z");
+  second.backfill_id = "b1";
+  RunRecord first = NewRun("r2", "2026-03-01T10:00:01.000Z");
+  first.backfill_id = "b1";
+  RunRecord other = NewRun("r4");
+  other.backfill_id = "b2";
+  for (const RunRecord& run : {plain, second, first, other}) runs().CreateRun(run);
+  EXPECT_EQ(runs().GetRun("r2")->backfill_id, "b1");
+  EXPECT_EQ(runs().GetRun("r1")->backfill_id, "");
+  EXPECT_EQ(Ids(runs().RunsOfBackfill("b1")), (std::vector<std::string>{"r2", "r3"}));
+  EXPECT_TRUE(runs().RunsOfBackfill("").empty());
+}
+
+TEST_P(StateConformanceTest, CreatedBackfillReadsBackWithItsChunks) {
+  BackfillRecord backfill = NewBackfill("b1");
+  backfills().CreateBackfill(backfill);
+  EXPECT_EQ(backfills().GetBackfill("b1"), backfill);
+  EXPECT_FALSE(backfills().GetBackfill("missing"));
+}
+
+TEST_P(StateConformanceTest, CreatingAnExistingBackfillIdFailsWithState007) {
+  backfills().CreateBackfill(NewBackfill("b1"));
+  EXPECT_EQ(StateErrorCode([&] { backfills().CreateBackfill(NewBackfill("b1")); }), "SLU-STATE-007");
+}
+
+TEST_P(StateConformanceTest, ListBackfillsIsNewestFirstWithinTheLimit) {
+  backfills().CreateBackfill(NewBackfill("b1", "2026-03-01T10:00:00.000Z"));
+  backfills().CreateBackfill(NewBackfill("b3", "2026-03-01T12:00:00.000Z"));
+  backfills().CreateBackfill(NewBackfill("b2", "2026-03-01T11:00:00.000Z"));
+  std::vector<BackfillRecord> listed = backfills().ListBackfills(2);
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0].backfill_id, "b3");
+  EXPECT_EQ(listed[1].backfill_id, "b2");
+  EXPECT_EQ(listed[1].chunks.size(), 3u);
+  EXPECT_EQ(backfills().ListBackfills(-1).size(), 3u);
+}
+
+TEST_P(StateConformanceTest, ChunkUpdatesAreKeptPerChunk) {
+  backfills().CreateBackfill(NewBackfill("b1"));
+  backfills().UpdateChunk("b1", 1, ChunkStatus::kRunning, "r7");
+  backfills().UpdateChunk("b1", 2, ChunkStatus::kFailed, "r8");
+  BackfillRecord stored = *backfills().GetBackfill("b1");
+  EXPECT_EQ(stored.chunks[0].status, ChunkStatus::kPending);
+  EXPECT_EQ(stored.chunks[1].status, ChunkStatus::kRunning);
+  EXPECT_EQ(stored.chunks[1].run_id, "r7");
+  EXPECT_EQ(stored.chunks[2].status, ChunkStatus::kFailed);
+  EXPECT_EQ(StateErrorCode([&] { backfills().UpdateChunk("b1", 9, ChunkStatus::kSuccess, "r9"); }), "SLU-STATE-008");
+  EXPECT_EQ(StateErrorCode([&] { backfills().UpdateChunk("nope", 0, ChunkStatus::kSuccess, "r9"); }),
+            "SLU-STATE-008");
+}
+
+TEST_P(StateConformanceTest, CancelRequestMovesRequestedToCanceling) {
+  backfills().CreateBackfill(NewBackfill("b1"));
+  EXPECT_EQ(backfills().RequestCancel("b1"), BackfillStatus::kCanceling);
+  EXPECT_EQ(backfills().RequestCancel("b1"), BackfillStatus::kCanceling);
+  backfills().SetBackfillStatus("b1", BackfillStatus::kCanceled, "2026-03-01T11:00:00.000Z", "canceled");
+  EXPECT_EQ(backfills().RequestCancel("b1"), BackfillStatus::kCanceled);
+  BackfillRecord stored = *backfills().GetBackfill("b1");
+  EXPECT_EQ(stored.finished_at, "2026-03-01T11:00:00.000Z");
+  EXPECT_EQ(stored.error, "canceled");
+  EXPECT_EQ(StateErrorCode([&] { backfills().RequestCancel("nope"); }), "SLU-STATE-008");
+}
+
+TEST_P(StateConformanceTest, AFinishedBackfillChangesOnlyByAClaim) {
+  BackfillRecord backfill = NewBackfill("b1");
+  backfills().CreateBackfill(backfill);
+  backfills().SetBackfillStatus("b1", BackfillStatus::kCompletedFailed, "2026-03-01T11:00:00.000Z", "1 chunk failed");
+  EXPECT_EQ(StateErrorCode([&] {
+              backfills().SetBackfillStatus("b1", BackfillStatus::kCompletedSuccess, "2026-03-01T12:00:00.000Z", "");
+            }),
+            "SLU-STATE-005");
+  EXPECT_EQ(StateErrorCode([&] {
+              backfills().SetBackfillStatus("nope", BackfillStatus::kFailed, "2026-03-01T12:00:00.000Z", "");
+            }),
+            "SLU-STATE-008");
+  // Only a claim naming the current owner wins.
+  EXPECT_FALSE(backfills().ClaimBackfill("b1", backfill.pid + 1, backfill.pid_start_time, 42, 43));
+  EXPECT_TRUE(backfills().ClaimBackfill("b1", backfill.pid, backfill.pid_start_time, 42, 43));
+  EXPECT_FALSE(backfills().ClaimBackfill("b1", backfill.pid, backfill.pid_start_time, 44, 45));
+  BackfillRecord stored = *backfills().GetBackfill("b1");
+  EXPECT_EQ(stored.status, BackfillStatus::kRequested);
+  EXPECT_EQ(stored.pid, 42);
+  EXPECT_EQ(stored.pid_start_time, 43);
+  EXPECT_FALSE(stored.finished_at);
+  EXPECT_EQ(stored.error, "");
+  EXPECT_FALSE(OwnerAlive(stored));
+  EXPECT_TRUE(OwnerAlive(backfill));
+  EXPECT_EQ(StateErrorCode([&] { backfills().ClaimBackfill("nope", 1, 1, 2, 2); }), "SLU-STATE-008");
+}
+
+TEST_P(StateConformanceTest, OfManyThreadsClaimingABackfillOneWins) {
+  BackfillRecord backfill = NewBackfill("b1");
+  backfills().CreateBackfill(backfill);
+  std::atomic<int> wins{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      if (backfills().ClaimBackfill("b1", backfill.pid, backfill.pid_start_time, 100 + i, 1)) ++wins;
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(wins.load(), 1);
+}
+
+TEST_P(StateConformanceTest, PartitionStatusesUpsertByAssetAndPartition) {
+  EXPECT_TRUE(backfills().PartitionStatuses().empty());
+  PartitionStatusRecord failed{"silver.orders", "2026-01-02", PartitionState::kFailed, "r1", "b1",
+                               "2026-03-01T10:00:00.000Z"};
+  PartitionStatusRecord done{"silver.orders", "2026-01-01", PartitionState::kMaterialized, "r1", "b1",
+                             "2026-03-01T10:00:00.000Z"};
+  backfills().RecordPartitionStatuses({failed, done});
+  EXPECT_EQ(backfills().PartitionStatuses(), (std::vector<PartitionStatusRecord>{done, failed}));
+  PartitionStatusRecord retried{"silver.orders", "2026-01-02", PartitionState::kMaterialized, "r2", "b1",
+                                "2026-03-01T11:00:00.000Z"};
+  backfills().RecordPartitionStatuses({retried});
+  EXPECT_EQ(backfills().PartitionStatuses(), (std::vector<PartitionStatusRecord>{done, retried}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StateConformanceTest,

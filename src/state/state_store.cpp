@@ -53,6 +53,65 @@ bool IsTerminal(RunStatus status) {
   throw std::invalid_argument("RunStatus out of range: " + std::to_string(static_cast<int>(status)));
 }
 
+std::string BackfillStatusName(BackfillStatus status) {
+  switch (status) {
+    case BackfillStatus::kRequested: return "REQUESTED";
+    case BackfillStatus::kCanceling: return "CANCELING";
+    case BackfillStatus::kCanceled: return "CANCELED";
+    case BackfillStatus::kCompletedSuccess: return "COMPLETED_SUCCESS";
+    case BackfillStatus::kCompletedFailed: return "COMPLETED_FAILED";
+    case BackfillStatus::kFailed: return "FAILED";
+  }
+  throw std::invalid_argument("BackfillStatus out of range: " + std::to_string(static_cast<int>(status)));
+}
+
+std::optional<BackfillStatus> ParseBackfillStatus(const std::string& name) {
+  for (BackfillStatus status : {BackfillStatus::kRequested, BackfillStatus::kCanceling, BackfillStatus::kCanceled,
+                                BackfillStatus::kCompletedSuccess, BackfillStatus::kCompletedFailed,
+                                BackfillStatus::kFailed}) {
+    if (BackfillStatusName(status) == name) return status;
+  }
+  return std::nullopt;
+}
+
+bool IsTerminal(BackfillStatus status) {
+  return status != BackfillStatus::kRequested && status != BackfillStatus::kCanceling;
+}
+
+std::string ChunkStatusName(ChunkStatus status) {
+  switch (status) {
+    case ChunkStatus::kPending: return "pending";
+    case ChunkStatus::kRunning: return "running";
+    case ChunkStatus::kSuccess: return "success";
+    case ChunkStatus::kFailed: return "failed";
+    case ChunkStatus::kCanceled: return "canceled";
+  }
+  throw std::invalid_argument("ChunkStatus out of range: " + std::to_string(static_cast<int>(status)));
+}
+
+std::optional<ChunkStatus> ParseChunkStatus(const std::string& name) {
+  for (ChunkStatus status : {ChunkStatus::kPending, ChunkStatus::kRunning, ChunkStatus::kSuccess, ChunkStatus::kFailed,
+                             ChunkStatus::kCanceled}) {
+    if (ChunkStatusName(status) == name) return status;
+  }
+  return std::nullopt;
+}
+
+std::string PartitionStateName(PartitionState state) {
+  return state == PartitionState::kMaterialized ? "materialized" : "failed";
+}
+
+std::optional<PartitionState> ParsePartitionState(const std::string& name) {
+  if (name == "materialized") return PartitionState::kMaterialized;
+  if (name == "failed") return PartitionState::kFailed;
+  return std::nullopt;
+}
+
+bool OwnerAlive(const BackfillRecord& backfill) {
+  int64_t start_time = ProcessStartTime(backfill.pid);
+  return start_time != 0 && start_time == backfill.pid_start_time;
+}
+
 int64_t ParseProcessStartTime(std::string_view stat) {
   size_t command_end = stat.rfind(')');
   if (command_end == std::string_view::npos) return 0;

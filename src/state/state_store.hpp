@@ -7,6 +7,7 @@
 //   003 any other storage failure                   004 no run with that id
 //   005 the run is not in a state that allows the transition (e.g. starting a run twice)
 //   006 a stored row cannot be read back (unknown status or event kind, malformed payload)
+//   007 a backfill with that id exists              008 no backfill with that id (or no such chunk)
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,7 @@ struct RunRecord {
   int64_t pid = 0;                             // process that owns the run
   int64_t pid_start_time = 0;                  // that process's start time (/proc/<pid>/stat field 22)
   std::string error;                           // why it failed, when it did
+  std::string backfill_id;                     // the backfill this run is a chunk of; empty for a plain run
 
   bool operator==(const RunRecord&) const = default;
 };
@@ -68,6 +70,8 @@ class RunStore {
   virtual std::optional<RunRecord> GetRun(const std::string& run_id) = 0;
   // Newest first (by created_at, then run_id), at most `limit` runs; a negative limit means all.
   virtual std::vector<RunRecord> ListRuns(int limit) = 0;
+  // Every run tagged with `backfill_id`, oldest first (by created_at, then run_id).
+  virtual std::vector<RunRecord> RunsOfBackfill(const std::string& backfill_id) = 0;
 };
 
 struct StoredEvent {
@@ -111,7 +115,102 @@ class MaterializationStore {
   virtual bool HasMaterializations() = 0;
 };
 
+// ---- backfills ----
+
+// Dagster's BulkActionStatus (its legacy COMPLETED and the transient FAILING are not used). REQUESTED: planned, its
+// owner process runs (or ran, until it died) its chunks. CANCELING: `backfills cancel` asked the owner to stop.
+// COMPLETED_SUCCESS: every chunk succeeded; COMPLETED_FAILED: every chunk ran or was left because an earlier phase
+// failed, and some failed; CANCELED: stopped on request; FAILED: the coordinator itself hit an error.
+enum class BackfillStatus { kRequested, kCanceling, kCanceled, kCompletedSuccess, kCompletedFailed, kFailed };
+std::string BackfillStatusName(BackfillStatus status);  // REQUESTED, CANCELING, … as in Dagster
+std::optional<BackfillStatus> ParseBackfillStatus(const std::string& name);
+// True for CANCELED, COMPLETED_SUCCESS, COMPLETED_FAILED and FAILED.
+bool IsTerminal(BackfillStatus status);
+
+enum class ChunkStatus { kPending, kRunning, kSuccess, kFailed, kCanceled };
+std::string ChunkStatusName(ChunkStatus status);  // pending, running, success, failed, canceled
+std::optional<ChunkStatus> ParseChunkStatus(const std::string& name);
+
+// One run of a backfill: the assets it materializes and, for partitioned ones, the inclusive key range it owns.
+struct BackfillChunk {
+  int index = 0;                               // 0, 1, 2 … in the order the chunks were planned
+  std::optional<std::string> partition_start;  // first key (YYYY-MM-DD); nullopt for a run of unpartitioned assets
+  std::optional<std::string> partition_end;    // last key, inclusive
+  std::vector<std::string> assets;             // asset keys, in the run's dependency order
+  ChunkStatus status = ChunkStatus::kPending;
+  std::string run_id;                          // the latest run launched for it; empty before the first
+
+  bool operator==(const BackfillChunk&) const = default;
+};
+
+struct BackfillRecord {
+  std::string backfill_id;
+  std::string created_at;       // ISO-8601 UTC
+  std::string selection;        // as typed ("*" for everything)
+  std::string partition_from;   // the requested range, inclusive
+  std::string partition_to;
+  BackfillStatus status = BackfillStatus::kRequested;
+  int64_t pid = 0;              // the process that runs it (its owner), as for runs
+  int64_t pid_start_time = 0;
+  int max_concurrent_runs = 1;  // chunks run at once
+  std::optional<std::string> finished_at;  // set with a terminal status, cleared by a claim
+  std::string error;                       // why it ended as it did, when not COMPLETED_SUCCESS
+  std::vector<BackfillChunk> chunks;       // by index
+
+  bool operator==(const BackfillRecord&) const = default;
+};
+
+// Whether the backfill's owner process is the live process it was (pid not reused).
+bool OwnerAlive(const BackfillRecord& backfill);
+
+// The latest outcome of one asset partition in a backfill (materialized or failed), kept so `status` can show
+// failed partitions beside the materialized ones.
+enum class PartitionState { kMaterialized, kFailed };
+std::string PartitionStateName(PartitionState state);  // materialized | failed
+std::optional<PartitionState> ParsePartitionState(const std::string& name);
+
+struct PartitionStatusRecord {
+  std::string asset;
+  std::string partition;  // YYYY-MM-DD
+  PartitionState state = PartitionState::kMaterialized;
+  std::string run_id;
+  std::string backfill_id;
+  std::string at;  // ISO-8601 UTC
+
+  bool operator==(const PartitionStatusRecord&) const = default;
+};
+
+class BackfillStore {
+ public:
+  virtual ~BackfillStore() = default;
+  // Inserts the backfill and its chunks in one transaction. SLU-STATE-007 when the id exists.
+  virtual void CreateBackfill(const BackfillRecord& backfill) = 0;
+  // With its chunks; nullopt when there is no such backfill.
+  virtual std::optional<BackfillRecord> GetBackfill(const std::string& backfill_id) = 0;
+  // Newest first (by created_at, then id), each with its chunks; a negative limit means all.
+  virtual std::vector<BackfillRecord> ListBackfills(int limit) = 0;
+  // Sets the status, with the finish time and error text when `status` is terminal. A terminal backfill changes
+  // only through ClaimBackfill: SLU-STATE-005; SLU-STATE-008 when there is no such backfill.
+  virtual void SetBackfillStatus(const std::string& backfill_id, BackfillStatus status, const std::string& at,
+                                 const std::string& error) = 0;
+  // REQUESTED → CANCELING; any other status is left as it is. Returns the status after the call; SLU-STATE-008 when
+  // there is no such backfill.
+  virtual BackfillStatus RequestCancel(const std::string& backfill_id) = 0;
+  // Makes (pid, pid_start_time) the owner, the status REQUESTED and clears finished_at and error, only when the owner
+  // is still (expected_pid, expected_start_time): of two processes claiming the same backfill one wins. Returns
+  // whether this call won; SLU-STATE-008 when there is no such backfill.
+  virtual bool ClaimBackfill(const std::string& backfill_id, int64_t expected_pid, int64_t expected_start_time,
+                             int64_t pid, int64_t pid_start_time) = 0;
+  // Sets one chunk's status and run id. SLU-STATE-008 when there is no such chunk.
+  virtual void UpdateChunk(const std::string& backfill_id, int index, ChunkStatus status,
+                           const std::string& run_id) = 0;
+  // Upserts by (asset, partition): the later record replaces the earlier. All records in one transaction.
+  virtual void RecordPartitionStatuses(const std::vector<PartitionStatusRecord>& records) = 0;
+  // Sorted by asset, then partition.
+  virtual std::vector<PartitionStatusRecord> PartitionStatuses() = 0;
+};
+
 // Every store a run records into, as one object: what each backend implements.
-class StateStore : public RunStore, public EventLog, public MaterializationStore {};
+class StateStore : public RunStore, public EventLog, public MaterializationStore, public BackfillStore {};
 
 }  // namespace sluice

@@ -7,7 +7,9 @@
 // disagree with the data.
 //
 // Thread-safety: implementations are safe to call from several threads at once, as long as no two
-// threads write the same relation concurrently (the engine guarantees that).
+// threads write the same relation concurrently (the engine guarantees that, across the concurrent runs of a backfill
+// too: engine/relation_write_locks.hpp). DuckDB, for one, fails one of two concurrent first writes (or column
+// additions) of one table with a catalog write-write conflict, even on disjoint date windows.
 // Errors: driver errors are translated in one place per backend into sluice::Error with code
 // SLU-WAREHOUSE-NNN naming the relation being worked on; a SqlError when the backend says where in the caller's
 // SELECT the error is.

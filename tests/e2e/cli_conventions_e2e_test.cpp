@@ -28,7 +28,7 @@ TEST(CliConventionsE2E, AnUnknownCommandIsNamedAndTheCommandsListed) {
   ScratchProject project("shop");
   ExpectUsageError(project, {"frobnicate"}, "error[SLU-CLI-002]: unknown command `frobnicate`");
   ExpectUsageError(project, {"frobnicate"},
-                   "the commands are discover, compile, run, plan, build, clean, status, runs, logs, test, audit");
+                   "the commands are discover, compile, run, plan, build, clean, status, runs, backfills, logs, test, audit");
   ExpectUsageError(project, {"--target", "test", "frobnicate", "--json"}, "unknown command `frobnicate`");
   ExpectUsageError(project, {}, "error[SLU-CLI-002]: no command given");
 }

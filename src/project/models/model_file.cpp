@@ -32,7 +32,8 @@ const std::set<std::string>& TableKeys() {
                                              "replay_anchor",
                                              "replay_on_change",
                                              "bounded_replay_fallback",
-                                             "partitions"};
+                                             "partitions",
+                                             "backfill_policy"};
   return keys;
 }
 
@@ -128,6 +129,25 @@ PartitionSpec ParsePartitions(const ModelFile& model, const HeaderEntry& entry) 
   return PartitionSpec{*column, DailyPartitions(*start)};
 }
 
+// `backfill_policy single_run` or `backfill_policy (multi_run N)`, N ≥ 1 (Dagster's BackfillPolicy).
+BackfillPolicy ParseBackfillPolicy(const ModelFile& model, const HeaderEntry& entry) {
+  const std::string hint = "write backfill_policy (multi_run 10) or backfill_policy single_run";
+  if (const auto* word = std::get_if<std::string>(&entry.value.value); word && *word == "single_run") {
+    return BackfillPolicy::SingleRun();
+  }
+  const auto* map = std::get_if<HeaderMap>(&entry.value.value);
+  if (map == nullptr || map->size() != 1 || (*map)[0].key != "multi_run") {
+    model.Fail(entry.value.offset, "SLU-MODEL-014", "`backfill_policy` must be `single_run` or `(multi_run N)`", hint);
+  }
+  const HeaderEntry& multi = (*map)[0];
+  const auto* count = std::get_if<int64_t>(&multi.value.value);
+  if (count == nullptr || *count < 1 || *count > 100000) {
+    model.Fail(multi.value.offset, "SLU-MODEL-014", "multi_run takes a whole number of partitions per run, 1 to 100000",
+               hint);
+  }
+  return BackfillPolicy::MultiRun(static_cast<int>(*count));
+}
+
 void ApplyHeader(const ModelFile& model, const HeaderMap& entries, ParsedModel& parsed) {
   if (const HeaderEntry* kind = FindEntry(entries, "kind")) {
     std::string value = RequireString(model, *kind);
@@ -161,6 +181,8 @@ void ApplyHeader(const ModelFile& model, const HeaderMap& entries, ParsedModel& 
       parsed.relation_name = name;
     } else if (key == "partitions") {
       parsed.partitions = ParsePartitions(model, entry);
+    } else if (key == "backfill_policy") {
+      parsed.backfill_policy = ParseBackfillPolicy(model, entry);
     } else if (key == "engine") {
       parsed.storage.engine = RequireString(model, entry);
     } else if (key == "order_by") {

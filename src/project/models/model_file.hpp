@@ -43,6 +43,7 @@ struct ParsedModel {
   std::string description;
   std::optional<std::string> relation_name;
   std::optional<PartitionSpec> partitions;
+  BackfillPolicy backfill_policy;  // `backfill_policy` (a Sluice addition); default single run
   StorageSpec storage;
   // The statement (SqlCompute::body): the body after macro expansion, from its first token to its last one,
   // without the trailing `;` (comments kept); body_offset is where it starts in the (expanded) file text.

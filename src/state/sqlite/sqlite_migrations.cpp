@@ -53,6 +53,48 @@ CREATE TABLE materializations (
   PRIMARY KEY (asset, "partition")
 ) STRICT, WITHOUT ROWID;
 )sql"},
+    // Chunk asset lists are JSON arrays of asset keys (read whole, never queried into).
+    SqliteMigration{2, "backfills, their chunks, partition status", R"sql(
+ALTER TABLE runs ADD COLUMN backfill_id TEXT NOT NULL DEFAULT '';
+-- RunsOfBackfill; plain runs (the many) stay out of the index.
+CREATE INDEX runs_by_backfill ON runs (backfill_id, created_at, run_id) WHERE backfill_id <> '';
+
+CREATE TABLE backfills (
+  backfill_id         TEXT    NOT NULL PRIMARY KEY,
+  created_at          TEXT    NOT NULL,
+  selection           TEXT    NOT NULL,
+  partition_from      TEXT    NOT NULL,
+  partition_to        TEXT    NOT NULL,
+  status              TEXT    NOT NULL,
+  pid                 INTEGER NOT NULL,
+  pid_start_time      INTEGER NOT NULL,
+  max_concurrent_runs INTEGER NOT NULL,
+  finished_at         TEXT,
+  error               TEXT    NOT NULL
+) STRICT;
+CREATE INDEX backfills_by_created_at ON backfills (created_at, backfill_id);
+
+CREATE TABLE backfill_chunks (
+  backfill_id     TEXT    NOT NULL,
+  chunk_index     INTEGER NOT NULL,
+  partition_start TEXT,
+  partition_end   TEXT,
+  assets          TEXT    NOT NULL CHECK (json_valid(assets)),
+  status          TEXT    NOT NULL,
+  run_id          TEXT    NOT NULL,
+  PRIMARY KEY (backfill_id, chunk_index)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE partition_status (
+  asset       TEXT NOT NULL,
+  "partition" TEXT NOT NULL,
+  status      TEXT NOT NULL,
+  run_id      TEXT NOT NULL,
+  backfill_id TEXT NOT NULL,
+  at          TEXT NOT NULL,
+  PRIMARY KEY (asset, "partition")
+) STRICT, WITHOUT ROWID;
+)sql"},
 };
 
 constexpr bool NumberedInOrder() {

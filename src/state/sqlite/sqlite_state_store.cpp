@@ -30,9 +30,13 @@ struct ConnectionCloser {
 };
 using OwnedConnection = std::unique_ptr<sqlite3, ConnectionCloser>;
 
+constexpr const char* kSelectBackfills =
+    "SELECT backfill_id, created_at, selection, partition_from, partition_to, status, pid, pid_start_time, "
+    "max_concurrent_runs, finished_at, error FROM backfills ";
+
 constexpr const char* kSelectRuns =
     "SELECT run_id, selection, partition_start, partition_end, status, created_at, started_at, finished_at, "
-    "pid, pid_start_time, error FROM runs ";
+    "pid, pid_start_time, error, backfill_id FROM runs ";
 
 RunRecord RunFromRow(sqlite3* db, const SqliteStatement& row) {
   RunRecord run;
@@ -53,6 +57,7 @@ RunRecord RunFromRow(sqlite3* db, const SqliteStatement& row) {
   run.pid = row.Int(8);
   run.pid_start_time = row.Int(9);
   run.error = row.Text(10);
+  run.backfill_id = row.Text(11);
   return run;
 }
 
@@ -219,9 +224,9 @@ void SqliteStateStore::CreateRun(const RunRecord& run) {
   SqliteStatement insert(
       db_, kServing, "create run " + run.run_id,
       "INSERT INTO runs (run_id, selection, partition_start, partition_end, status, created_at, "
-      "started_at, finished_at, pid, pid_start_time, error) "
+      "started_at, finished_at, pid, pid_start_time, error, backfill_id) "
       "VALUES (:run_id, :selection, :partition_start, :partition_end, :status, :created_at, "
-      ":started_at, :finished_at, :pid, :pid_start_time, :error)");
+      ":started_at, :finished_at, :pid, :pid_start_time, :error, :backfill_id)");
   insert.Bind(":run_id", run.run_id)
       .Bind(":selection", run.selection)
       .BindNullable(":partition_start", run.partition_start)
@@ -232,7 +237,8 @@ void SqliteStateStore::CreateRun(const RunRecord& run) {
       .BindNullable(":finished_at", run.finished_at)
       .Bind(":pid", run.pid)
       .Bind(":pid_start_time", run.pid_start_time)
-      .Bind(":error", run.error);
+      .Bind(":error", run.error)
+      .Bind(":backfill_id", run.backfill_id);
   insert.Execute();
 }
 
@@ -283,6 +289,17 @@ std::vector<RunRecord> SqliteStateStore::ListRuns(int limit) {
                         std::string(kSelectRuns) + "ORDER BY created_at DESC, run_id DESC LIMIT :limit");
   // SQLite reads a negative LIMIT as "no limit".
   query.Bind(":limit", int64_t{limit});
+  std::vector<RunRecord> runs;
+  while (query.Step()) runs.push_back(RunFromRow(db_, query));
+  return runs;
+}
+
+std::vector<RunRecord> SqliteStateStore::RunsOfBackfill(const std::string& backfill_id) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement query(db_, kServing, "list the runs of backfill " + backfill_id,
+                        std::string(kSelectRuns) +
+                            "WHERE backfill_id = :backfill_id AND backfill_id <> '' ORDER BY created_at, run_id");
+  query.Bind(":backfill_id", backfill_id);
   std::vector<RunRecord> runs;
   while (query.Step()) runs.push_back(RunFromRow(db_, query));
   return runs;
@@ -365,6 +382,257 @@ bool SqliteStateStore::HasMaterializations() {
   SqliteStatement query(db_, kServing, "read materializations",
                         "SELECT EXISTS (SELECT 1 FROM materializations)");
   return query.Step() && query.Int(0) != 0;
+}
+
+}  // namespace sluice
+
+namespace sluice {
+
+namespace {
+
+BackfillRecord BackfillFromRow(sqlite3* db, const SqliteStatement& row) {
+  BackfillRecord backfill;
+  backfill.backfill_id = row.Text(0);
+  backfill.created_at = row.Text(1);
+  backfill.selection = row.Text(2);
+  backfill.partition_from = row.Text(3);
+  backfill.partition_to = row.Text(4);
+  std::string status = row.Text(5);
+  std::optional<BackfillStatus> parsed = ParseBackfillStatus(status);
+  if (!parsed) {
+    throw StateError(db, "SLU-STATE-006",
+                     "backfill " + backfill.backfill_id + " has an unknown status \"" + status + "\"",
+                     "the file was probably written by a newer Sluice");
+  }
+  backfill.status = *parsed;
+  backfill.pid = row.Int(6);
+  backfill.pid_start_time = row.Int(7);
+  backfill.max_concurrent_runs = static_cast<int>(row.Int(8));
+  backfill.finished_at = row.OptionalText(9);
+  backfill.error = row.Text(10);
+  return backfill;
+}
+
+// Reads the chunks of `backfill` into it, by index.
+void ReadChunks(sqlite3* db, BackfillRecord& backfill) {
+  SqliteStatement query(db, kServing, "read the chunks of backfill " + backfill.backfill_id,
+                        "SELECT chunk_index, partition_start, partition_end, assets, status, run_id "
+                        "FROM backfill_chunks WHERE backfill_id = :backfill_id ORDER BY chunk_index");
+  query.Bind(":backfill_id", backfill.backfill_id);
+  while (query.Step()) {
+    BackfillChunk chunk;
+    chunk.index = static_cast<int>(query.Int(0));
+    chunk.partition_start = query.OptionalText(1);
+    chunk.partition_end = query.OptionalText(2);
+    nlohmann::json assets = nlohmann::json::parse(query.Text(3), nullptr, /*allow_exceptions=*/false);
+    std::string status = query.Text(4);
+    std::optional<ChunkStatus> parsed = ParseChunkStatus(status);
+    if (!assets.is_array() || !parsed) {
+      throw StateError(db, "SLU-STATE-006",
+                       "chunk " + std::to_string(chunk.index) + " of backfill " + backfill.backfill_id +
+                           " cannot be read (status \"" + status + "\")",
+                       "the file was probably written by a newer Sluice");
+    }
+    for (const nlohmann::json& asset : assets) {
+      if (asset.is_string()) chunk.assets.push_back(asset.get<std::string>());
+    }
+    chunk.status = *parsed;
+    chunk.run_id = query.Text(5);
+    backfill.chunks.push_back(std::move(chunk));
+  }
+}
+
+[[noreturn]] void ThrowNoBackfill(sqlite3* db, const std::string& backfill_id) {
+  throw StateError(db, "SLU-STATE-008", "there is no backfill " + backfill_id, "list backfills with `sluice backfills`");
+}
+
+}  // namespace
+
+void SqliteStateStore::CreateBackfill(const BackfillRecord& backfill) {
+  std::lock_guard lock(mutex_);
+  std::string action = "create backfill " + backfill.backfill_id;
+  SqliteTransaction transaction(db_, kServing, action);
+  {
+    SqliteStatement exists(db_, kServing, action, "SELECT 1 FROM backfills WHERE backfill_id = :backfill_id");
+    exists.Bind(":backfill_id", backfill.backfill_id);
+    if (exists.Step()) throw StateError(db_, "SLU-STATE-007", "a backfill with id " + backfill.backfill_id + " exists");
+  }
+  SqliteStatement insert(
+      db_, kServing, action,
+      "INSERT INTO backfills (backfill_id, created_at, selection, partition_from, partition_to, status, pid, "
+      "pid_start_time, max_concurrent_runs, finished_at, error) VALUES (:backfill_id, :created_at, :selection, "
+      ":partition_from, :partition_to, :status, :pid, :pid_start_time, :max_concurrent_runs, :finished_at, :error)");
+  insert.Bind(":backfill_id", backfill.backfill_id)
+      .Bind(":created_at", backfill.created_at)
+      .Bind(":selection", backfill.selection)
+      .Bind(":partition_from", backfill.partition_from)
+      .Bind(":partition_to", backfill.partition_to)
+      .Bind(":status", BackfillStatusName(backfill.status))
+      .Bind(":pid", backfill.pid)
+      .Bind(":pid_start_time", backfill.pid_start_time)
+      .Bind(":max_concurrent_runs", int64_t{backfill.max_concurrent_runs})
+      .BindNullable(":finished_at", backfill.finished_at)
+      .Bind(":error", backfill.error);
+  insert.Execute();
+  SqliteStatement chunk(db_, kServing, action,
+                        "INSERT INTO backfill_chunks (backfill_id, chunk_index, partition_start, partition_end, assets, "
+                        "status, run_id) VALUES (:backfill_id, :chunk_index, :partition_start, :partition_end, "
+                        ":assets, :status, :run_id)");
+  for (const BackfillChunk& c : backfill.chunks) {
+    chunk.Bind(":backfill_id", backfill.backfill_id)
+        .Bind(":chunk_index", int64_t{c.index})
+        .BindNullable(":partition_start", c.partition_start)
+        .BindNullable(":partition_end", c.partition_end)
+        .Bind(":assets", nlohmann::json(c.assets).dump())
+        .Bind(":status", ChunkStatusName(c.status))
+        .Bind(":run_id", c.run_id);
+    chunk.Execute();
+    chunk.Reset();
+  }
+  transaction.Commit();
+}
+
+std::optional<BackfillRecord> SqliteStateStore::GetBackfill(const std::string& backfill_id) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement query(db_, kServing, "read backfill " + backfill_id,
+                        std::string(kSelectBackfills) + "WHERE backfill_id = :backfill_id");
+  query.Bind(":backfill_id", backfill_id);
+  if (!query.Step()) return std::nullopt;
+  BackfillRecord backfill = BackfillFromRow(db_, query);
+  ReadChunks(db_, backfill);
+  return backfill;
+}
+
+std::vector<BackfillRecord> SqliteStateStore::ListBackfills(int limit) {
+  std::lock_guard lock(mutex_);
+  std::vector<BackfillRecord> backfills;
+  {
+    SqliteStatement query(db_, kServing, "list backfills",
+                          std::string(kSelectBackfills) + "ORDER BY created_at DESC, backfill_id DESC LIMIT :limit");
+    query.Bind(":limit", int64_t{limit});
+    while (query.Step()) backfills.push_back(BackfillFromRow(db_, query));
+  }
+  for (BackfillRecord& backfill : backfills) ReadChunks(db_, backfill);
+  return backfills;
+}
+
+void SqliteStateStore::SetBackfillStatus(const std::string& backfill_id, BackfillStatus status, const std::string& at,
+                                         const std::string& error) {
+  std::lock_guard lock(mutex_);
+  std::string action = "set the status of backfill " + backfill_id;
+  SqliteStatement update(db_, kServing, action,
+                         "UPDATE backfills SET status = :status, finished_at = :finished_at, error = :error "
+                         "WHERE backfill_id = :backfill_id AND status IN (:requested, :canceling)");
+  update.Bind(":status", BackfillStatusName(status))
+      .BindNullable(":finished_at", IsTerminal(status) ? std::optional<std::string>(at) : std::nullopt)
+      .Bind(":error", error)
+      .Bind(":backfill_id", backfill_id)
+      .Bind(":requested", BackfillStatusName(BackfillStatus::kRequested))
+      .Bind(":canceling", BackfillStatusName(BackfillStatus::kCanceling));
+  if (update.Execute() > 0) return;
+  SqliteStatement query(db_, kServing, action, "SELECT status FROM backfills WHERE backfill_id = :backfill_id");
+  query.Bind(":backfill_id", backfill_id);
+  if (!query.Step()) ThrowNoBackfill(db_, backfill_id);
+  throw StateError(db_, "SLU-STATE-005",
+                   "backfill " + backfill_id + " is " + query.Text(0) + " and cannot become " +
+                       BackfillStatusName(status),
+                   "a finished backfill changes only when it is resumed");
+}
+
+BackfillStatus SqliteStateStore::RequestCancel(const std::string& backfill_id) {
+  std::lock_guard lock(mutex_);
+  std::string action = "request the cancel of backfill " + backfill_id;
+  SqliteTransaction transaction(db_, kServing, action);
+  SqliteStatement update(db_, kServing, action,
+                         "UPDATE backfills SET status = :canceling WHERE backfill_id = :backfill_id "
+                         "AND status = :requested");
+  update.Bind(":canceling", BackfillStatusName(BackfillStatus::kCanceling))
+      .Bind(":backfill_id", backfill_id)
+      .Bind(":requested", BackfillStatusName(BackfillStatus::kRequested));
+  update.Execute();
+  SqliteStatement query(db_, kServing, action, "SELECT status FROM backfills WHERE backfill_id = :backfill_id");
+  query.Bind(":backfill_id", backfill_id);
+  if (!query.Step()) ThrowNoBackfill(db_, backfill_id);
+  std::optional<BackfillStatus> status = ParseBackfillStatus(query.Text(0));
+  if (!status) throw StateError(db_, "SLU-STATE-006", "backfill " + backfill_id + " has an unknown status");
+  transaction.Commit();
+  return *status;
+}
+
+bool SqliteStateStore::ClaimBackfill(const std::string& backfill_id, int64_t expected_pid,
+                                     int64_t expected_start_time, int64_t pid, int64_t pid_start_time) {
+  std::lock_guard lock(mutex_);
+  std::string action = "claim backfill " + backfill_id;
+  SqliteStatement update(db_, kServing, action,
+                         "UPDATE backfills SET pid = :pid, pid_start_time = :pid_start_time, status = :requested, "
+                         "finished_at = NULL, error = '' WHERE backfill_id = :backfill_id AND pid = :expected_pid "
+                         "AND pid_start_time = :expected_start_time");
+  update.Bind(":pid", pid)
+      .Bind(":pid_start_time", pid_start_time)
+      .Bind(":requested", BackfillStatusName(BackfillStatus::kRequested))
+      .Bind(":backfill_id", backfill_id)
+      .Bind(":expected_pid", expected_pid)
+      .Bind(":expected_start_time", expected_start_time);
+  if (update.Execute() > 0) return true;
+  SqliteStatement query(db_, kServing, action, "SELECT 1 FROM backfills WHERE backfill_id = :backfill_id");
+  query.Bind(":backfill_id", backfill_id);
+  if (!query.Step()) ThrowNoBackfill(db_, backfill_id);
+  return false;
+}
+
+void SqliteStateStore::UpdateChunk(const std::string& backfill_id, int index, ChunkStatus status,
+                                   const std::string& run_id) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement update(db_, kServing, "update chunk " + std::to_string(index) + " of backfill " + backfill_id,
+                         "UPDATE backfill_chunks SET status = :status, run_id = :run_id "
+                         "WHERE backfill_id = :backfill_id AND chunk_index = :chunk_index");
+  update.Bind(":status", ChunkStatusName(status))
+      .Bind(":run_id", run_id)
+      .Bind(":backfill_id", backfill_id)
+      .Bind(":chunk_index", int64_t{index});
+  if (update.Execute() == 0) {
+    throw StateError(db_, "SLU-STATE-008",
+                     "backfill " + backfill_id + " has no chunk " + std::to_string(index));
+  }
+}
+
+void SqliteStateStore::RecordPartitionStatuses(const std::vector<PartitionStatusRecord>& records) {
+  if (records.empty()) return;
+  std::lock_guard lock(mutex_);
+  std::string action = "record " + std::to_string(records.size()) + " partition status(es)";
+  SqliteTransaction transaction(db_, kServing, action);
+  SqliteStatement upsert(
+      db_, kServing, action,
+      "INSERT INTO partition_status (asset, \"partition\", status, run_id, backfill_id, at) "
+      "VALUES (:asset, :partition, :status, :run_id, :backfill_id, :at) "
+      "ON CONFLICT (asset, \"partition\") DO UPDATE SET status = excluded.status, run_id = excluded.run_id, "
+      "backfill_id = excluded.backfill_id, at = excluded.at");
+  for (const PartitionStatusRecord& record : records) {
+    upsert.Bind(":asset", record.asset)
+        .Bind(":partition", record.partition)
+        .Bind(":status", PartitionStateName(record.state))
+        .Bind(":run_id", record.run_id)
+        .Bind(":backfill_id", record.backfill_id)
+        .Bind(":at", record.at);
+    upsert.Execute();
+    upsert.Reset();
+  }
+  transaction.Commit();
+}
+
+std::vector<PartitionStatusRecord> SqliteStateStore::PartitionStatuses() {
+  std::lock_guard lock(mutex_);
+  SqliteStatement query(db_, kServing, "read partition statuses",
+                        "SELECT asset, \"partition\", status, run_id, backfill_id, at FROM partition_status "
+                        "ORDER BY asset, \"partition\"");
+  std::vector<PartitionStatusRecord> records;
+  while (query.Step()) {
+    std::optional<PartitionState> state = ParsePartitionState(query.Text(2));
+    if (!state) throw StateError(db_, "SLU-STATE-006", "a partition status \"" + query.Text(2) + "\" is unknown");
+    records.push_back(
+        PartitionStatusRecord{query.Text(0), query.Text(1), *state, query.Text(3), query.Text(4), query.Text(5)});
+  }
+  return records;
 }
 
 }  // namespace sluice

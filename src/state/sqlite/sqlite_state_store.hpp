@@ -41,6 +41,7 @@ class SqliteStateStore final : public StateStore {
                  const std::string& error) override;
   std::optional<RunRecord> GetRun(const std::string& run_id) override;
   std::vector<RunRecord> ListRuns(int limit) override;
+  std::vector<RunRecord> RunsOfBackfill(const std::string& backfill_id) override;
 
   void Append(const std::string& run_id, const std::string& at, const RunEvent& event) override;
   std::vector<StoredEvent> EventsForRun(const std::string& run_id) override;
@@ -48,6 +49,18 @@ class SqliteStateStore final : public StateStore {
   void RecordMaterializations(const std::vector<MaterializationRecord>& records) override;
   std::vector<MaterializationRecord> LatestMaterializations() override;
   bool HasMaterializations() override;
+
+  void CreateBackfill(const BackfillRecord& backfill) override;
+  std::optional<BackfillRecord> GetBackfill(const std::string& backfill_id) override;
+  std::vector<BackfillRecord> ListBackfills(int limit) override;
+  void SetBackfillStatus(const std::string& backfill_id, BackfillStatus status, const std::string& at,
+                         const std::string& error) override;
+  BackfillStatus RequestCancel(const std::string& backfill_id) override;
+  bool ClaimBackfill(const std::string& backfill_id, int64_t expected_pid, int64_t expected_start_time, int64_t pid,
+                     int64_t pid_start_time) override;
+  void UpdateChunk(const std::string& backfill_id, int index, ChunkStatus status, const std::string& run_id) override;
+  void RecordPartitionStatuses(const std::vector<PartitionStatusRecord>& records) override;
+  std::vector<PartitionStatusRecord> PartitionStatuses() override;
 
  private:
   explicit SqliteStateStore(sqlite3* db);

@@ -1,0 +1,19 @@
+// How `run` and the backfill commands show a run's steps: one line each, or JSON.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/date.hpp"
+#include "engine/run_executor.hpp"
+
+namespace sluice::cli {
+
+// "2026-03-01" for one day, else "2026-03-01 .. 2026-03-05" (inclusive).
+std::string WindowText(const DateWindow& window);
+// "OK        core.daily [2026-03-01 .. 2026-03-05]  20 rows  0.12s".
+std::string DescribeStep(const StepOutcome& step);
+nlohmann::json StepJson(const StepOutcome& step);
+
+}  // namespace sluice::cli
