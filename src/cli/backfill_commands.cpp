@@ -220,7 +220,7 @@ int ExecuteBackfill(const BackfillContext& context, const BackfillRecord& backfi
   if (!flags.json) {
     std::printf("backfill %s: %s .. %s, %zu chunk(s), %d at once\n", id.c_str(), backfill.partition_from.c_str(),
                 backfill.partition_to.c_str(), backfill.chunks.size(), concurrency);
-    std::printf("if it stops before the end: sluice backfills resume %s\n", id.c_str());
+    std::printf("if it stops before the end: %s backfills resume %s\n", ProgramName().c_str(), id.c_str());
     std::fflush(stdout);
   }
 
@@ -303,7 +303,7 @@ int ExecuteBackfill(const BackfillContext& context, const BackfillRecord& backfi
                  {"chunks", chunks},
                  {"resume", outcome.status == BackfillStatus::kCompletedSuccess
                                 ? json(nullptr)
-                                : json("sluice backfills resume " + id)}};
+                                : json(ProgramName() + " backfills resume " + id)}};
     std::printf("%s\n", summary.dump(2).c_str());
     return exit_code;
   }
@@ -316,7 +316,7 @@ int ExecuteBackfill(const BackfillContext& context, const BackfillRecord& backfi
                 cancel.signal_name().c_str());
   }
   if (outcome.status != BackfillStatus::kCompletedSuccess) {
-    std::printf("to run what is left: sluice backfills resume %s\n", id.c_str());
+    std::printf("to run what is left: %s backfills resume %s\n", ProgramName().c_str(), id.c_str());
   }
   return exit_code;
 }
@@ -337,7 +337,7 @@ BackfillRecord RequireBackfill(StateStore& state, const std::string& backfill_id
   std::optional<BackfillRecord> backfill = state.GetBackfill(backfill_id);
   if (!backfill) {
     throw UsageError(Diagnostic{"SLU-BACKFILL-003", "there is no backfill " + backfill_id, {},
-                                "list backfills with `sluice backfills`", {}});
+                                "list backfills with `" + ProgramName() + " backfills`", {}});
   }
   return *backfill;
 }
@@ -409,8 +409,8 @@ int BackfillShow(const GlobalOptions& global, const std::string& backfill_id, bo
                 Pad(chunk.run_id.empty() ? "-" : chunk.run_id, 26).c_str(), JoinAssets(chunk.assets).c_str());
   }
   if (!IsTerminal(backfill.status) && !OwnerAlive(backfill)) {
-    std::printf("\nits process (pid %lld) is gone: sluice backfills resume %s\n",
-                static_cast<long long>(backfill.pid), backfill.backfill_id.c_str());
+    std::printf("\nits process (pid %lld) is gone: %s backfills resume %s\n", static_cast<long long>(backfill.pid),
+                ProgramName().c_str(), backfill.backfill_id.c_str());
   }
   return 0;
 }
@@ -426,9 +426,9 @@ int BackfillCancel(const GlobalOptions& global, const std::string& backfill_id) 
     // Nobody would notice a request: the backfill is stopped already, so it is canceled now.
     state->SetBackfillStatus(backfill_id, BackfillStatus::kCanceled, FormatUtc(SystemClock().Now()),
                              "canceled after its process died");
-    std::printf("backfill %s CANCELED (its process, pid %lld, had died); `sluice backfills resume %s` still runs "
+    std::printf("backfill %s CANCELED (its process, pid %lld, had died); `%s backfills resume %s` still runs "
                 "what is left\n",
-                backfill_id.c_str(), static_cast<long long>(backfill.pid), backfill_id.c_str());
+                backfill_id.c_str(), static_cast<long long>(backfill.pid), ProgramName().c_str(), backfill_id.c_str());
     return 0;
   }
   BackfillStatus status = state->RequestCancel(backfill_id);
@@ -457,7 +457,7 @@ int BackfillResume(const GlobalOptions& global, const BackfillResumeOptions& opt
     throw Error(Diagnostic{"SLU-BACKFILL-005",
                            "backfill " + backfill.backfill_id + " is being run by another process (pid " +
                                std::to_string(running_elsewhere ? backfill.pid : state->GetBackfill(backfill.backfill_id)->pid) + ")",
-                           {}, "wait for it, or stop it with `sluice backfills cancel " + backfill.backfill_id + "`",
+                           {}, "wait for it, or stop it with `" + ProgramName() + " backfills cancel " + backfill.backfill_id + "`",
                            {}});
   }
   backfill = *state->GetBackfill(backfill.backfill_id);

@@ -49,6 +49,8 @@ const dagster::Definitions& CodeDefinitions() {
   return *code_state->definitions;
 }
 
+std::string ProgramName() { return code_state != nullptr ? code_state->program.name : "sluice"; }
+
 std::filesystem::path ProjectRootFor(const GlobalOptions& global) {
   if (code_state != nullptr) {
     if (global.project_dir) return std::filesystem::absolute(*global.project_dir).lexically_normal();

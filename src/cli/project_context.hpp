@@ -42,6 +42,9 @@ const dagster::Definitions& CodeDefinitions();
 // `models`) when they name one. Reads files only: never the environment, never a warehouse.
 InspectionReport InspectCodeProgram(const GlobalOptions& global, std::optional<Project>& models);
 
+// The name commands print in hints: "sluice", or the code program's.
+std::string ProgramName();
+
 // The project folder of --project-dir (or the nearest one upward). Throws SLU-PROJECT-001.
 std::filesystem::path ProjectRootFor(const GlobalOptions& global);
 

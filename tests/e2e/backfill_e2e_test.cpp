@@ -157,7 +157,11 @@ TEST(BackfillE2E, CancelFromAnotherProcessStopsLaunchingChunks) {
 // The test: kill -9 at random moments (seeded) and at the named pause points, resume until done.
 TEST(BackfillE2E, SurvivesSigkillAnywhereAndResumesExactlyOnce) {
   ScratchProject clean("backfill");
+  const auto clean_start = std::chrono::steady_clock::now();
   MustRun(clean, RunArgs());
+  // Random kills land within a clean run's duration, however fast the machine is.
+  const auto clean_ms = std::max<int64_t>(
+      20, std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - clean_start).count());
   const std::vector<std::string> expected = DataSummary(clean);
   ASSERT_EQ(expected.size(), 81u);
 
@@ -181,7 +185,8 @@ TEST(BackfillE2E, SurvivesSigkillAnywhereAndResumesExactlyOnce) {
     if (how < 3) {
       env = {{"SLUICE_TEST_PAUSE_AT", pause_points[static_cast<size_t>(how)]}, {"SLUICE_TEST_PAUSE_MARKER", marker}};
     }
-    const auto delay = std::chrono::milliseconds(30 + random() % 900);
+    // Early in a run: a resume has less to do than the clean run did.
+    const auto delay = std::chrono::milliseconds(5 + random() % static_cast<uint64_t>(clean_ms / 4 + 1));
     pid_t pid = project.Start(args, env, "attempt_" + std::to_string(attempt));
     if (how < 3) {
       // The process may finish without reaching the point (nothing left that passes it).
