@@ -75,7 +75,13 @@ ProjectSettings LoadSettingsFor(const GlobalOptions& global) {
 }
 
 InspectionReport InspectCodeProgram(const GlobalOptions& global, std::optional<Project>& models) {
-  if (std::optional<std::filesystem::path> sql = CodeSqlProject()) models = LoadProject(*sql, LoadOptionsFor(global));
+  if (std::optional<std::filesystem::path> sql = CodeSqlProject()) {
+    LoadOptions options = LoadOptionsFor(global);
+    for (const dagster::AssetsDefinition& asset : CodeDefinitions().assets) {
+      options.code_asset_keys.push_back(asset.spec.key.path);  // its models may read them
+    }
+    models = LoadProject(*sql, options);
+  }
   return sdk::InspectCode(CodeDefinitions(), models ? &models->definitions : nullptr);
 }
 

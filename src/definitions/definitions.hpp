@@ -160,6 +160,9 @@ struct ExternalTable {
   std::string table_name;
   std::string replay_mode;                            // offsets | timestamp | cursor
   std::map<std::string, std::string> replay_columns;  // _replay_x role → physical column
+  // A stand-in the project loader made for a code asset its models read (LoadOptions::code_asset_keys); the SDK puts
+  // the code asset in its place (sdk/sdk_definitions.hpp), so it is never run.
+  bool defined_in_code = false;
 };
 
 // A managed Kafka source (StreamBuild §5.1): a Kafka engine table, a raw landing table and a landing MV, whose

@@ -47,6 +47,9 @@ std::string BackfillPolicyText(const BackfillPolicy& policy) {
 InspectionReport InspectDefinitions(const Definitions& definitions) {
   InspectionReport report;
   for (const Asset& asset : definitions.assets()) {
+    if (const auto* table = std::get_if<ExternalTable>(&asset.compute); table != nullptr && table->defined_in_code) {
+      continue;  // a code asset's stand-in: the SDK reports the asset itself
+    }
     InspectedAsset inspected;
     inspected.key = asset.key.ToString();
     inspected.relation = asset.key.name_space() + "." + asset.relation_name;

@@ -203,6 +203,22 @@ class ProjectLoad {
       }
       assets_.push_back(std::move(asset));
     }
+    // Code assets the models may read, as sources: the SDK puts each code asset in its stand-in's place. A key the
+    // SDK's inspection rejects, or a name a declared source has, gets no stand-in.
+    for (const std::vector<std::string>& parts : options_.code_asset_keys) {
+      AssetKey key;
+      try {
+        key = AssetKey::FromParts(parts, target.database);
+      } catch (const Error&) {
+        continue;
+      }
+      const bool taken = std::any_of(sources_.begin(), sources_.end(),
+                                     [&](const SourceDeclaration& source) { return source.name == key.name(); });
+      if (taken) continue;
+      ExternalTable stand_in{key.name(), "", {}, true};
+      sources_.push_back(SourceDeclaration{key.name(), {}, "defined in code", std::nullopt, stand_in});
+      assets_.push_back(Asset{key, key.name(), "", "defined in code", std::nullopt, {}, stand_in, {}});
+    }
     for (size_t s = 0; s < sources_.size(); ++s) source_index_.emplace(sources_[s].name, s);
   }
 

@@ -148,6 +148,11 @@ void InspectAsset(const dagster::AssetsDefinition& asset, const dagster::Resourc
   }
 }
 
+bool IsStandIn(const Asset& asset) {
+  const auto* table = std::get_if<ExternalTable>(&asset.compute);
+  return table != nullptr && table->defined_in_code;
+}
+
 BackfillPolicy PolicyOf(const dagster::AssetSpec& spec) {
   // Dagster runs an asset without a policy one partition per run.
   if (!spec.backfill_policy) return BackfillPolicy::MultiRun(1);
@@ -164,6 +169,7 @@ InspectionReport InspectCode(const dagster::Definitions& code, const Definitions
   for (const dagster::AssetsDefinition& asset : code.assets) known.insert(asset.spec.key.path);
   if (sql != nullptr) {
     for (const Asset& asset : sql->assets()) {
+      if (IsStandIn(asset)) continue;
       known.insert({asset.key.name_space(), asset.key.name()});
       known.insert({asset.key.name()});  // a model named by its name alone
     }
@@ -195,8 +201,10 @@ InspectionReport InspectCode(const dagster::Definitions& code, const Definitions
     InspectAsset(asset, code.resources, known, report.rejected);
     if (ValidShape(spec.key)) {
       auto [previous, inserted] = relations.emplace(RelationShown(spec.key), &asset);
-      bool clashes_with_sql = sql != nullptr && spec.key.path.size() == 2 &&
-                              sql->Find(AssetKey::Of(spec.key.path[0], spec.key.path[1])) != nullptr;
+      const Asset* same_key = sql != nullptr && spec.key.path.size() == 2
+                                  ? sql->Find(AssetKey::Of(spec.key.path[0], spec.key.path[1]))
+                                  : nullptr;
+      bool clashes_with_sql = same_key != nullptr && !IsStandIn(*same_key);
       if (!inserted || clashes_with_sql) {
         std::string other = inserted ? "a SQL model" : "the asset defined at " + previous->second->file + ":" +
                                                            std::to_string(previous->second->line);
@@ -221,7 +229,8 @@ Definitions ToDefinitions(const dagster::Definitions& code, const std::string& d
   }
   auto key_of = [&](const dagster::AssetKey& key) {
     if (key.path.size() == 1 && sql != nullptr) {
-      if (const Asset* model = sql->FindByName(key.path[0]); model != nullptr && !sql->Find(AssetKey::Of(default_namespace, key.path[0]))) {
+      const Asset* model = sql->FindByName(key.path[0]);
+      if (model != nullptr && !IsStandIn(*model) && !sql->Find(AssetKey::Of(default_namespace, key.path[0]))) {
         return model->key;  // a SQL model named by its name alone
       }
     }
@@ -231,7 +240,9 @@ Definitions ToDefinitions(const dagster::Definitions& code, const std::string& d
   Definitions::Parts parts;
   if (sql != nullptr) {
     parts.project = sql->project();
-    parts.assets = sql->assets();
+    for (const Asset& asset : sql->assets()) {
+      if (!IsStandIn(asset)) parts.assets.push_back(asset);  // the code asset takes its stand-in's place
+    }
     parts.pipelines = sql->pipelines();
     parts.tests = sql->tests();
     parts.audits = sql->audits();

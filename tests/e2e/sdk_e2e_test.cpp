@@ -128,12 +128,17 @@ TEST(SdkProgram, CodeAssetsReadTheModelsOfTheSqlProjectTheyAreDeployedWith) {
             std::string::npos)
       << inspect.out;
   EXPECT_NE(inspect.out.find("table  bronze.raw_events"), std::string::npos) << inspect.out;
+  // And a model reads a code asset.
+  EXPECT_NE(inspect.out.find("table  gold.busy_days → gold.busy_days  unpartitioned  inputs: silver.event_counts"),
+            std::string::npos)
+      << inspect.out;
   ProcessResult run = folder.RunProgram(SDK_MIXED_BINARY, {"run", "--from", "2026-01-01", "--to", "2026-01-04"});
   ASSERT_EQ(run.exit_code, 0) << Output(run);
   std::filesystem::path file = folder.root() / ".sluice" / "dev.duckdb";
   EXPECT_EQ(Column(file, "SELECT event_date || '=' || events FROM silver.event_counts ORDER BY event_date"),
             (std::vector<std::string>{"2026-01-01=3", "2026-01-02=3", "2026-01-03=3", "2026-01-04=3"}));
   EXPECT_EQ(Column(file, "SELECT days || ' ' || events FROM gold.totals"), std::vector<std::string>{"4 12"});
+  EXPECT_EQ(Column(file, "SELECT count(*) FROM gold.busy_days"), std::vector<std::string>{"4"});
   // A one-day run of the code asset reads only that day of the model.
   ProcessResult one = folder.RunProgram(SDK_MIXED_BINARY, {"run", "--select", "event_counts", "--partition", "2026-01-02"});
   ASSERT_EQ(one.exit_code, 0) << Output(one);
@@ -141,20 +146,20 @@ TEST(SdkProgram, CodeAssetsReadTheModelsOfTheSqlProjectTheyAreDeployedWith) {
 }
 
 TEST(SdkProgram, SqlProjectsGetTheSameInspection) {
-  ScratchProject project("sdk_mixed");
+  ScratchProject project("examples/orders_demo");
   ProcessResult ok = project.Run({"inspect"});
   ASSERT_EQ(ok.exit_code, 0) << Output(ok);
-  EXPECT_NE(ok.out.find("table  bronze.raw_events → bronze.raw_events  daily from 2026-01-01 by event_date  backfill "
-                        "single_run"),
+  EXPECT_NE(ok.out.find("table  sales.daily_revenue → sales.daily_revenue  daily from 2026-11-01 by order_date  "
+                        "backfill single_run"),
             std::string::npos)
       << ok.out;
-  std::string model = project.Read("pipelines/events/raw_events.sql");
-  model.replace(model.find("CAST(day AS DATE) AS event_date"), 31, "CAST(day AS VARCHAR) AS event_date");
-  project.Write("pipelines/events/raw_events.sql", model);
+  std::string model = project.Read("pipelines/orders/daily_revenue.sql");
+  model.replace(model.find("CAST(order_date AS DATE) AS order_date"), 38, "CAST(order_date AS VARCHAR) AS order_date");
+  project.Write("pipelines/orders/daily_revenue.sql", model);
   ProcessResult rejected = project.Run({"inspect"});
   EXPECT_EQ(rejected.exit_code, 1) << Output(rejected);
   // The loader already holds SQL models to it, located at the cast.
-  EXPECT_NE(rejected.err.find("raw_events.sql:7:3: error[SLU-MODEL-008]"), std::string::npos) << Output(rejected);
+  EXPECT_NE(rejected.err.find("daily_revenue.sql:8:3: error[SLU-MODEL-008]"), std::string::npos) << Output(rejected);
 }
 
 }  // namespace

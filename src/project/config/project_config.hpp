@@ -169,6 +169,9 @@ struct ConfigInputs {
   std::optional<std::string> database;   // --database: wins over both files' target database
   ConnectionFlags connection;            // win over STREAMBUILD_CLICKHOUSE_* and every file
   EnvironmentLookup environment;         // ${ENV:…} and STREAMBUILD_CLICKHOUSE_*; empty: the process's
+  // The keys of code assets deployed with the project (a code program's, sdk/): its models may name them in
+  // __ref()/__source() like sources. One part: the target database.
+  std::vector<std::vector<std::string>> code_asset_keys;
 };
 
 struct NamingConfig {
