@@ -15,7 +15,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 jobs="${JOBS:-$(nproc)}"
 targets=(fuzz_regression_test sql_test sql_select_test golden_select_test header_grammar_test model_contract_test
          golden_contract_test checks_test project_config_test sources_test core_test project_test definitions_test
-         artifact_publisher_test artifacts_test)
+         artifact_publisher_test artifacts_test sql_relational_test golden_relational_test)
 
 cd "$root"
 cmake --preset debug >/dev/null
