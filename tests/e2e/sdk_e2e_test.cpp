@@ -143,6 +143,10 @@ TEST(SdkProgram, CodeAssetsReadTheModelsOfTheSqlProjectTheyAreDeployedWith) {
   ProcessResult one = folder.RunProgram(SDK_MIXED_BINARY, {"run", "--select", "event_counts", "--partition", "2026-01-02"});
   ASSERT_EQ(one.exit_code, 0) << Output(one);
   EXPECT_NE(one.out.find("silver.event_counts [2026-01-02]  1 rows"), std::string::npos) << one.out;
+  // What the compute function logged is the run's event log.
+  nlohmann::json runs = nlohmann::json::parse(folder.RunProgram(SDK_MIXED_BINARY, {"runs", "--json"}).out)["runs"];
+  ProcessResult logs = folder.RunProgram(SDK_MIXED_BINARY, {"logs", runs[0]["run_id"]});
+  EXPECT_NE(logs.out.find("INFO counting 1 day(s)"), std::string::npos) << logs.out;
 }
 
 TEST(SdkProgram, SqlProjectsGetTheSameInspection) {
