@@ -26,6 +26,7 @@ class StoreUnderTest {
   virtual EventLog& events() = 0;
   virtual MaterializationStore& materializations() = 0;
   virtual BackfillStore& backfills() = 0;
+  virtual TickStore& ticks() = 0;
 };
 
 // A backend whose one object implements all three interfaces.
@@ -37,6 +38,7 @@ class SingleObjectStore final : public StoreUnderTest {
   EventLog& events() override { return *store_; }
   MaterializationStore& materializations() override { return *store_; }
   BackfillStore& backfills() override { return *store_; }
+  TickStore& ticks() override { return *store_; }
 
  private:
   std::unique_ptr<Store> store_;
@@ -61,6 +63,7 @@ class StateConformanceTest : public testing::TestWithParam<StateBackend> {
   EventLog& events() { return store_->events(); }
   MaterializationStore& materializations() { return store_->materializations(); }
   BackfillStore& backfills() { return store_->backfills(); }
+  TickStore& ticks() { return store_->ticks(); }
 
   // A REQUESTED backfill of three chunks owned by this (live) process.
   static BackfillRecord NewBackfill(const std::string& id, const std::string& created_at = "2026-03-01T10:00:00.000Z") {
@@ -491,6 +494,109 @@ TEST_P(StateConformanceTest, PartitionStatusesUpsertByAssetAndPartition) {
                                 "2026-03-01T11:00:00.000Z"};
   backfills().RecordPartitionStatuses({retried});
   EXPECT_EQ(backfills().PartitionStatuses(), (std::vector<PartitionStatusRecord>{done, retried}));
+}
+
+TEST_P(StateConformanceTest, InstigatorsKeepTheirStatusAndTheCursorOfTheirLastTick) {
+  EXPECT_FALSE(ticks().GetInstigator("nightly"));
+  ticks().SetInstigatorStatus("nightly", InstigatorKind::kSchedule, InstigatorStatus::kRunning, "2026-03-01T10:00:00.000Z");
+  ticks().SetInstigatorStatus("orders_ready", InstigatorKind::kSensor, InstigatorStatus::kStopped,
+                              "2026-03-01T10:00:00.000Z");
+  TickRecord tick;
+  tick.instigator = "nightly";
+  tick.kind = InstigatorKind::kSchedule;
+  tick.tick_time = "2026-03-02T00:00:00.000Z";
+  tick.evaluated_at = "2026-03-02T00:00:01.000Z";
+  tick.status = TickStatus::kSuccess;
+  tick.run_keys = {"nightly:2026-03-02T00:00:00Z"};
+  tick.run_ids = {"r1"};
+  int64_t first = ticks().RecordTick(tick, "2026-03-02T00:00:00.000Z");
+  TickRecord skipped = tick;
+  skipped.tick_time = "2026-03-03T00:00:00.000Z";
+  skipped.evaluated_at = "2026-03-03T00:00:02.000Z";
+  skipped.status = TickStatus::kSkipped;
+  skipped.run_keys = {};
+  skipped.run_ids = {};
+  skipped.skip_reason = "missed while the daemon was down";
+  int64_t second = ticks().RecordTick(skipped, "2026-03-03T00:00:00.000Z");
+  EXPECT_GT(second, first);
+
+  std::optional<InstigatorState> nightly = ticks().GetInstigator("nightly");
+  ASSERT_TRUE(nightly);
+  EXPECT_EQ(nightly->status, InstigatorStatus::kRunning);
+  EXPECT_EQ(nightly->cursor, "2026-03-03T00:00:00.000Z");
+  EXPECT_EQ(nightly->updated_at, "2026-03-03T00:00:02.000Z");
+  std::vector<TickRecord> recorded = ticks().TicksOf("nightly", -1);
+  ASSERT_EQ(recorded.size(), 2u);
+  tick.tick_id = first;
+  skipped.tick_id = second;
+  EXPECT_EQ(recorded[0], skipped);
+  EXPECT_EQ(recorded[1], tick);
+  EXPECT_EQ(ticks().TicksOf("nightly", 1).size(), 1u);
+  // Stopping keeps the cursor; the list is by name.
+  ticks().SetInstigatorStatus("nightly", InstigatorKind::kSchedule, InstigatorStatus::kStopped, "2026-03-04T00:00:00.000Z");
+  std::vector<InstigatorState> all = ticks().ListInstigators();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].name, "nightly");
+  EXPECT_EQ(all[0].status, InstigatorStatus::kStopped);
+  EXPECT_EQ(all[0].cursor, "2026-03-03T00:00:00.000Z");
+  EXPECT_EQ(all[1].kind, InstigatorKind::kSensor);
+}
+
+TEST_P(StateConformanceTest, ATickOfAnUnknownInstigatorIsRefusedAndChangesNothing) {
+  TickRecord tick;
+  tick.instigator = "nobody";
+  try {
+    ticks().RecordTick(tick, "c");
+    FAIL() << "expected SLU-STATE-009";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.diagnostics().front().code, "SLU-STATE-009");
+  }
+  EXPECT_TRUE(ticks().TicksOf("nobody", -1).empty());
+}
+
+TEST_P(StateConformanceTest, ARunKeyLaunchesOneRunEvenWhenManyClaimIt) {
+  EXPECT_EQ(ticks().ClaimRunKey("nightly:2026-03-02", "r1", "2026-03-02T00:00:01.000Z"), std::nullopt);
+  EXPECT_EQ(ticks().ClaimRunKey("nightly:2026-03-02", "r2", "2026-03-02T00:00:02.000Z"), std::optional<std::string>("r1"));
+  std::atomic<int> free{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      if (!ticks().ClaimRunKey("sensor:k", "run" + std::to_string(i), "2026-03-02T00:00:03.000Z")) ++free;
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(free.load(), 1);
+}
+
+TEST_P(StateConformanceTest, OneDaemonHoldsTheLeaseUntilItGoesOrGoesStale) {
+  const int64_t me = getpid();
+  const int64_t my_start = ProcessStartTime(me);
+  DaemonLease first = ticks().AcquireDaemonLease(me, my_start, "2026-03-01T10:00:00.000Z", "2026-03-01T09:59:00.000Z");
+  EXPECT_TRUE(first.acquired);
+  // Another live process (this one under another start time stands for it: the check is pid and start time).
+  const int64_t parent = getppid();
+  const int64_t parent_start = ProcessStartTime(parent);
+  DaemonLease other = ticks().AcquireDaemonLease(parent, parent_start, "2026-03-01T10:00:10.000Z",
+                                                 "2026-03-01T09:59:10.000Z");
+  EXPECT_FALSE(other.acquired);
+  EXPECT_EQ(other.holder_pid, me);
+  EXPECT_EQ(other.heartbeat_at, "2026-03-01T10:00:00.000Z");
+  // The holder's heartbeat renews it.
+  EXPECT_TRUE(ticks().AcquireDaemonLease(me, my_start, "2026-03-01T10:00:20.000Z", "2026-03-01T09:59:20.000Z").acquired);
+  // A heartbeat older than the staleness bound lets another take over.
+  DaemonLease taken = ticks().AcquireDaemonLease(parent, parent_start, "2026-03-01T10:05:00.000Z",
+                                                 "2026-03-01T10:04:00.000Z");
+  EXPECT_TRUE(taken.acquired);
+  EXPECT_FALSE(ticks().AcquireDaemonLease(me, my_start, "2026-03-01T10:05:01.000Z", "2026-03-01T10:04:01.000Z").acquired);
+  // Releasing by anyone but the holder does nothing; the holder's release frees it.
+  ticks().ReleaseDaemonLease(me, my_start);
+  EXPECT_FALSE(ticks().AcquireDaemonLease(me, my_start, "2026-03-01T10:05:02.000Z", "2026-03-01T10:04:02.000Z").acquired);
+  ticks().ReleaseDaemonLease(parent, parent_start);
+  EXPECT_TRUE(ticks().AcquireDaemonLease(me, my_start, "2026-03-01T10:05:03.000Z", "2026-03-01T10:04:03.000Z").acquired);
+  // A holder whose process is gone (a pid no process has) loses it at once.
+  ticks().ReleaseDaemonLease(me, my_start);
+  EXPECT_TRUE(ticks().AcquireDaemonLease(999999999, 1, "2026-03-01T10:06:00.000Z", "2026-03-01T10:05:00.000Z").acquired);
+  EXPECT_TRUE(ticks().AcquireDaemonLease(me, my_start, "2026-03-01T10:06:01.000Z", "2026-03-01T10:05:01.000Z").acquired);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StateConformanceTest,

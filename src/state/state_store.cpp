@@ -149,4 +149,46 @@ int64_t ProcessStartTime(int64_t pid) {
   return ParseProcessStartTime(stat);
 }
 
+namespace {
+
+// The name of each value of a closed enum, in one table per enum.
+template <typename Enum, size_t N>
+std::optional<Enum> ParseByName(const std::string& name, const std::array<Enum, N>& values,
+                                std::string (*to_name)(Enum)) {
+  for (Enum value : values) {
+    if (to_name(value) == name) return value;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string InstigatorKindName(InstigatorKind kind) { return kind == InstigatorKind::kSchedule ? "schedule" : "sensor"; }
+
+std::optional<InstigatorKind> ParseInstigatorKind(const std::string& name) {
+  return ParseByName(name, std::array{InstigatorKind::kSchedule, InstigatorKind::kSensor}, InstigatorKindName);
+}
+
+std::string InstigatorStatusName(InstigatorStatus status) {
+  return status == InstigatorStatus::kRunning ? "RUNNING" : "STOPPED";
+}
+
+std::optional<InstigatorStatus> ParseInstigatorStatus(const std::string& name) {
+  return ParseByName(name, std::array{InstigatorStatus::kRunning, InstigatorStatus::kStopped}, InstigatorStatusName);
+}
+
+std::string TickStatusName(TickStatus status) {
+  switch (status) {
+    case TickStatus::kSuccess: return "SUCCESS";
+    case TickStatus::kSkipped: return "SKIPPED";
+    case TickStatus::kFailure: return "FAILURE";
+  }
+  return "?";
+}
+
+std::optional<TickStatus> ParseTickStatus(const std::string& name) {
+  return ParseByName(name, std::array{TickStatus::kSuccess, TickStatus::kSkipped, TickStatus::kFailure},
+                     TickStatusName);
+}
+
 }  // namespace sluice

@@ -8,6 +8,7 @@
 //   005 the run is not in a state that allows the transition (e.g. starting a run twice)
 //   006 a stored row cannot be read back (unknown status or event kind, malformed payload)
 //   007 a backfill with that id exists              008 no backfill with that id (or no such chunk)
+//   009 no schedule or sensor of that name
 #pragma once
 
 #include <cstdint>
@@ -210,7 +211,86 @@ class BackfillStore {
   virtual std::vector<PartitionStatusRecord> PartitionStatuses() = 0;
 };
 
+// What the daemon keeps of its schedules and sensors (the instigators, Dagster's word): whether each runs, its cursor,
+// every tick with its outcome, the run keys it has launched, and which daemon is the active one.
+enum class InstigatorKind { kSchedule, kSensor };
+std::string InstigatorKindName(InstigatorKind kind);  // schedule | sensor
+std::optional<InstigatorKind> ParseInstigatorKind(const std::string& name);
+
+enum class InstigatorStatus { kRunning, kStopped };
+std::string InstigatorStatusName(InstigatorStatus status);  // RUNNING | STOPPED
+std::optional<InstigatorStatus> ParseInstigatorStatus(const std::string& name);
+
+struct InstigatorState {
+  std::string name;
+  InstigatorKind kind = InstigatorKind::kSchedule;
+  InstigatorStatus status = InstigatorStatus::kStopped;
+  std::string cursor;      // the instigator's own: a schedule's last tick time, a sensor's last seen events
+  std::string updated_at;  // ISO-8601 UTC
+
+  bool operator==(const InstigatorState&) const = default;
+};
+
+// SUCCESS: runs were requested; SKIPPED: none, with the reason; FAILURE: the evaluation failed, with the error.
+enum class TickStatus { kSuccess, kSkipped, kFailure };
+std::string TickStatusName(TickStatus status);  // SUCCESS | SKIPPED | FAILURE
+std::optional<TickStatus> ParseTickStatus(const std::string& name);
+
+struct TickRecord {
+  int64_t tick_id = 0;  // assigned by the store
+  std::string instigator;
+  InstigatorKind kind = InstigatorKind::kSchedule;
+  std::string tick_time;     // the time the tick stands for (a schedule's cron time), ISO-8601 UTC
+  std::string evaluated_at;  // when it was evaluated
+  TickStatus status = TickStatus::kSkipped;
+  std::vector<std::string> run_keys;  // the run requests' keys
+  std::vector<std::string> run_ids;   // the runs launched for them
+  std::string skip_reason;
+  std::string error;
+
+  bool operator==(const TickRecord&) const = default;
+};
+
+// Who holds the daemon lease: one active daemon per store.
+struct DaemonLease {
+  bool acquired = false;  // whether the caller holds it now
+  int64_t holder_pid = 0;
+  int64_t holder_start_time = 0;
+  std::string heartbeat_at;  // the holder's last heartbeat
+};
+
+class TickStore {
+ public:
+  virtual ~TickStore() = default;
+  // Creates the instigator (STOPPED, empty cursor) when it is not known yet and sets its status.
+  virtual void SetInstigatorStatus(const std::string& name, InstigatorKind kind, InstigatorStatus status,
+                                   const std::string& at) = 0;
+  virtual std::optional<InstigatorState> GetInstigator(const std::string& name) = 0;
+  // Sorted by name.
+  virtual std::vector<InstigatorState> ListInstigators() = 0;
+  // Appends the tick and sets its instigator's cursor in one transaction, so a restarted daemon resumes from exactly
+  // the last recorded tick. Returns the tick's id; SLU-STATE-009 when the instigator is not known.
+  virtual int64_t RecordTick(const TickRecord& tick, const std::string& cursor) = 0;
+  // The instigator's ticks, newest first; a negative limit means all.
+  virtual std::vector<TickRecord> TicksOf(const std::string& instigator, int limit) = 0;
+  // Reserves `run_key` for `run_id`. Returns nullopt when the key was free (the caller launches the run), else the
+  // run id it was reserved for before: a run key launches one run, whatever restarts happen between.
+  virtual std::optional<std::string> ClaimRunKey(const std::string& run_key, const std::string& run_id,
+                                                 const std::string& at) = 0;
+  // Takes the daemon lease for (pid, start_time) when nobody holds it, when the caller already does, or when the holder
+  // is gone: its process is not the live one it was (ProcessStartTime; like MarkDeadRuns, a local check) or its
+  // heartbeat is older than `stale_before`. Otherwise reports the holder. A heartbeat is an acquire by the holder.
+  virtual DaemonLease AcquireDaemonLease(int64_t pid, int64_t start_time, const std::string& now,
+                                         const std::string& stale_before) = 0;
+  // Gives the lease up when (pid, start_time) holds it.
+  virtual void ReleaseDaemonLease(int64_t pid, int64_t start_time) = 0;
+};
+
 // Every store a run records into, as one object: what each backend implements.
-class StateStore : public RunStore, public EventLog, public MaterializationStore, public BackfillStore {};
+class StateStore : public RunStore,
+                   public EventLog,
+                   public MaterializationStore,
+                   public BackfillStore,
+                   public TickStore {};
 
 }  // namespace sluice

@@ -95,6 +95,44 @@ CREATE TABLE partition_status (
   PRIMARY KEY (asset, "partition")
 ) STRICT, WITHOUT ROWID;
 )sql"},
+    // A tick's run keys and run ids are JSON arrays (read whole). run_keys' primary key is what makes a run key launch
+    // one run across daemon restarts; daemon_lease holds at most one row.
+    SqliteMigration{3, "instigators, ticks, run keys, the daemon lease", R"sql(
+CREATE TABLE instigators (
+  name       TEXT NOT NULL PRIMARY KEY,
+  kind       TEXT NOT NULL,
+  status     TEXT NOT NULL,
+  cursor     TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE ticks (
+  tick_id      INTEGER PRIMARY KEY,
+  instigator   TEXT    NOT NULL REFERENCES instigators (name),
+  kind         TEXT    NOT NULL,
+  tick_time    TEXT    NOT NULL,
+  evaluated_at TEXT    NOT NULL,
+  status       TEXT    NOT NULL,
+  run_keys     TEXT    NOT NULL CHECK (json_valid(run_keys)),
+  run_ids      TEXT    NOT NULL CHECK (json_valid(run_ids)),
+  skip_reason  TEXT    NOT NULL,
+  error        TEXT    NOT NULL
+) STRICT;
+CREATE INDEX ticks_by_instigator ON ticks (instigator, tick_id);
+
+CREATE TABLE run_keys (
+  run_key    TEXT NOT NULL PRIMARY KEY,
+  run_id     TEXT NOT NULL,
+  claimed_at TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE daemon_lease (
+  lease          INTEGER NOT NULL PRIMARY KEY CHECK (lease = 1),
+  pid            INTEGER NOT NULL,
+  pid_start_time INTEGER NOT NULL,
+  heartbeat_at   TEXT    NOT NULL
+) STRICT;
+)sql"},
 };
 
 constexpr bool NumberedInOrder() {

@@ -62,6 +62,19 @@ class SqliteStateStore final : public StateStore {
   void RecordPartitionStatuses(const std::vector<PartitionStatusRecord>& records) override;
   std::vector<PartitionStatusRecord> PartitionStatuses() override;
 
+  // TickStore: sqlite_tick_store.cpp.
+  void SetInstigatorStatus(const std::string& name, InstigatorKind kind, InstigatorStatus status,
+                           const std::string& at) override;
+  std::optional<InstigatorState> GetInstigator(const std::string& name) override;
+  std::vector<InstigatorState> ListInstigators() override;
+  int64_t RecordTick(const TickRecord& tick, const std::string& cursor) override;
+  std::vector<TickRecord> TicksOf(const std::string& instigator, int limit) override;
+  std::optional<std::string> ClaimRunKey(const std::string& run_key, const std::string& run_id,
+                                         const std::string& at) override;
+  DaemonLease AcquireDaemonLease(int64_t pid, int64_t start_time, const std::string& now,
+                                 const std::string& stale_before) override;
+  void ReleaseDaemonLease(int64_t pid, int64_t start_time) override;
+
  private:
   explicit SqliteStateStore(sqlite3* db);
   std::mutex mutex_;  // guards db_
