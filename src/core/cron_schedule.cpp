@@ -90,11 +90,13 @@ std::bitset<64> ParseField(const FieldSpec& spec, std::string_view field) {
       first = ParseValue(spec, field, range.substr(0, dash));
       if (dash != std::string_view::npos) {
         last = ParseValue(spec, field, range.substr(dash + 1));
+        if (spec.max == 7 && last == 0) last = 7;  // a day-of-week range may end on Sunday: FRI-SUN
         if (last < first) {
+          const int top = spec.max == 7 ? 6 : spec.max;
           ThrowField(spec, field,
-                     "the range `" + std::string(range) + "` runs backwards; ranges do not wrap around (write two "
-                     "items, e.g. `" + std::string(range.substr(dash + 1)) + "," + std::string(range.substr(0, dash)) +
-                     "` for the ends)");
+                     "the range `" + std::string(range) + "` runs backwards; ranges do not wrap around: write `" +
+                         std::to_string(first) + "-" + std::to_string(top) + "," + std::to_string(spec.min) + "-" +
+                         std::to_string(last) + "`");
         }
       } else if (slash == std::string_view::npos) {
         last = first;
@@ -217,10 +219,11 @@ std::chrono::sys_seconds CronSchedule::CandidateInstant(int local_day, int minut
 
 std::optional<system_clock::time_point> CronSchedule::NextAfter(system_clock::time_point after,
                                                                 const TimeZone& zone) const {
-  // Local wall times map to instants without ever decreasing, so the first candidate past `after` in wall-clock
-  // order is the answer. Starting a day early covers offsets that move the wall clock back.
-  const auto local = zone.LocalSinceEpoch(after);
-  const int first_day = static_cast<int>(date::floor<date::days>(local).count()) - 1;
+  // Wall times map to instants without ever decreasing, and the wall time at `after` maps to `after` or earlier, so
+  // the answer is the first candidate from that wall minute on whose instant is past `after`.
+  const auto start = date::floor<std::chrono::minutes>(zone.LocalSinceEpoch(after));
+  const int first_day = static_cast<int>(date::floor<date::days>(start).count());
+  const int first_minute = static_cast<int>((start - date::days(first_day)).count());
   for (int day = first_day; day < first_day + kSearchDays; ++day) {
     const date::sys_days calendar_day{date::days(day)};
     const date::year_month_day ymd(calendar_day);
@@ -232,6 +235,7 @@ std::optional<system_clock::time_point> CronSchedule::NextAfter(system_clock::ti
       if (!hours_[static_cast<size_t>(hour)]) continue;
       for (int minute = 0; minute < 60; ++minute) {
         if (!minutes_[static_cast<size_t>(minute)]) continue;
+        if (day == first_day && hour * 60 + minute < first_minute) continue;
         const auto instant = CandidateInstant(day, hour * 60 + minute, zone);
         if (instant > after) return instant;
       }
@@ -242,10 +246,11 @@ std::optional<system_clock::time_point> CronSchedule::NextAfter(system_clock::ti
 
 std::optional<system_clock::time_point> CronSchedule::PreviousAtOrBefore(system_clock::time_point at,
                                                                          const TimeZone& zone) const {
-  // As NextAfter, backwards; starting a day late covers a repeated hour whose later wall times map before `at`.
-  const auto local = zone.LocalSinceEpoch(at);
-  const int first_day = static_cast<int>(date::floor<date::days>(local).count()) + 1;
-  for (int day = first_day; day > first_day - kSearchDays; --day) {
+  // As NextAfter, backwards from the latest wall time that can map at or before `at`.
+  const auto limit = date::floor<std::chrono::minutes>(zone.LatestLocalAtOrBefore(at));
+  const int last_day = static_cast<int>(date::floor<date::days>(limit).count());
+  const int last_minute = static_cast<int>((limit - date::days(last_day)).count());
+  for (int day = last_day; day > last_day - kSearchDays; --day) {
     const date::sys_days calendar_day{date::days(day)};
     const date::year_month_day ymd(calendar_day);
     const date::weekday weekday(calendar_day);
@@ -256,6 +261,7 @@ std::optional<system_clock::time_point> CronSchedule::PreviousAtOrBefore(system_
       if (!hours_[static_cast<size_t>(hour)]) continue;
       for (int minute = 59; minute >= 0; --minute) {
         if (!minutes_[static_cast<size_t>(minute)]) continue;
+        if (day == last_day && hour * 60 + minute > last_minute) continue;
         const auto instant = CandidateInstant(day, hour * 60 + minute, zone);
         if (instant <= at) return instant;
       }

@@ -58,7 +58,14 @@ TEST(CronSchedule, NamesAreCaseInsensitiveAndSevenIsSunday) {
   EXPECT_EQ(PreviewUtc("0 6 * * fri-SUN", "2026-03-05T00:00:00Z", 3),
             (std::vector<std::string>{"2026-03-06T06:00:00.000Z", "2026-03-07T06:00:00.000Z",
                                       "2026-03-08T06:00:00.000Z"}));
-  EXPECT_EQ(PreviewUtc("0 6 * * 5-7", "2026-03-05T00:00:00Z", 3), PreviewUtc("0 6 * * FRI,SAT,0", "2026-03-05T00:00:00Z", 3));
+  EXPECT_EQ(PreviewUtc("0 6 * * 5-7", "2026-03-05T00:00:00Z", 3),
+            PreviewUtc("0 6 * * FRI,SAT,0", "2026-03-05T00:00:00Z", 3));
+  EXPECT_EQ(PreviewUtc("0 6 * * 5-0", "2026-03-05T00:00:00Z", 3),
+            PreviewUtc("0 6 * * FRI,SAT,7", "2026-03-05T00:00:00Z", 3));
+  // `a/n` on day-of-week runs to Saturday: Monday, Wednesday, Friday.
+  EXPECT_EQ(PreviewUtc("0 6 * * 1/2", "2026-03-01T00:00:00Z", 4),
+            (std::vector<std::string>{"2026-03-02T06:00:00.000Z", "2026-03-04T06:00:00.000Z",
+                                      "2026-03-06T06:00:00.000Z", "2026-03-09T06:00:00.000Z"}));
   EXPECT_EQ(PreviewUtc("0 0 1 jan,Jul *", "2026-02-01T00:00:00Z", 2),
             (std::vector<std::string>{"2026-07-01T00:00:00.000Z", "2027-01-01T00:00:00.000Z"}));
 }
@@ -141,10 +148,13 @@ TEST(CronSchedule, MalformedFieldsNameTheFieldAndWhatWasExpected) {
   EXPECT_EQ(d.code, "SLU-CRON-002");
   EXPECT_EQ(d.message, "minute field `61`: 61 is out of range 0-59");
   EXPECT_EQ(d.hint, "a minute is 0-59; write e.g. `*/15` or `0,30`");
-  d = ParseError("0 0 * * SAT-SUN");
+  d = ParseError("0 0 * * FRI-MON");
   EXPECT_EQ(d.code, "SLU-CRON-002");
-  EXPECT_NE(d.message.find("day-of-week field `SAT-SUN`: the range `SAT-SUN` runs backwards"), std::string::npos)
-      << d.message;
+  EXPECT_EQ(d.message,
+            "day-of-week field `FRI-MON`: the range `FRI-MON` runs backwards; ranges do not wrap around: write "
+            "`5-6,0-1`");
+  EXPECT_EQ(ParseError("0 22-2 * * *").message,
+            "hour field `22-2`: the range `22-2` runs backwards; ranges do not wrap around: write `22-23,0-2`");
   EXPECT_EQ(ParseError("0 0 * FOO *").message, "month field `FOO`: `FOO` is not a month");
   EXPECT_EQ(ParseError("*/0 * * * *").message, "minute field `*/0`: the step `/0` is not a whole number of at least 1");
   EXPECT_EQ(ParseError("1,,2 * * * *").message, "minute field `1,,2`: an empty list item");

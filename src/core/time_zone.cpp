@@ -36,6 +36,17 @@ std::chrono::system_clock::duration TimeZone::LocalSinceEpoch(std::chrono::syste
   return zone_->to_local(instant).time_since_epoch();
 }
 
+std::chrono::system_clock::duration TimeZone::LatestLocalAtOrBefore(
+    std::chrono::system_clock::time_point instant) const {
+  const auto local = LocalSinceEpoch(instant);
+  const date::sys_info info = zone_->get_info(date::floor<std::chrono::seconds>(instant));
+  const date::sys_info before = zone_->get_info(info.begin - std::chrono::seconds(1));
+  // The clock went back at info.begin, and `instant` is still in the wall times the earlier offset already covered.
+  const auto repeated_end = info.begin.time_since_epoch() + before.offset;  // local, exclusive
+  if (before.offset > info.offset && local < repeated_end) return repeated_end - std::chrono::nanoseconds(1);
+  return local;
+}
+
 Date TimeZone::LocalDate(std::chrono::system_clock::time_point instant) const {
   const auto local = zone_->to_local(instant);
   return Date(static_cast<int>(date::floor<date::days>(local).time_since_epoch().count()));

@@ -36,6 +36,10 @@ class TimeZone {
   std::chrono::system_clock::duration LocalSinceEpoch(std::chrono::system_clock::time_point instant) const;
   // The calendar date at `instant` in this zone.
   Date LocalDate(std::chrono::system_clock::time_point instant) const;
+  // The latest wall time (since 1970-01-01T00:00 local) whose instant, by the rule above, is at or before
+  // `instant`: the wall time at `instant`, except inside the second pass of a repeated hour, where the wall times up
+  // to the end of that hour still map to their first occurrence, which is earlier.
+  std::chrono::system_clock::duration LatestLocalAtOrBefore(std::chrono::system_clock::time_point instant) const;
   // The instant of a wall time given as seconds since 1970-01-01T00:00 local, by the rule above.
   std::chrono::sys_seconds Instant(std::chrono::seconds local_since_epoch) const;
   // The offset from UTC in force at `instant` (e.g. -5h for New York in winter).
