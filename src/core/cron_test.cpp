@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -141,6 +142,50 @@ TEST(CronSchedule, ATickInARepeatedHourFiresOnceAtItsFirstOccurrence) {
   // From inside the second 01:xx, the last tick is the first 01:45 (05:45 UTC), though its wall time is later.
   EXPECT_EQ(Utc(at_0145.PreviousAtOrBefore(At("2026-11-01T06:30:00Z"), new_york)), "2026-11-01T05:45:00.000Z");
   EXPECT_EQ(Utc(at_0145.NextAfter(At("2026-11-01T05:45:00Z"), new_york)), "2026-11-02T06:45:00.000Z");
+}
+
+// NextAfter and PreviousAtOrBefore agree with the tick list Preview gives, at every minute (and just before each
+// tick) of a window around time-zone transitions.
+void ExpectSearchesAgree(const std::string& cron, const std::string& zone_name, const std::string& from,
+                         const std::string& to) {
+  SCOPED_TRACE(cron + " in " + zone_name);
+  const CronSchedule schedule = CronSchedule::Parse(cron);
+  const TimeZone zone = TimeZone::Named(zone_name);
+  const auto start = At(from);
+  const auto end = At(to);
+  std::vector<system_clock::time_point> ticks;
+  for (auto t = schedule.PreviousAtOrBefore(start, zone); t && *t <= end; t = schedule.NextAfter(*t, zone)) {
+    ticks.push_back(*t);
+  }
+  ASSERT_GE(ticks.size(), 2u);
+  for (size_t i = 1; i < ticks.size(); ++i) ASSERT_LT(ticks[i - 1], ticks[i]);
+  std::vector<system_clock::time_point> probes;
+  for (auto t = start; t <= end; t += std::chrono::minutes(1)) probes.push_back(t + std::chrono::seconds(30));
+  for (const auto tick : ticks) {
+    probes.push_back(tick);
+    probes.push_back(tick - std::chrono::nanoseconds(1));
+  }
+  for (const auto probe : probes) {
+    if (probe < ticks.front() || probe >= ticks.back()) continue;
+    const auto next = std::upper_bound(ticks.begin(), ticks.end(), probe);
+    ASSERT_EQ(Utc(schedule.NextAfter(probe, zone)), Utc(*next)) << "after " << FormatUtc(probe);
+    ASSERT_EQ(Utc(schedule.PreviousAtOrBefore(probe, zone)), Utc(*(next - 1))) << "at " << FormatUtc(probe);
+  }
+}
+
+TEST(CronSchedule, SearchesAgreeAcrossTimeZoneTransitions) {
+  for (const std::string cron : {"*/7 * * * *", "30 1 * * *", "0 * * * *", "15,45 1-3 * * *", "0 0 * * *"}) {
+    ExpectSearchesAgree(cron, "America/New_York", "2026-03-07T00:00:00Z", "2026-03-10T00:00:00Z");
+    ExpectSearchesAgree(cron, "America/New_York", "2026-10-31T00:00:00Z", "2026-11-03T00:00:00Z");
+    ExpectSearchesAgree(cron, "Europe/London", "2026-10-24T00:00:00Z", "2026-10-27T00:00:00Z");
+    // A 30-minute daylight saving shift.
+    ExpectSearchesAgree(cron, "Australia/Lord_Howe", "2026-04-03T00:00:00Z", "2026-04-07T00:00:00Z");
+    ExpectSearchesAgree(cron, "Australia/Lord_Howe", "2026-10-02T00:00:00Z", "2026-10-06T00:00:00Z");
+  }
+  // Samoa skipped 2011-12-30 entirely: a daily tick that day fires at the start of the 31st, once.
+  ExpectSearchesAgree("0 12 * * *", "Pacific/Apia", "2011-12-27T00:00:00Z", "2012-01-03T00:00:00Z");
+  EXPECT_EQ(PreviewUtc("0 12 29-31 12 *", "2011-12-28T00:00:00Z", 2, TimeZone::Named("Pacific/Apia")),
+            (std::vector<std::string>{"2011-12-29T22:00:00.000Z", "2011-12-30T10:00:00.000Z"}));
 }
 
 TEST(CronSchedule, MalformedFieldsNameTheFieldAndWhatWasExpected) {
