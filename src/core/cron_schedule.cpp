@@ -2,7 +2,7 @@
 
 #include <date/date.h>
 
-#include <array>
+#include <span>
 #include <cctype>
 #include <charconv>
 
@@ -21,26 +21,25 @@ struct FieldSpec {
   std::string_view name;  // as the message names it, e.g. "day-of-week"
   int min;
   int max;  // largest value accepted as written (7 for day-of-week)
-  const std::array<std::string_view, 12>* names;  // names[i] is value min_named + i; null when none
-  int min_named;
+  std::span<const std::string_view> names;  // names[i] is the value min + i; empty when the field has none
   std::string_view example;
 };
 
-constexpr std::array<std::string_view, 12> kMonthNames = {"JAN", "FEB", "MAR", "APR", "MAY", "JUN",
-                                                           "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"};
-constexpr std::array<std::string_view, 12> kDayNames = {"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"};
+constexpr std::string_view kMonthNames[] = {"JAN", "FEB", "MAR", "APR", "MAY", "JUN",
+                                            "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"};
+constexpr std::string_view kDayNames[] = {"SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"};
 
 const FieldSpec kFields[5] = {
-    {"minute", 0, 59, nullptr, 0, "`*/15` or `0,30`"},
-    {"hour", 0, 23, nullptr, 0, "`9-17` or `*/6`"},
-    {"day-of-month", 1, 31, nullptr, 0, "`1`, `1,15` or `*/2`"},
-    {"month", 1, 12, &kMonthNames, 1, "`1-6`, `JAN,JUL` or `*/3`"},
-    {"day-of-week", 0, 7, &kDayNames, 0, "`MON-FRI`, `1-5` or `SAT,SUN` (0 and 7 are Sunday)"},
+    {"minute", 0, 59, {}, "`*/15` or `0,30`"},
+    {"hour", 0, 23, {}, "`9-17` or `*/6`"},
+    {"day-of-month", 1, 31, {}, "`1`, `1,15` or `*/2`"},
+    {"month", 1, 12, kMonthNames, "`1-6`, `JAN,JUL` or `*/3`"},
+    {"day-of-week", 0, 7, kDayNames, "`MON-FRI`, `1-5` or `SAT,SUN` (0 and 7 are Sunday)"},
 };
 
 [[noreturn]] void ThrowField(const FieldSpec& spec, std::string_view field, const std::string& what) {
   std::string hint = "a " + std::string(spec.name) + " is " + std::to_string(spec.min) + "-" + std::to_string(spec.max);
-  if (spec.names != nullptr) hint += spec.names == &kMonthNames ? " or JAN-DEC" : " or SUN-SAT";
+  if (!spec.names.empty()) hint += " or " + std::string(spec.names.front()) + "-" + std::string(spec.names.back());
   hint += "; write e.g. " + std::string(spec.example);
   throw Error(Diagnostic{"SLU-CRON-002",
                          std::string(spec.name) + " field `" + std::string(field) + "`: " + what, {}, hint, {}});
@@ -61,11 +60,11 @@ int ParseValue(const FieldSpec& spec, std::string_view field, std::string_view t
     }
     return value;
   }
-  if (spec.names != nullptr && text.size() == 3) {
+  if (!spec.names.empty() && text.size() == 3) {
     std::string upper(text);
     for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    for (size_t i = 0; i < spec.names->size(); ++i) {
-      if ((*spec.names)[i] == upper) return spec.min_named + static_cast<int>(i);
+    for (size_t i = 0; i < spec.names.size(); ++i) {
+      if (spec.names[i] == upper) return spec.min + static_cast<int>(i);
     }
   }
   ThrowField(spec, field, "`" + std::string(text) + "` is not a " + std::string(spec.name));
@@ -203,6 +202,11 @@ CronSchedule CronSchedule::Parse(std::string_view text) {
     }
   }
   return schedule;
+}
+
+bool CronSchedule::operator==(const CronSchedule& other) const {
+  return minutes_ == other.minutes_ && hours_ == other.hours_ && days_of_month_ == other.days_of_month_ &&
+         months_ == other.months_ && days_of_week_ == other.days_of_week_;
 }
 
 bool CronSchedule::DayMatches(unsigned month, unsigned day, unsigned weekday) const {

@@ -50,7 +50,8 @@ class CronSchedule {
   std::vector<std::chrono::system_clock::time_point> Preview(std::chrono::system_clock::time_point after, int count,
                                                              const TimeZone& zone) const;
 
-  bool operator==(const CronSchedule& other) const { return text_ == other.text_; }
+  // Whether both select the same ticks, however written (`@daily` == `0 0 * * *`).
+  bool operator==(const CronSchedule& other) const;
 
  private:
   CronSchedule() = default;

@@ -81,6 +81,10 @@ TEST(CronSchedule, AliasesExpandToTheirExpressions) {
   EXPECT_EQ(Utc(CronSchedule::Parse("@daily").NextAfter(after, utc)), "2026-03-05T00:00:00.000Z");
   EXPECT_EQ(Utc(CronSchedule::Parse("@MIDNIGHT").NextAfter(after, utc)), "2026-03-05T00:00:00.000Z");
   EXPECT_EQ(Utc(CronSchedule::Parse(" @hourly ").NextAfter(after, utc)), "2026-03-04T11:00:00.000Z");
+  EXPECT_EQ(CronSchedule::Parse("@daily"), CronSchedule::Parse("0 0 * * *"));
+  EXPECT_EQ(CronSchedule::Parse("@weekly"), CronSchedule::Parse("0 0 * * 7"));
+  EXPECT_NE(CronSchedule::Parse("@daily"), CronSchedule::Parse("@hourly"));
+  EXPECT_EQ(CronSchedule::Parse("  @daily ").text(), "@daily");
 }
 
 TEST(CronSchedule, RestrictedDayOfMonthAndDayOfWeekMatchEither) {
@@ -200,7 +204,11 @@ TEST(CronSchedule, MalformedFieldsNameTheFieldAndWhatWasExpected) {
             "`5-6,0-1`");
   EXPECT_EQ(ParseError("0 22-2 * * *").message,
             "hour field `22-2`: the range `22-2` runs backwards; ranges do not wrap around: write `22-23,0-2`");
-  EXPECT_EQ(ParseError("0 0 * FOO *").message, "month field `FOO`: `FOO` is not a month");
+  d = ParseError("0 0 * FOO *");
+  EXPECT_EQ(d.message, "month field `FOO`: `FOO` is not a month");
+  EXPECT_EQ(d.hint, "a month is 1-12 or JAN-DEC; write e.g. `1-6`, `JAN,JUL` or `*/3`");
+  EXPECT_EQ(ParseError("0 0 * * MONDAY").hint,
+            "a day-of-week is 0-7 or SUN-SAT; write e.g. `MON-FRI`, `1-5` or `SAT,SUN` (0 and 7 are Sunday)");
   EXPECT_EQ(ParseError("*/0 * * * *").message, "minute field `*/0`: the step `/0` is not a whole number of at least 1");
   EXPECT_EQ(ParseError("1,,2 * * * *").message, "minute field `1,,2`: an empty list item");
   EXPECT_EQ(ParseError("0 24 * * *").code, "SLU-CRON-002");

@@ -236,6 +236,15 @@ std::string FormatLogicalDatetime(system_clock::time_point instant, const TimeZo
   return out;
 }
 
+std::optional<ScheduledInterval> ScheduledDatesRange(const CronSchedule& schedule, system_clock::time_point at,
+                                                     const TimeZone& zone) {
+  const auto end = schedule.PreviousAtOrBefore(at, zone);
+  if (!end) return std::nullopt;
+  const auto start = schedule.PreviousAtOrBefore(*end - system_clock::duration(1), zone);
+  if (!start) return std::nullopt;
+  return ScheduledInterval{*start, *end};
+}
+
 Date ClosedDailyPartition(system_clock::time_point tick, const TimeZone& zone) {
   return zone.LocalDate(tick).AddDays(-1);
 }

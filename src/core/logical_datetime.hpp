@@ -20,9 +20,11 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "core/cron_schedule.hpp"
 #include "core/date.hpp"
 #include "core/time_zone.hpp"
 
@@ -46,6 +48,17 @@ std::chrono::system_clock::time_point ParseLogicalDatetime(std::string_view text
 // A fractional second is written after the seconds (as many digits as needed, up to 9) rather than dropped, so
 // ParseLogicalDatetime gives the instant back.
 std::string FormatLogicalDatetime(std::chrono::system_clock::time_point instant, const TimeZone& zone);
+
+// Starlake's data interval of a cron run at `at` (`scheduled_dates_range`): `end` is `at` when `at` is a tick, else
+// the last tick before it; `start` is the tick before `end`. Both are ticks of `schedule` in `zone`; nullopt only
+// outside the tz database's range.
+struct ScheduledInterval {
+  std::chrono::system_clock::time_point start;
+  std::chrono::system_clock::time_point end;
+  bool operator==(const ScheduledInterval&) const = default;
+};
+std::optional<ScheduledInterval> ScheduledDatesRange(const CronSchedule& schedule,
+                                                     std::chrono::system_clock::time_point at, const TimeZone& zone);
 
 // The daily partition that has just closed at schedule tick `tick`: the day before the tick's calendar day in the
 // schedule's zone (a tick at 00:00 on Mar 10 requests Mar 9, as does a tick at 23:59 on Mar 10).

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <random>
 #include <string>
 
@@ -102,6 +103,19 @@ TEST(LogicalDatetime, FormatsInSlTimestampFormat) {
   const auto fractional = instant + std::chrono::milliseconds(250);
   EXPECT_EQ(FormatLogicalDatetime(fractional, TimeZone::Utc()), "2026-03-23T14:30:00.25+0000");
   EXPECT_EQ(ParseLogicalDatetime(FormatLogicalDatetime(fractional, TimeZone::Named("America/New_York"))), fractional);
+}
+
+TEST(LogicalDatetime, ScheduledDatesRangeEndsAtTheLastTickAtOrBefore) {
+  const CronSchedule every_six_hours = CronSchedule::Parse("0 */6 * * *");
+  const TimeZone utc = TimeZone::Utc();
+  const auto on_tick = ScheduledDatesRange(every_six_hours, ParseUtc("2026-03-23T12:00:00Z").value(), utc);
+  ASSERT_TRUE(on_tick.has_value());
+  EXPECT_EQ(FormatLogicalDatetime(on_tick->start, utc), "2026-03-23T06:00:00+0000");
+  EXPECT_EQ(FormatLogicalDatetime(on_tick->end, utc), "2026-03-23T12:00:00+0000");
+  const auto between = ScheduledDatesRange(every_six_hours, ParseUtc("2026-03-23T00:00:01Z").value(), utc);
+  ASSERT_TRUE(between.has_value());
+  EXPECT_EQ(FormatLogicalDatetime(between->start, utc), "2026-03-22T18:00:00+0000");
+  EXPECT_EQ(FormatLogicalDatetime(between->end, utc), "2026-03-23T00:00:00+0000");
 }
 
 TEST(LogicalDatetime, ClosedDailyPartitionIsThePreviousDayInTheScheduleZone) {
