@@ -8,6 +8,8 @@ find_package(CLI11 REQUIRED)
 find_package(GTest REQUIRED)
 pkg_check_modules(TOMLPLUSPLUS REQUIRED IMPORTED_TARGET tomlplusplus)
 find_package(OpenSSL REQUIRED)
+# Time zones for schedules (src/core/time_zone.cpp): Howard Hinnant's date-tz over the system tz database.
+find_package(date REQUIRED)
 # The ClickHouse backend's HTTP client (a compiled library; only warehouse/clickhouse/clickhouse_http.cpp includes it).
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 # The sluice executable's allocator (src/cli/allocator.cpp). Not with sanitizers, which bring their own.
