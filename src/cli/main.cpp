@@ -1,6 +1,7 @@
 // The command-line entry point of `sluice` and of code programs (sluice_add_pipeline): parses flags (CLI11),
 // dispatches to cli/*_command.cpp, and renders sluice::Error. A code program offers the commands that work on
-// definitions and history (run, status, clean, runs, logs, inspect, backfills), not those of SQL-model projects' files.
+// definitions and history (run, status, clean, runs, logs, inspect, backfills), not those of SQL-model projects' files
+// nor `starlake`, which reads files Starlake generates.
 // Exit codes: 0 ok, 1 failure, 2 usage (a cli::UsageError or a CLI11 parse error), 130 canceled by a signal (run).
 #include <unistd.h>
 
@@ -260,8 +261,25 @@ int Main(int argc, char** argv) {
   inspect_cmd->add_flag("--json", inspect_json, "Print JSON");
   inspect_cmd->footer("Exit codes: 0 every asset passes; 1 an asset is rejected (each rule named).");
 
+  StarlakeImportOptions starlake_import;
+  CLI::App* starlake_cmd =
+      app.add_subcommand("starlake", "Starlake projects: read what `starlake dag-generate` produces");
+  starlake_cmd->require_subcommand(1);
+  CLI::App* starlake_import_cmd = starlake_cmd->add_subcommand(
+      "import",
+      "Read a task_deps JSON or a generated Dagster DAG module (.py, read without running Python) and print its "
+      "job graph: per job its task ids with `start` and `end`, edges, trigger datasets and cron, honouring the "
+      "options the file sets (run_dependencies_first, pre_load_strategy). Writes nothing; writing a Sluice "
+      "pipeline file from it comes later");
+  starlake_import_cmd->add_option("file", starlake_import.file, "The file (relative to the working directory)")
+      ->required();
+  starlake_import_cmd->add_flag(
+      "--json", starlake_import.json,
+      "Print {\"jobs\": [{\"name\", \"nodes\", \"edges\": [[from, to], ...], \"sensor_assets\", \"cron\"}]}");
+  starlake_import_cmd->footer("Exit codes: 0 the graph was printed; 1 the file cannot be read (the error is located).");
+
   if (code != nullptr) {  // the commands over a project's files, and their flags, are sluice's
-    for (CLI::App* command : {discover_cmd, compile_cmd, plan_cmd, build_cmd, test_cmd, audit_cmd}) {
+    for (CLI::App* command : {discover_cmd, compile_cmd, plan_cmd, build_cmd, test_cmd, audit_cmd, starlake_cmd}) {
       app.remove_subcommand(command);
     }
     app.remove_option(target_opt);
@@ -324,6 +342,8 @@ int Main(int argc, char** argv) {
     if (test_cmd->parsed()) return Test(global, test);
     if (audit_cmd->parsed()) return Audit(global, audit);
     if (inspect_cmd->parsed()) return Inspect(global, inspect_json);
+    // A code program removed (and so destroyed) the starlake group: its pointers are read only in `sluice`.
+    if (code == nullptr && starlake_import_cmd->parsed()) return StarlakeImport(starlake_import);
   } catch (const UsageError& error) {
     return Render(error, kUsageError);
   } catch (const sluice::Error& error) {

@@ -123,8 +123,11 @@ std::vector<StarlakeDependency> ParseTaskDepsText(const std::string& json_text, 
   try {
     root = nlohmann::json::parse(json_text);
   } catch (const nlohmann::json::parse_error& error) {
+    // what() is "[json.exception.parse_error.101] parse error at line L, column C: <reason>"; the location is ours.
     std::string message = error.what();
-    if (size_t colon = message.rfind(": "); colon != std::string::npos) message = message.substr(colon + 2);
+    if (size_t at = message.find("parse error"); at != std::string::npos) {
+      if (size_t colon = message.find(": ", at); colon != std::string::npos) message = message.substr(colon + 2);
+    }
     const size_t byte = error.byte > 0 ? std::min<size_t>(error.byte - 1, json_text.size()) : 0;
     ValueSite at{site.file, site.text, verbatim ? site.offset + byte : site.offset};
     at.Fail(kJsonSyntax, "task_deps is not valid JSON: " + message,
