@@ -206,6 +206,14 @@ TEST(StarlakeDagFile, ShapeErrorsNameThePathOfTheNode) {
   EXPECT_NE(schedules.message.find("schedules[0].domains[0].tables must be a list"), std::string::npos);
 }
 
+TEST(StarlakeDagFile, ADependencyCycleIsNamed) {
+  Diagnostic cycle = ErrorOf([] {
+    ParseStarlakeDagFile("d.json", R"([{"data": {"name": "a"}, "children": [{"data": {"name": "b"}, "children": [{"data": {"name": "a"}}]}]}])");
+  });
+  EXPECT_EQ(cycle.code, "SLU-STARLAKE-005");
+  EXPECT_NE(cycle.message.find("a -> b -> a"), std::string::npos) << cycle.message;
+}
+
 TEST(StarlakeDagFile, CronsAndOptionsAreChecked) {
   Diagnostic cron = ErrorOf([] { ParseStarlakeDagFile("m.py", "cron = 'daily'\ndependencies = []"); });
   EXPECT_EQ(cron.code, "SLU-STARLAKE-006");

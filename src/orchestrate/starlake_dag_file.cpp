@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "core/diagnostic.hpp"
@@ -115,6 +118,39 @@ class TaskDepsReader {
   const ValueSite& site_;
 };
 
+void CollectEdges(const StarlakeDependency& node, std::map<std::string, std::set<std::string>>& edges) {
+  std::set<std::string>& children = edges[node.name];
+  for (const StarlakeDependency& child : node.children) {
+    children.insert(child.name);
+    CollectEdges(child, edges);
+  }
+}
+
+// A job cannot wait on itself: a name that depends on itself through the tree (over every occurrence of each name)
+// is an error naming the cycle.
+void CheckAcyclic(const std::vector<StarlakeDependency>& nodes, const ValueSite& site) {
+  std::map<std::string, std::set<std::string>> edges;
+  for (const StarlakeDependency& node : nodes) CollectEdges(node, edges);
+  enum class Mark { kVisiting, kDone };
+  std::map<std::string, Mark> marks;
+  std::vector<std::string> path;
+  std::function<void(const std::string&)> visit = [&](const std::string& name) {
+    if (auto mark = marks.find(name); mark != marks.end()) {
+      if (mark->second == Mark::kDone) return;
+      std::string cycle;
+      for (auto it = std::find(path.begin(), path.end(), name); it != path.end(); ++it) cycle += *it + " -> ";
+      site.Fail(kShape, "task_deps has a dependency cycle: " + cycle + name,
+                "a task cannot depend on itself; fix the models' references and generate the DAG again");
+    }
+    marks[name] = Mark::kVisiting;
+    path.push_back(name);
+    for (const std::string& child : edges[name]) visit(child);
+    path.pop_back();
+    marks[name] = Mark::kDone;
+  };
+  for (const auto& [name, children] : edges) visit(name);
+}
+
 // task_deps JSON text at `site` (a whole file, or a string inside a module). `verbatim` tells whether offsets in
 // the text map onto the file from site.offset; when not, syntax errors are located at site.offset.
 std::vector<StarlakeDependency> ParseTaskDepsText(const std::string& json_text, const ValueSite& site,
@@ -133,7 +169,9 @@ std::vector<StarlakeDependency> ParseTaskDepsText(const std::string& json_text, 
     at.Fail(kJsonSyntax, "task_deps is not valid JSON: " + message,
             "the dependencies are the JSON `starlake dag-generate` writes (a list of task_deps nodes)");
   }
-  return TaskDepsReader(site).Read(root);
+  std::vector<StarlakeDependency> nodes = TaskDepsReader(site).Read(root);
+  CheckAcyclic(nodes, site);
+  return nodes;
 }
 
 std::optional<std::string> ScheduleName(const nlohmann::json& value, const std::string& path, const ValueSite& site) {
@@ -264,6 +302,7 @@ StarlakeDagFile ParseModule(const std::string& file_name, std::string_view text)
           ParseTaskDepsText(dependencies->value.get<std::string>(), inner, dependencies->verbatim_offset.has_value());
     } else {
       dag.dependencies = TaskDepsReader(site).Read(dependencies->value);
+      CheckAcyclic(dag.dependencies, site);
     }
     file.dag = std::move(dag);
   } else {

@@ -9,7 +9,8 @@
 // Errors (sluice::Error, located file:line:col), besides python_literal.hpp's SLU-STARLAKE-001/-002/-003/-009 and
 // core's SLU-IO-001 for a file that cannot be read:
 //   SLU-STARLAKE-004 task_deps text that is not JSON (located at the offending byte)
-//   SLU-STARLAKE-005 task_deps or schedules of the wrong shape (the message names the path, e.g. `[1].children[0]`)
+//   SLU-STARLAKE-005 task_deps or schedules of the wrong shape (the message names the path, e.g. `[1].children[0]`),
+//                    or a task_deps dependency cycle (named)
 //   SLU-STARLAKE-006 a cron that is not "None" and not a cron expression
 //   SLU-STARLAKE-007 an option whose value is not one the option takes
 //   SLU-STARLAKE-008 a module that assigns neither `dependencies` nor `schedules`, or both

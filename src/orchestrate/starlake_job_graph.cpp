@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <variant>
 
 #include "orchestrate/starlake_dataset.hpp"
 
@@ -167,13 +168,12 @@ std::vector<StarlakeJob> LoadJobs(const StarlakeDagFile& file, const StarlakeLoa
 }  // namespace
 
 StarlakeJobGraph BuildStarlakeJobGraph(const StarlakeDagFile& file) {
-  StarlakeJobGraph graph;
-  if (const auto* transform = std::get_if<StarlakeTransformDag>(&file.dag)) {
-    graph.jobs.push_back(TransformJob(file, *transform));
-  } else {
-    graph.jobs = LoadJobs(file, std::get<StarlakeLoadDag>(file.dag));
-  }
-  return graph;
+  struct Jobs {
+    const StarlakeDagFile& file;
+    std::vector<StarlakeJob> operator()(const StarlakeTransformDag& dag) const { return {TransformJob(file, dag)}; }
+    std::vector<StarlakeJob> operator()(const StarlakeLoadDag& dag) const { return LoadJobs(file, dag); }
+  };
+  return StarlakeJobGraph{std::visit(Jobs{file}, file.dag)};
 }
 
 nlohmann::ordered_json JobGraphJson(const StarlakeJobGraph& graph) {
