@@ -72,6 +72,11 @@ struct TestOptions {
   bool json = false;
 };
 
+struct StarlakeImportOptions {
+  std::string file;  // a task_deps JSON or a generated Dagster DAG module (.py), relative to the working directory
+  bool json = false;
+};
+
 struct AuditOptions {
   std::vector<std::string> select;
   bool force = false;
@@ -98,6 +103,9 @@ int Test(const GlobalOptions& global, const TestOptions& options);
 int Audit(const GlobalOptions& global, const AuditOptions& options);
 // 1 when an asset is rejected.
 int Inspect(const GlobalOptions& global, bool json);
+
+// starlake import: prints the job graph of a Starlake DAG file; writes nothing (starlake_commands.cpp).
+int StarlakeImport(const StarlakeImportOptions& options);
 
 // The whole command line: flags, dispatch, errors rendered; returns the exit code. `sluice` and code programs call it.
 int Main(int argc, char** argv);

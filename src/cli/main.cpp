@@ -1,6 +1,7 @@
 // The command-line entry point of `sluice` and of code programs (sluice_add_pipeline): parses flags (CLI11),
 // dispatches to cli/*_command.cpp, and renders sluice::Error. A code program offers the commands that work on
-// definitions and history (run, status, clean, runs, logs, inspect, backfills), not those of SQL-model projects' files.
+// definitions and history (run, status, clean, runs, logs, inspect, backfills), not those of SQL-model projects' files
+// nor `starlake`, which reads files Starlake generates.
 // Exit codes: 0 ok, 1 failure, 2 usage (a cli::UsageError or a CLI11 parse error), 130 canceled by a signal (run).
 #include <unistd.h>
 
@@ -260,14 +261,37 @@ int Main(int argc, char** argv) {
   inspect_cmd->add_flag("--json", inspect_json, "Print JSON");
   inspect_cmd->footer("Exit codes: 0 every asset passes; 1 an asset is rejected (each rule named).");
 
+  StarlakeImportOptions starlake_import;
+  CLI::App* starlake_cmd =
+      app.add_subcommand("starlake", "Starlake projects: read what `starlake dag-generate` produces");
+  starlake_cmd->require_subcommand(1);
+  CLI::App* starlake_import_cmd = starlake_cmd->add_subcommand(
+      "import",
+      "Read a task_deps JSON or a generated Dagster DAG module (.py, read without running Python) and print its "
+      "job graph: per job its task ids with `start` and `end`, edges, trigger datasets and cron, honouring the "
+      "options the file sets (run_dependencies_first, pre_load_strategy). Writes nothing; writing a Sluice "
+      "pipeline file from it comes later");
+  starlake_import_cmd->add_option("file", starlake_import.file, "The file (relative to the working directory)")
+      ->required();
+  starlake_import_cmd->add_flag(
+      "--json", starlake_import.json,
+      "Print {\"jobs\": [{\"name\", \"nodes\", \"edges\": [[from, to], ...], \"sensor_assets\", \"cron\"}]}");
+  starlake_import_cmd->footer("Exit codes: 0 the graph was printed; 1 the file cannot be read (the error is located).");
+
   if (code != nullptr) {  // the commands over a project's files, and their flags, are sluice's
-    for (CLI::App* command : {discover_cmd, compile_cmd, plan_cmd, build_cmd, test_cmd, audit_cmd}) {
-      app.remove_subcommand(command);
+    // Removing destroys them (and their children): each pointer is cleared so nothing reads them after.
+    for (CLI::App** command :
+         {&discover_cmd, &compile_cmd, &plan_cmd, &build_cmd, &test_cmd, &audit_cmd, &starlake_cmd}) {
+      app.remove_subcommand(*command);
+      *command = nullptr;
     }
+    starlake_import_cmd = nullptr;
     app.remove_option(target_opt);
     app.remove_option(vars_opt);
     app.remove_subcommand(connection);  // an option group is a subcommand to CLI11
+    port_opt = nullptr;
   }
+  auto parsed = [](const CLI::App* command) { return command != nullptr && command->parsed(); };
 
   try {
     try {
@@ -293,7 +317,7 @@ int Main(int argc, char** argv) {
     if (!vars.empty()) global.vars_json = vars;
     if (!database.empty()) global.database = database;
     if (!host.empty()) global.host = host;
-    if (port_opt->count() > 0) global.port = port;
+    if (port_opt != nullptr && port_opt->count() > 0) global.port = port;
     if (!username.empty()) global.username = username;
     if (!password.empty()) global.password = password;
     if (partition_opt->count() > 0) run.partition = partition;
@@ -308,22 +332,24 @@ int Main(int argc, char** argv) {
       });
     }
 
-    if (discover_cmd->parsed()) return Discover(global);
-    if (compile_cmd->parsed()) return Compile(global, compile);
-    if (run_cmd->parsed()) return Run(global, run);
-    if (status_cmd->parsed()) return Status(global, status_json);
-    if (clean_cmd->parsed()) return Clean(global, clean);
-    if (runs_cmd->parsed()) return Runs(global, runs_json, runs_limit);
-    if (logs_cmd->parsed()) return Logs(global, run_id, logs_json);
-    if (backfill_show_cmd->parsed()) return BackfillShow(global, backfill_id, show_json || backfills_json);
-    if (backfill_cancel_cmd->parsed()) return BackfillCancel(global, backfill_id);
-    if (backfill_resume_cmd->parsed()) return BackfillResume(global, resume);
-    if (backfills_cmd->parsed()) return Backfills(global, backfills_json, backfills_limit);
-    if (plan_cmd->parsed()) return Plan(global, plan);
-    if (build_cmd->parsed()) return Build(global, build);
-    if (test_cmd->parsed()) return Test(global, test);
-    if (audit_cmd->parsed()) return Audit(global, audit);
-    if (inspect_cmd->parsed()) return Inspect(global, inspect_json);
+    if (parsed(discover_cmd)) return Discover(global);
+    if (parsed(compile_cmd)) return Compile(global, compile);
+    if (parsed(run_cmd)) return Run(global, run);
+    if (parsed(status_cmd)) return Status(global, status_json);
+    if (parsed(clean_cmd)) return Clean(global, clean);
+    if (parsed(runs_cmd)) return Runs(global, runs_json, runs_limit);
+    if (parsed(logs_cmd)) return Logs(global, run_id, logs_json);
+    if (parsed(backfill_show_cmd)) return BackfillShow(global, backfill_id, show_json || backfills_json);
+    if (parsed(backfill_cancel_cmd)) return BackfillCancel(global, backfill_id);
+    if (parsed(backfill_resume_cmd)) return BackfillResume(global, resume);
+    if (parsed(backfills_cmd)) return Backfills(global, backfills_json, backfills_limit);
+    if (parsed(plan_cmd)) return Plan(global, plan);
+    if (parsed(build_cmd)) return Build(global, build);
+    if (parsed(test_cmd)) return Test(global, test);
+    if (parsed(audit_cmd)) return Audit(global, audit);
+    if (parsed(inspect_cmd)) return Inspect(global, inspect_json);
+    // A code program removed (and so destroyed) the starlake group: its pointers are read only in `sluice`.
+    if (parsed(starlake_import_cmd)) return StarlakeImport(starlake_import);
   } catch (const UsageError& error) {
     return Render(error, kUsageError);
   } catch (const sluice::Error& error) {
