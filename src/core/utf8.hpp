@@ -1,9 +1,12 @@
 // UTF-8 well-formedness (Unicode §3.9, table 3-7): the one check that project files are text, and what the
-// diagnostic renderer uses to show malformed bytes as '?'.
+// diagnostic renderer uses to show malformed bytes as '?'; and the one encoder of a code point (string escapes of
+// SQL, macro arguments and Python literals).
 // Thread-safety: pure functions.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace sluice {
@@ -16,5 +19,8 @@ size_t Utf8SequenceLength(std::string_view text, size_t at);
 // The offset of the first byte of `text` that does not start a well-formed sequence; npos when `text` is
 // well-formed UTF-8 (the empty text included). Linear; ASCII runs are skipped eight bytes at a time.
 size_t FindInvalidUtf8(std::string_view text);
+
+// Appends the UTF-8 encoding of `code_point` (at most U+10FFFF; callers check the range) to `out`.
+void AppendUtf8(std::string& out, uint32_t code_point);
 
 }  // namespace sluice

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/diagnostic.hpp"
+#include "core/utf8.hpp"
 #include "sql/keyword_table.hpp"
 #include "sql/token_class.hpp"
 
@@ -511,23 +512,6 @@ class Lexer {
   std::vector<Token> tokens_;
 };
 
-void AppendUtf8(std::string& out, unsigned long code_point) {
-  if (code_point < 0x80) {
-    out += static_cast<char>(code_point);
-  } else if (code_point < 0x800) {
-    out += static_cast<char>(0xC0 | (code_point >> 6));
-    out += static_cast<char>(0x80 | (code_point & 0x3F));
-  } else if (code_point < 0x10000) {
-    out += static_cast<char>(0xE0 | (code_point >> 12));
-    out += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (code_point & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | ((code_point >> 18) & 0x07));
-    out += static_cast<char>(0x80 | ((code_point >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (code_point & 0x3F));
-  }
-}
 
 int HexValue(char c) {
   if (IsDigit(c)) return c - '0';

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/diagnostic.hpp"
+#include "core/utf8.hpp"
 
 namespace sluice {
 
@@ -43,23 +44,6 @@ int HexValue(char c) {
 
 bool IsHex(char c) { return HexValue(c) >= 0; }
 
-void AppendUtf8(std::string& out, uint32_t code_point) {
-  if (code_point < 0x80) {
-    out += static_cast<char>(code_point);
-  } else if (code_point < 0x800) {
-    out += static_cast<char>(0xC0 | (code_point >> 6));
-    out += static_cast<char>(0x80 | (code_point & 0x3F));
-  } else if (code_point < 0x10000) {
-    out += static_cast<char>(0xE0 | (code_point >> 12));
-    out += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (code_point & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (code_point >> 18));
-    out += static_cast<char>(0x80 | ((code_point >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (code_point & 0x3F));
-  }
-}
 
 // Recursive-descent reader over sql.text[pos_, end_), where end_ is the call's closing `)`.
 class ArgumentParser {
