@@ -19,6 +19,12 @@ LoadOptions LoadOptionsFor(const GlobalOptions& global) {
   return options;
 }
 
+// A wait for another process holding the warehouse, announced on stderr.
+void AnnounceWait(const std::string& message) {
+  std::fprintf(stderr, "%s\n", message.c_str());
+  std::fflush(stderr);
+}
+
 // The code program and what it has built so far; set once by UseCodeProgram, then read by one command.
 struct CodeState {
   CodeProgram program;
@@ -114,12 +120,8 @@ const Project& LoadProjectFor(const GlobalOptions& global) {
 WarehouseConfig WarehouseConfigFor(const ProjectSettings& project, AccessMode mode) {
   if (code_state != nullptr && !CodeSqlProject()) {
     WarehouseConfig config = code_state->settings.Get().config;
-    config.project_dir = std::filesystem::current_path();
     config.mode = mode;
-    config.wait.on_wait = [](const std::string& message) {
-      std::fprintf(stderr, "%s\n", message.c_str());
-      std::fflush(stderr);
-    };
+    config.wait.on_wait = AnnounceWait;
     return config;
   }
   WarehouseConfig config;
@@ -130,10 +132,7 @@ WarehouseConfig WarehouseConfigFor(const ProjectSettings& project, AccessMode mo
   config.project_dir = project.root;
   config.target = project.target.name;
   config.mode = mode;
-  config.wait.on_wait = [](const std::string& message) {
-    std::fprintf(stderr, "%s\n", message.c_str());
-    std::fflush(stderr);
-  };
+  config.wait.on_wait = AnnounceWait;
   return config;
 }
 

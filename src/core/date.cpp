@@ -68,4 +68,10 @@ std::string Date::ToString() const {
   return buffer;
 }
 
+std::vector<std::string> DateWindow::DayKeys() const {
+  std::vector<std::string> keys;
+  for (Date d = start; d < end; d = d.AddDays(1)) keys.push_back(d.ToString());
+  return keys;
+}
+
 }  // namespace sluice

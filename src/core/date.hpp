@@ -5,6 +5,7 @@
 #include <compare>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace sluice {
@@ -37,6 +38,8 @@ struct DateWindow {
   bool contains(Date d) const { return start <= d && d < end; }
   int days() const { return empty() ? 0 : end.days_since_epoch() - start.days_since_epoch(); }
   std::string ToString() const { return "[" + start.ToString() + ", " + end.ToString() + ")"; }
+  // Each date of the window as a daily partition key (YYYY-MM-DD), in order.
+  std::vector<std::string> DayKeys() const;
   bool operator==(const DateWindow&) const = default;
 };
 

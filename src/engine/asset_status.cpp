@@ -49,12 +49,7 @@ RebuildSummary RebuildMaterializations(Warehouse& warehouse, MaterializationStor
   std::set<std::string> runs;
   for (const LedgerEntry& entry : ledger) {
     runs.insert(entry.run_id);
-    std::vector<std::string> keys;
-    if (entry.window) {
-      for (Date d = entry.window->start; d < entry.window->end; d = d.AddDays(1)) keys.push_back(d.ToString());
-    } else {
-      keys.push_back("");
-    }
+    const std::vector<std::string> keys = entry.window ? entry.window->DayKeys() : std::vector<std::string>{""};
     for (const std::string& key : keys) {
       latest[{entry.asset, key}] = {entry.asset, key, entry.run_id, entry.row_count, entry.sql_hash, entry.written_at};
     }

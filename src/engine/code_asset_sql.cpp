@@ -54,13 +54,6 @@ rel::Table InputTable(const Asset& asset, const Asset& upstream, const std::opti
   return table;
 }
 
-std::vector<std::string> KeysOf(const std::optional<DateWindow>& window) {
-  std::vector<std::string> keys;
-  if (!window) return keys;
-  for (Date d = window->start; d < window->end; d = d.AddDays(1)) keys.push_back(d.ToString());
-  return keys;
-}
-
 }  // namespace
 
 std::string RenderCodeSql(const Definitions& definitions, const Asset& asset, const CodeCompute& code,
@@ -72,7 +65,7 @@ std::string RenderCodeSql(const Definitions& definitions, const Asset& asset, co
     for (const CodeInput& input : code.inputs) {
       inputs.emplace(input.parameter, InputTable(asset, *definitions.Find(input.upstream), window, warehouse));
     }
-    CodeContext context{asset.key, run_id, KeysOf(window), window, log};
+    CodeContext context{asset.key, run_id, window ? window->DayKeys() : std::vector<std::string>{}, window, log};
     output = code.function(context, inputs);
   } catch (const Error& error) {
     throw AtDefinition(asset, error.diagnostics());

@@ -38,9 +38,7 @@ namespace {
 
 std::vector<std::string> PartitionKeys(const std::optional<DateWindow>& window) {
   if (!window) return {""};
-  std::vector<std::string> keys;
-  for (Date d = window->start; d < window->end; d = d.AddDays(1)) keys.push_back(d.ToString());
-  return keys;
+  return window->DayKeys();
 }
 
 // A write's error with no place in the SQL, pointed at the model's file.
