@@ -27,6 +27,7 @@ class StoreUnderTest {
   virtual MaterializationStore& materializations() = 0;
   virtual BackfillStore& backfills() = 0;
   virtual TickStore& ticks() = 0;
+  virtual AssetEventStore& asset_events() = 0;
 };
 
 // A backend whose one object implements all three interfaces.
@@ -39,6 +40,7 @@ class SingleObjectStore final : public StoreUnderTest {
   MaterializationStore& materializations() override { return *store_; }
   BackfillStore& backfills() override { return *store_; }
   TickStore& ticks() override { return *store_; }
+  AssetEventStore& asset_events() override { return *store_; }
 
  private:
   std::unique_ptr<Store> store_;
@@ -64,6 +66,7 @@ class StateConformanceTest : public testing::TestWithParam<StateBackend> {
   MaterializationStore& materializations() { return store_->materializations(); }
   BackfillStore& backfills() { return store_->backfills(); }
   TickStore& ticks() { return store_->ticks(); }
+  AssetEventStore& asset_events() { return store_->asset_events(); }
 
   // A REQUESTED backfill of three chunks owned by this (live) process.
   static BackfillRecord NewBackfill(const std::string& id, const std::string& created_at = "2026-03-01T10:00:00.000Z") {
@@ -597,6 +600,83 @@ TEST_P(StateConformanceTest, OneDaemonHoldsTheLeaseUntilItGoesOrGoesStale) {
   ticks().ReleaseDaemonLease(me, my_start);
   EXPECT_TRUE(ticks().AcquireDaemonLease(999999999, 1, "2026-03-01T10:06:00.000Z", "2026-03-01T10:05:00.000Z").acquired);
   EXPECT_TRUE(ticks().AcquireDaemonLease(me, my_start, "2026-03-01T10:06:01.000Z", "2026-03-01T10:05:01.000Z").acquired);
+}
+
+// ---- orchestrated runs and the asset materialization log ----
+
+TEST_P(StateConformanceTest, RunsKeepTheirJobAndTags) {
+  RunRecord run = NewRun("r1", "2026-03-01T10:00:00.000Z");
+  run.job = "shop_kpi";
+  run.tags = {{"logical_datetime", "2026-03-01T00:00:00+0000"}, {"schedule", "shop_kpi_schedule"}};
+  RunRecord later = NewRun("r2", "2026-03-01T10:00:01.000Z");
+  later.job = "shop_kpi";
+  RunRecord other = NewRun("r3", "2026-03-01T10:00:02.000Z");
+  other.job = "load";
+  for (const RunRecord& created : {run, later, other, NewRun("r4")}) runs().CreateRun(created);
+  EXPECT_EQ(runs().GetRun("r1"), run);
+  EXPECT_EQ(Ids(runs().RunsOfJob("shop_kpi", -1)), (std::vector<std::string>{"r2", "r1"}));
+  EXPECT_EQ(Ids(runs().RunsOfJob("shop_kpi", 1)), (std::vector<std::string>{"r2"}));
+  EXPECT_TRUE(runs().RunsOfJob("", -1).empty());
+}
+
+TEST_P(StateConformanceTest, AQueuedRunWithoutOwnerIsStartedByOneClaimer) {
+  RunRecord queued = NewRun("q1", "2026-03-01T10:00:00.000Z");
+  queued.pid = 0;
+  queued.pid_start_time = 0;
+  RunRecord owned = NewRun("r1", "2026-03-01T10:00:01.000Z");
+  runs().CreateRun(queued);
+  runs().CreateRun(owned);
+  EXPECT_EQ(Ids(runs().UnclaimedQueuedRuns()), (std::vector<std::string>{"q1"}));
+
+  const int64_t me = getpid();
+  std::atomic<int> won{0};
+  std::vector<std::thread> claimers;
+  for (int i = 0; i < 4; ++i) {
+    claimers.emplace_back([&] {
+      if (runs().StartQueuedRun("q1", me, ProcessStartTime(me), "2026-03-01T10:00:05.000Z")) ++won;
+    });
+  }
+  for (std::thread& claimer : claimers) claimer.join();
+  EXPECT_EQ(won.load(), 1);
+  std::optional<RunRecord> started = runs().GetRun("q1");
+  ASSERT_TRUE(started);
+  EXPECT_EQ(started->status, RunStatus::kStarted);
+  EXPECT_EQ(started->pid, me);
+  EXPECT_EQ(started->started_at, "2026-03-01T10:00:05.000Z");
+  EXPECT_TRUE(runs().UnclaimedQueuedRuns().empty());
+  EXPECT_FALSE(runs().StartQueuedRun("r1", me, ProcessStartTime(me), "2026-03-01T10:00:06.000Z"));
+  EXPECT_EQ(StateErrorCode([&] { runs().StartQueuedRun("missing", me, 1, "2026-03-01T10:00:06.000Z"); }),
+            "SLU-STATE-004");
+}
+
+TEST_P(StateConformanceTest, AssetMaterializationsAreKeptInSequenceWithTheirMetadata) {
+  EXPECT_EQ(asset_events().LastAssetSequence(), 0);
+  EXPECT_FALSE(asset_events().LatestAssetMaterialization("starbake_orders", 0));
+  AssetMaterializationRecord first{0, "starbake_orders", "2026-03-01T00.00.00_00.00", "r1", "2026-03-01T10:00:00.000Z",
+                                   {{"sl_cron", "0 0 * * *"}, {"sl_freshness", 0}}};
+  AssetMaterializationRecord other{0, "starbake_customers", "", "r1", "2026-03-01T10:00:01.000Z", {}};
+  AssetMaterializationRecord second = first;
+  second.partition = "2026-03-02T00.00.00_00.00";
+  second.run_id = "r2";
+  const int64_t s1 = asset_events().RecordAssetMaterialization(first);
+  const int64_t s2 = asset_events().RecordAssetMaterialization(other);
+  const int64_t s3 = asset_events().RecordAssetMaterialization(second);
+  EXPECT_LT(s1, s2);
+  EXPECT_LT(s2, s3);
+  EXPECT_EQ(asset_events().LastAssetSequence(), s3);
+
+  std::optional<AssetMaterializationRecord> latest = asset_events().LatestAssetMaterialization("starbake_orders", 0);
+  ASSERT_TRUE(latest);
+  second.sequence = s3;
+  EXPECT_EQ(*latest, second);
+  EXPECT_FALSE(asset_events().LatestAssetMaterialization("starbake_orders", s3));
+  EXPECT_EQ(asset_events().LatestAssetMaterialization("starbake_customers", s1)->sequence, s2);
+
+  first.sequence = s1;
+  EXPECT_EQ(asset_events().RecentAssetMaterializations("starbake_orders", 10),
+            (std::vector<AssetMaterializationRecord>{first, second}));
+  EXPECT_EQ(asset_events().RecentAssetMaterializations("starbake_orders", 1),
+            (std::vector<AssetMaterializationRecord>{second}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StateConformanceTest,

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +39,8 @@ struct RunRecord {
   int64_t pid_start_time = 0;                  // that process's start time (/proc/<pid>/stat field 22)
   std::string error;                           // why it failed, when it did
   std::string backfill_id;                     // the backfill this run is a chunk of; empty for a plain run
+  std::string job;                             // the orchestrated job it runs (a Starlake pipeline); empty otherwise
+  std::map<std::string, std::string> tags;     // e.g. logical_datetime, previous_logical_datetime, the trigger
 
   bool operator==(const RunRecord&) const = default;
 };
@@ -73,6 +76,15 @@ class RunStore {
   virtual std::vector<RunRecord> ListRuns(int limit) = 0;
   // Every run tagged with `backfill_id`, oldest first (by created_at, then run_id).
   virtual std::vector<RunRecord> RunsOfBackfill(const std::string& backfill_id) = 0;
+  // The runs of `job`, newest first (by created_at, then run_id); a negative limit means all.
+  virtual std::vector<RunRecord> RunsOfJob(const std::string& job, int limit) = 0;
+  // QUEUED runs that no process owns yet (pid 0: put on the queue for a daemon), oldest first. Such runs survive the
+  // death of the process that queued them; a daemon starts them with StartQueuedRun.
+  virtual std::vector<RunRecord> UnclaimedQueuedRuns() = 0;
+  // QUEUED with pid 0 → STARTED, owned by (pid, pid_start_time). Returns false when another process claimed it first
+  // or it is no longer QUEUED; SLU-STATE-004 when it does not exist.
+  virtual bool StartQueuedRun(const std::string& run_id, int64_t pid, int64_t pid_start_time,
+                              const std::string& at) = 0;
 };
 
 struct StoredEvent {
@@ -114,6 +126,32 @@ class MaterializationStore {
   // Sorted by asset, then partition.
   virtual std::vector<MaterializationRecord> LatestMaterializations() = 0;
   virtual bool HasMaterializations() = 0;
+};
+
+// One materialization of an asset as an orchestrated job records it (a Starlake dataset), in the order recorded: the
+// log that dataset sensors read. Unlike MaterializationStore it keeps every record, with its metadata.
+struct AssetMaterializationRecord {
+  int64_t sequence = 0;   // assigned by the store, increasing: a sensor's cursor is the last sequence it consumed
+  std::string asset;      // the dataset URI
+  std::string partition;  // the encoded logical datetime (QuoteDatetime), or "" when undated
+  std::string run_id;
+  std::string at;         // ISO-8601 UTC
+  nlohmann::json metadata = nlohmann::json::object();  // sl_uri, sl_cron, sl_freshness, sl_scheduled_date, sl_options…
+  bool operator==(const AssetMaterializationRecord&) const = default;
+};
+
+class AssetEventStore {
+ public:
+  virtual ~AssetEventStore() = default;
+  // Appends the record (its sequence is ignored; null metadata is stored as {}) and returns the sequence assigned.
+  virtual int64_t RecordAssetMaterialization(const AssetMaterializationRecord& record) = 0;
+  // The newest record of `asset` with a sequence greater than `after`.
+  virtual std::optional<AssetMaterializationRecord> LatestAssetMaterialization(const std::string& asset,
+                                                                                int64_t after) = 0;
+  // The newest `limit` records of `asset`, oldest first.
+  virtual std::vector<AssetMaterializationRecord> RecentAssetMaterializations(const std::string& asset, int limit) = 0;
+  // The greatest sequence recorded so far (0 when none).
+  virtual int64_t LastAssetSequence() = 0;
 };
 
 // ---- backfills ----
@@ -291,6 +329,7 @@ class StateStore : public RunStore,
                    public EventLog,
                    public MaterializationStore,
                    public BackfillStore,
-                   public TickStore {};
+                   public TickStore,
+                   public AssetEventStore {};
 
 }  // namespace sluice

@@ -133,6 +133,23 @@ CREATE TABLE daemon_lease (
   heartbeat_at   TEXT    NOT NULL
 ) STRICT;
 )sql"},
+    // Orchestrated runs name their job and carry tags (a JSON object of strings); asset_materializations is the log
+    // dataset sensors read, every record kept in sequence order.
+    SqliteMigration{4, "run jobs and tags, the asset materialization log", R"sql(
+ALTER TABLE runs ADD COLUMN job TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN tags TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(tags));
+CREATE INDEX runs_by_job ON runs (job, created_at, run_id) WHERE job <> '';
+
+CREATE TABLE asset_materializations (
+  sequence    INTEGER PRIMARY KEY,
+  asset       TEXT NOT NULL,
+  "partition" TEXT NOT NULL,
+  run_id      TEXT NOT NULL,
+  at          TEXT NOT NULL,
+  metadata    TEXT NOT NULL CHECK (json_valid(metadata))
+) STRICT;
+CREATE INDEX asset_materializations_by_asset ON asset_materializations (asset, sequence);
+)sql"},
 };
 
 constexpr bool NumberedInOrder() {

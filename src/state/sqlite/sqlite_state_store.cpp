@@ -36,7 +36,7 @@ constexpr const char* kSelectBackfills =
 
 constexpr const char* kSelectRuns =
     "SELECT run_id, selection, partition_start, partition_end, status, created_at, started_at, finished_at, "
-    "pid, pid_start_time, error, backfill_id FROM runs ";
+    "pid, pid_start_time, error, backfill_id, job, tags FROM runs ";
 
 RunRecord RunFromRow(sqlite3* db, const SqliteStatement& row) {
   RunRecord run;
@@ -58,6 +58,13 @@ RunRecord RunFromRow(sqlite3* db, const SqliteStatement& row) {
   run.pid_start_time = row.Int(9);
   run.error = row.Text(10);
   run.backfill_id = row.Text(11);
+  run.job = row.Text(12);
+  nlohmann::json tags = nlohmann::json::parse(row.Text(13), nullptr, /*allow_exceptions=*/false);
+  if (!tags.is_object()) throw StateError(db, "SLU-STATE-006", "run " + run.run_id + " has tags that are not an object");
+  for (const auto& [key, value] : tags.items()) {
+    if (!value.is_string()) throw StateError(db, "SLU-STATE-006", "run " + run.run_id + " has a tag that is not text");
+    run.tags[key] = value.get<std::string>();
+  }
   return run;
 }
 
@@ -180,7 +187,7 @@ int SqliteStateStore::MarkDeadRuns(const std::string& now) {
   {
     SqliteStatement unfinished(
         db_, kServing, "list unfinished runs",
-        "SELECT run_id, pid, pid_start_time FROM runs WHERE status IN (:queued, :started)");
+        "SELECT run_id, pid, pid_start_time FROM runs WHERE status = :started OR (status = :queued AND pid <> 0)");
     unfinished.Bind(":queued", RunStatusName(RunStatus::kQueued))
         .Bind(":started", RunStatusName(RunStatus::kStarted));
     while (unfinished.Step()) {
@@ -224,9 +231,9 @@ void SqliteStateStore::CreateRun(const RunRecord& run) {
   SqliteStatement insert(
       db_, kServing, "create run " + run.run_id,
       "INSERT INTO runs (run_id, selection, partition_start, partition_end, status, created_at, "
-      "started_at, finished_at, pid, pid_start_time, error, backfill_id) "
+      "started_at, finished_at, pid, pid_start_time, error, backfill_id, job, tags) "
       "VALUES (:run_id, :selection, :partition_start, :partition_end, :status, :created_at, "
-      ":started_at, :finished_at, :pid, :pid_start_time, :error, :backfill_id)");
+      ":started_at, :finished_at, :pid, :pid_start_time, :error, :backfill_id, :job, :tags)");
   insert.Bind(":run_id", run.run_id)
       .Bind(":selection", run.selection)
       .BindNullable(":partition_start", run.partition_start)
@@ -238,7 +245,9 @@ void SqliteStateStore::CreateRun(const RunRecord& run) {
       .Bind(":pid", run.pid)
       .Bind(":pid_start_time", run.pid_start_time)
       .Bind(":error", run.error)
-      .Bind(":backfill_id", run.backfill_id);
+      .Bind(":backfill_id", run.backfill_id)
+      .Bind(":job", run.job)
+      .Bind(":tags", nlohmann::json(run.tags).dump());
   insert.Execute();
 }
 
@@ -292,6 +301,46 @@ std::vector<RunRecord> SqliteStateStore::ListRuns(int limit) {
   std::vector<RunRecord> runs;
   while (query.Step()) runs.push_back(RunFromRow(db_, query));
   return runs;
+}
+
+std::vector<RunRecord> SqliteStateStore::RunsOfJob(const std::string& job, int limit) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement query(db_, kServing, "list the runs of job " + job,
+                        std::string(kSelectRuns) +
+                            "WHERE job = :job AND job <> '' ORDER BY created_at DESC, run_id DESC LIMIT :limit");
+  query.Bind(":job", job).Bind(":limit", int64_t{limit});
+  std::vector<RunRecord> runs;
+  while (query.Step()) runs.push_back(RunFromRow(db_, query));
+  return runs;
+}
+
+std::vector<RunRecord> SqliteStateStore::UnclaimedQueuedRuns() {
+  std::lock_guard lock(mutex_);
+  SqliteStatement query(db_, kServing, "list the queued runs",
+                        std::string(kSelectRuns) + "WHERE status = :queued AND pid = 0 ORDER BY created_at, run_id");
+  query.Bind(":queued", RunStatusName(RunStatus::kQueued));
+  std::vector<RunRecord> runs;
+  while (query.Step()) runs.push_back(RunFromRow(db_, query));
+  return runs;
+}
+
+bool SqliteStateStore::StartQueuedRun(const std::string& run_id, int64_t pid, int64_t pid_start_time,
+                                      const std::string& at) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement update(db_, kServing, "start queued run " + run_id,
+                         "UPDATE runs SET status = :started, started_at = :at, pid = :pid, "
+                         "pid_start_time = :pid_start_time WHERE run_id = :run_id AND status = :queued AND pid = 0");
+  update.Bind(":started", RunStatusName(RunStatus::kStarted))
+      .Bind(":at", at)
+      .Bind(":pid", pid)
+      .Bind(":pid_start_time", pid_start_time)
+      .Bind(":run_id", run_id)
+      .Bind(":queued", RunStatusName(RunStatus::kQueued));
+  if (update.Execute() == 1) return true;
+  SqliteStatement exists(db_, kServing, "read run " + run_id, "SELECT 1 FROM runs WHERE run_id = :run_id");
+  exists.Bind(":run_id", run_id);
+  if (!exists.Step()) throw StateError(db_, "SLU-STATE-004", "no run with id " + run_id);
+  return false;
 }
 
 std::vector<RunRecord> SqliteStateStore::RunsOfBackfill(const std::string& backfill_id) {

@@ -28,7 +28,7 @@ class SqliteStateStore final : public StateStore {
   static std::unique_ptr<SqliteStateStore> Open(const std::filesystem::path& file, const Clock& clock);
   ~SqliteStateStore() override;
 
-  // Marks QUEUED/STARTED runs whose process is gone as FAILURE, error "process died", finished_at `now`.
+  // Marks STARTED runs, and QUEUED runs owned by a process (pid not 0), whose process is gone as FAILURE, error "process died", finished_at `now`.
   // Returns how many runs were marked FAILURE ("process died"). The pid check is local: runs created on
   // another machine (or in another pid namespace) sharing the file would look dead.
   int MarkDeadRuns(const std::string& now);
@@ -42,6 +42,9 @@ class SqliteStateStore final : public StateStore {
   std::optional<RunRecord> GetRun(const std::string& run_id) override;
   std::vector<RunRecord> ListRuns(int limit) override;
   std::vector<RunRecord> RunsOfBackfill(const std::string& backfill_id) override;
+  std::vector<RunRecord> RunsOfJob(const std::string& job, int limit) override;
+  std::vector<RunRecord> UnclaimedQueuedRuns() override;
+  bool StartQueuedRun(const std::string& run_id, int64_t pid, int64_t pid_start_time, const std::string& at) override;
 
   void Append(const std::string& run_id, const std::string& at, const RunEvent& event) override;
   std::vector<StoredEvent> EventsForRun(const std::string& run_id) override;
@@ -74,6 +77,13 @@ class SqliteStateStore final : public StateStore {
   DaemonLease AcquireDaemonLease(int64_t pid, int64_t start_time, const std::string& now,
                                  const std::string& stale_before) override;
   void ReleaseDaemonLease(int64_t pid, int64_t start_time) override;
+
+  // AssetEventStore: sqlite_tick_store.cpp.
+  int64_t RecordAssetMaterialization(const AssetMaterializationRecord& record) override;
+  std::optional<AssetMaterializationRecord> LatestAssetMaterialization(const std::string& asset,
+                                                                        int64_t after) override;
+  std::vector<AssetMaterializationRecord> RecentAssetMaterializations(const std::string& asset, int limit) override;
+  int64_t LastAssetSequence() override;
 
  private:
   explicit SqliteStateStore(sqlite3* db);

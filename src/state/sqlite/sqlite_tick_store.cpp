@@ -1,4 +1,6 @@
-// SqliteStateStore's TickStore: instigators, ticks, run keys and the daemon lease (migration 3).
+// SqliteStateStore's TickStore (instigators, ticks, run keys and the daemon lease; migration 3) and AssetEventStore
+// (the asset materialization log; migration 4): what the daemon and its sensors keep.
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "state/sqlite/sqlite_state_store.hpp"
@@ -36,6 +38,24 @@ InstigatorState ReadInstigator(sqlite3* db, const SqliteStatement& row) {
   state.updated_at = row.Text(4);
   return state;
 }
+
+AssetMaterializationRecord ReadAssetMaterialization(sqlite3* db, const SqliteStatement& row) {
+  AssetMaterializationRecord record;
+  record.sequence = row.Int(0);
+  record.asset = row.Text(1);
+  record.partition = row.Text(2);
+  record.run_id = row.Text(3);
+  record.at = row.Text(4);
+  record.metadata = nlohmann::json::parse(row.Text(5), nullptr, /*allow_exceptions=*/false);
+  if (!record.metadata.is_object()) {
+    throw StateError(db, "SLU-STATE-006",
+                     "materialization " + std::to_string(record.sequence) + " has metadata that is not an object");
+  }
+  return record;
+}
+
+constexpr const char* kAssetMaterializationColumns =
+    "SELECT sequence, asset, \"partition\", run_id, at, metadata FROM asset_materializations";
 
 constexpr const char* kInstigatorColumns = "SELECT name, kind, status, cursor, updated_at FROM instigators";
 
@@ -178,6 +198,52 @@ void SqliteStateStore::ReleaseDaemonLease(int64_t pid, int64_t start_time) {
                          "DELETE FROM daemon_lease WHERE pid = :pid AND pid_start_time = :start_time");
   remove.Bind(":pid", pid).Bind(":start_time", start_time);
   remove.Execute();
+}
+
+int64_t SqliteStateStore::RecordAssetMaterialization(const AssetMaterializationRecord& record) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement insert(db_, kServing, "record a materialization of " + record.asset,
+                         "INSERT INTO asset_materializations (asset, \"partition\", run_id, at, metadata) "
+                         "VALUES (:asset, :partition, :run_id, :at, :metadata)");
+  insert.Bind(":asset", record.asset)
+      .Bind(":partition", record.partition)
+      .Bind(":run_id", record.run_id)
+      .Bind(":at", record.at)
+      .Bind(":metadata", record.metadata.is_null() ? std::string("{}") : record.metadata.dump());
+  insert.Execute();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+std::optional<AssetMaterializationRecord> SqliteStateStore::LatestAssetMaterialization(const std::string& asset,
+                                                                                        int64_t after) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement query(db_, kServing, "read the latest materialization of " + asset,
+                        std::string(kAssetMaterializationColumns) +
+                            " WHERE asset = :asset AND sequence > :after ORDER BY sequence DESC LIMIT 1");
+  query.Bind(":asset", asset).Bind(":after", after);
+  if (!query.Step()) return std::nullopt;
+  return ReadAssetMaterialization(db_, query);
+}
+
+std::vector<AssetMaterializationRecord> SqliteStateStore::RecentAssetMaterializations(const std::string& asset,
+                                                                                      int limit) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement query(db_, kServing, "read the materializations of " + asset,
+                        std::string(kAssetMaterializationColumns) +
+                            " WHERE asset = :asset ORDER BY sequence DESC LIMIT :limit");
+  query.Bind(":asset", asset).Bind(":limit", int64_t{limit});
+  std::vector<AssetMaterializationRecord> records;
+  while (query.Step()) records.push_back(ReadAssetMaterialization(db_, query));
+  std::reverse(records.begin(), records.end());
+  return records;
+}
+
+int64_t SqliteStateStore::LastAssetSequence() {
+  std::lock_guard lock(mutex_);
+  SqliteStatement query(db_, kServing, "read the last materialization sequence",
+                        "SELECT COALESCE(MAX(sequence), 0) FROM asset_materializations");
+  query.Step();
+  return query.Int(0);
 }
 
 }  // namespace sluice
