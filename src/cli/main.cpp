@@ -12,6 +12,7 @@
 
 #include "cli/color_choice.hpp"
 #include "cli/commands.hpp"
+#include "cli/orchestrate_commands.hpp"
 #include "cli/usage_error.hpp"
 #include "core/daily_partitions.hpp"
 #include "core/diagnostic.hpp"
@@ -278,6 +279,9 @@ int Main(int argc, char** argv) {
       "Print {\"jobs\": [{\"name\", \"nodes\", \"edges\": [[from, to], ...], \"sensor_assets\", \"cron\"}]}");
   starlake_import_cmd->footer("Exit codes: 0 the graph was printed; 1 the file cannot be read (the error is located).");
 
+  std::optional<OrchestrateCommands> orchestrate_commands;
+  if (code == nullptr) orchestrate_commands.emplace(app, *starlake_cmd);
+
   if (code != nullptr) {  // the commands over a project's files, and their flags, are sluice's
     // Removing destroys them (and their children): each pointer is cleared so nothing reads them after.
     for (CLI::App** command :
@@ -350,6 +354,9 @@ int Main(int argc, char** argv) {
     if (parsed(inspect_cmd)) return Inspect(global, inspect_json);
     // A code program removed (and so destroyed) the starlake group: its pointers are read only in `sluice`.
     if (parsed(starlake_import_cmd)) return StarlakeImport(starlake_import);
+    if (orchestrate_commands) {
+      if (std::optional<int> exit_code = orchestrate_commands->Dispatch(global)) return *exit_code;
+    }
   } catch (const UsageError& error) {
     return Render(error, kUsageError);
   } catch (const sluice::Error& error) {

@@ -1,6 +1,7 @@
 #include "core/clock.hpp"
 
 #include <cstdio>
+#include <random>
 
 namespace sluice {
 
@@ -36,6 +37,27 @@ std::optional<std::chrono::system_clock::time_point> ParseUtc(std::string_view t
   using namespace std::chrono;
   return system_clock::time_point(days(date->days_since_epoch()) + hours * 1h + minutes * 1min + seconds * 1s +
                                   milliseconds(millis));
+}
+
+std::string NewRunId(const Clock& clock) {
+  std::string now = FormatUtc(clock.Now());  // 2026-12-02T16:30:12.123Z
+  std::string compact;
+  for (char c : now.substr(0, 19)) {
+    if (c != '-' && c != ':') compact += c;
+  }
+  std::random_device device;
+  std::uniform_int_distribution<uint32_t> distribution;
+  char suffix[16];
+  std::snprintf(suffix, sizeof suffix, "%08x", distribution(device));
+  return compact + "Z_" + suffix;
+}
+
+ShiftedClock::ShiftedClock(std::chrono::system_clock::time_point start)
+    : start_(start), began_(std::chrono::steady_clock::now()) {}
+
+std::chrono::system_clock::time_point ShiftedClock::Now() const {
+  return start_ + std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::steady_clock::now() -
+                                                                                   began_);
 }
 
 }  // namespace sluice

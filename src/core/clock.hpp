@@ -32,6 +32,21 @@ class FixedClock final : public Clock {
   std::chrono::system_clock::time_point now_;
 };
 
+// A clock that starts at `start` and then advances with real time: `sluice daemon --now` (tests, replays).
+class ShiftedClock final : public Clock {
+ public:
+  explicit ShiftedClock(std::chrono::system_clock::time_point start);
+  std::chrono::system_clock::time_point Now() const override;
+
+ private:
+  std::chrono::system_clock::time_point start_;
+  std::chrono::steady_clock::time_point began_;
+};
+
+// A new run id: the clock's UTC time to the second and 8 random hex digits, e.g. 20261202T163012Z_1a2b3c4d; ids sort
+// by creation time.
+std::string NewRunId(const Clock& clock);
+
 // ISO-8601 UTC text with milliseconds, e.g. 2026-12-02T16:27:25.123Z.
 std::string FormatUtc(std::chrono::system_clock::time_point time);
 // The inverse of FormatUtc (the milliseconds optional); nullopt for any other text.

@@ -147,18 +147,7 @@ RunExecutor::RunExecutor(const Definitions& definitions, Warehouse& warehouse, R
       clock_(clock),
       options_(std::move(options)) {}
 
-std::string RunExecutor::NewRunId(const Clock& clock) {
-  std::string now = FormatUtc(clock.Now());  // 2026-12-02T16:30:12.123Z
-  std::string compact;
-  for (char c : now.substr(0, 19)) {
-    if (c != '-' && c != ':') compact += c;
-  }
-  std::random_device device;
-  std::uniform_int_distribution<uint32_t> distribution;
-  char suffix[16];
-  std::snprintf(suffix, sizeof suffix, "%08x", distribution(device));
-  return compact + "Z_" + suffix;
-}
+std::string RunExecutor::NewRunId(const Clock& clock) { return sluice::NewRunId(clock); }
 
 WriteResult RunExecutor::WriteSelect(const Asset& asset, const Relation& relation, const StepPlan& step,
                                      const std::string& sql, bool view, LedgerEntry& ledger) {

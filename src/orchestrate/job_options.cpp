@@ -1,0 +1,176 @@
+#include "orchestrate/job_options.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include "core/cron_schedule.hpp"
+#include "core/diagnostic.hpp"
+#include "core/time_zone.hpp"
+
+namespace sluice::orchestrate {
+
+namespace {
+
+Error OptionError(const char* code, const std::string& message, const std::string& hint) {
+  return Error(Diagnostic{code, message, {}, hint, {}});
+}
+
+std::string Lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+// The §3 rule with the environment step: only options without a default consult it.
+std::optional<std::string> OptionOrEnvironment(const nlohmann::json& options, const std::string& key,
+                                               const EnvironmentLookup& environment) {
+  if (std::optional<std::string> text = OptionText(options, key)) return text;
+  std::optional<std::string> value = environment(key);
+  if (value && value->empty()) return std::nullopt;
+  return value;
+}
+
+int64_t WholeNumber(const std::string& key, const std::string& text, int64_t minimum) {
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [rest, error] = std::from_chars(text.data(), end, value);
+  if (error != std::errc() || rest != end || value < minimum) {
+    throw OptionError("SLU-OPTIONS-001",
+                      "option " + key + " is \"" + text + "\"; expected a whole number of at least " +
+                          std::to_string(minimum),
+                      "write it as digits, e.g. " + key + ": 300");
+  }
+  return value;
+}
+
+std::chrono::seconds Seconds(const nlohmann::json& options, const std::string& key, std::chrono::seconds fallback,
+                             int64_t minimum) {
+  std::optional<std::string> text = OptionText(options, key);
+  return text ? std::chrono::seconds(WholeNumber(key, *text, minimum)) : fallback;
+}
+
+bool LooseBool(const nlohmann::json& options, const std::string& key, bool fallback) {
+  std::optional<std::string> text = OptionText(options, key);
+  return text ? Lower(*text) == "true" : fallback;
+}
+
+bool StrictBool(const nlohmann::json& options, const std::string& key, bool fallback) {
+  std::optional<std::string> text = OptionText(options, key);
+  if (!text) return fallback;
+  std::string lowered = Lower(*text);
+  if (lowered == "true") return true;
+  if (lowered == "false") return false;
+  throw OptionError("SLU-OPTIONS-002", "option " + key + " is \"" + *text + "\"; expected true or false",
+                    "the pre-load options are read strictly, so a typo does not silently turn a sensor off");
+}
+
+std::optional<std::string> DataCycle(const nlohmann::json& options) {
+  if (!LooseBool(options, "data_cycle_enabled", false)) return std::nullopt;
+  std::optional<std::string> text = OptionText(options, "data_cycle");
+  if (!text) return std::nullopt;
+  const std::string lowered = Lower(*text);
+  if (lowered == "none") return std::nullopt;
+  if (lowered == "hourly") return "0 * * * *";
+  if (lowered == "daily") return "0 0 * * *";
+  if (lowered == "weekly") return "0 0 * * 0";
+  if (lowered == "monthly") return "0 0 1 * *";
+  if (lowered == "yearly") return "0 0 1 1 *";
+  try {
+    CronSchedule::Parse(*text);
+  } catch (const Error& error) {
+    throw OptionError("SLU-OPTIONS-003",
+                      "option data_cycle is \"" + *text + "\": " + error.diagnostics().front().message,
+                      "use none, hourly, daily, weekly, monthly, yearly or a 5-field cron");
+  }
+  return *text;
+}
+
+}  // namespace
+
+std::optional<std::string> OptionText(const nlohmann::json& options, const std::string& key) {
+  if (!options.is_object()) return std::nullopt;
+  auto found = options.find(key);
+  if (found == options.end() || found->is_null()) return std::nullopt;
+  if (found->is_string()) {
+    std::string text = found->get<std::string>();
+    if (text.empty()) return std::nullopt;
+    return text;
+  }
+  if (found->is_boolean()) return found->get<bool>() ? "true" : "false";
+  return found->dump();
+}
+
+JobOptions ResolveJobOptions(const nlohmann::json& options, const EnvironmentLookup& environment) {
+  JobOptions resolved;
+  if (std::optional<std::string> path = OptionText(options, "SL_STARLAKE_PATH")) resolved.starlake_path = *path;
+  if (std::optional<std::string> env = OptionText(options, "sl_env_var")) resolved.sl_env = ParseSlEnvVar(*env);
+
+  // The original reads a retries value that is not a number as 1; a negative one is an error here.
+  if (std::optional<std::string> retries = OptionText(options, "retries")) {
+    int64_t value = 0;
+    const char* end = retries->data() + retries->size();
+    auto [rest, error] = std::from_chars(retries->data(), end, value);
+    resolved.retry.retries = error == std::errc() && rest == end ? static_cast<int>(WholeNumber("retries", *retries, 0))
+                                                                 : 1;
+  }
+  resolved.retry.delay = Seconds(options, "retry_delay", std::chrono::seconds(300), 0);
+  resolved.retry.Validate();
+
+  PreloadSettings& preload = resolved.preload;
+  preload.sensor = StrictBool(options, "pre_load_sensor", false);
+  preload.poke_interval = Seconds(options, "pre_load_poke_interval", std::chrono::seconds(300), 1);
+  preload.timeout = Seconds(options, "pre_load_timeout", std::chrono::seconds(3600), 1);
+  preload.soft_fail = StrictBool(options, "pre_load_sensor_soft_fail", false);
+  PokeOffsets(preload.poke_interval, preload.timeout);  // throws SLU-PRELOAD-004 for a timeout below the interval
+  preload.sentinel_location = OptionText(options, "pre_load_not_ready_sentinel_path");
+  preload.ack_file_path = OptionText(options, "global_ack_file_path");
+  preload.ack_wait_timeout = Seconds(options, "ack_wait_timeout", std::chrono::seconds(3600), 0);
+
+  if (std::optional<std::string> strategy = OptionText(options, "dataset_triggering_strategy")) {
+    resolved.triggering_strategy = Lower(*strategy) == "all" ? "all" : "any";
+  }
+  resolved.data_cycle = DataCycle(options);
+  resolved.beyond_data_cycle_enabled = LooseBool(options, "beyond_data_cycle_enabled", true);
+  resolved.optional_dataset_enabled = LooseBool(options, "optional_dataset_enabled", false);
+  if (std::optional<std::string> start = OptionOrEnvironment(options, "start_date", environment)) {
+    resolved.start_date = Date::Parse(*start);
+    if (!resolved.start_date) {
+      throw OptionError("SLU-OPTIONS-004", "option start_date is \"" + *start + "\"; expected a date YYYY-MM-DD",
+                        "e.g. start_date: 2026-01-01");
+    }
+  }
+  if (std::optional<std::string> zone = OptionText(options, "timezone")) {
+    try {
+      TimeZone::Named(*zone);
+    } catch (const Error&) {
+      throw OptionError("SLU-OPTIONS-005", "option timezone is \"" + *zone + "\", which the time-zone database lacks",
+                        "use an IANA name such as UTC or Europe/Paris");
+    }
+    resolved.timezone = *zone;
+  }
+  return resolved;
+}
+
+std::string StarlakeRoot(const JobOptions& options) {
+  std::string root = "file://tmp";
+  for (const auto& [key, value] : options.sl_env) {
+    if (key == "SL_ROOT" && !value.empty()) root = value;
+  }
+  constexpr std::string_view kFileScheme = "file://";
+  if (root.starts_with(kFileScheme)) {
+    root = root.substr(kFileScheme.size());
+    if (!root.starts_with("/")) root = "/" + root;
+  }
+  return root;
+}
+
+std::string AckFilePath(const JobOptions& options, const std::string& domain, Date logical_date) {
+  if (options.preload.ack_file_path) return *options.preload.ack_file_path;
+  std::string datasets = StarlakeRoot(options) + "/datasets";
+  for (const auto& [key, value] : options.sl_env) {
+    if (key == "SL_DATASETS" && !value.empty()) datasets = value;
+  }
+  return datasets + "/pending/" + domain + "/" + logical_date.ToString() + ".ack";
+}
+
+}  // namespace sluice::orchestrate
