@@ -43,7 +43,8 @@ std::optional<TimePoint> MetadataDatetime(const nlohmann::json& value) {
   if (value.is_string()) return ParseRecordedDatetime(value.get<std::string>());
   if (value.is_number()) {
     const double seconds = value.get<double>();
-    if (!std::isfinite(seconds)) return std::nullopt;
+    // Beyond about ±292 years the instant does not fit the clock's nanoseconds: undated rather than overflow.
+    if (!std::isfinite(seconds) || std::abs(seconds) > 9.0e9) return std::nullopt;
     return TimePoint(std::chrono::duration_cast<system_clock::duration>(std::chrono::duration<double>(seconds)));
   }
   return std::nullopt;

@@ -195,10 +195,12 @@ TEST(DatasetSensorUndated, EveryDatasetUndatedRequestsARunWithNoDates) {
 }
 
 TEST(DatasetSensorUndated, AnUnparseablePartitionIsUndatedNotAnError) {
-  const std::vector<SensorDataset> datasets{{"a", kHourly, 0}, {"b", kHourly, 0}};
+  const std::vector<SensorDataset> datasets{{"a", kHourly, 0}, {"b", kHourly, 0}, {"c", kHourly, 0}};
   FakeHistory history;
   history.Materialize("a", "");
+  // The first source present decides: a bad sl_data_interval_end hides a good sl_scheduled_date.
   history.Materialize("b", "", {{"sl_data_interval_end", "yesterday"}, {"sl_scheduled_date", "2026-03-10"}});
+  history.Materialize("c", "", {{"sl_scheduled_date", 1e300}});  // out of the clock's range
   const auto evaluation = EvaluateDatasetSensor(datasets, Strategy(TriggeringStrategy::kAny), history, 0);
   ASSERT_TRUE(evaluation.request);
   EXPECT_EQ(evaluation.request->logical_datetime, std::nullopt);
