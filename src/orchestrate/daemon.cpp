@@ -7,6 +7,7 @@
 
 #include "core/cron_schedule.hpp"
 #include "core/diagnostic.hpp"
+#include "core/pause_point.hpp"
 #include "core/logical_datetime.hpp"
 #include "core/tick_plan.hpp"
 #include "core/time_zone.hpp"
@@ -142,6 +143,7 @@ std::string Daemon::QueueRun(const RunnableJob& job, const std::string& trigger,
     if (store_.GetRun(run_id)) return run_id;  // queued before a restart: nothing to do
     // The key was claimed but the daemon stopped before creating the run: create it now, under the claimed id.
   }
+  PausePoint("daemon_after_run_key_before_run");
   RunRecord run;
   run.run_id = run_id;
   run.selection = job.job.name;
@@ -189,6 +191,7 @@ void Daemon::EvaluateSchedule(const RunnableJob& job, std::vector<std::string>& 
     // and loses at most the record of skipped ticks.
     const std::string run_key = name + ":" + cursor;
     const std::string run_id = QueueRun(job, name, run_key, config);
+    PausePoint("daemon_after_run_before_tick");
     tick.tick_time = cursor;
     tick.status = TickStatus::kSuccess;
     tick.run_keys = {run_key};

@@ -343,9 +343,18 @@ SensorEvaluation EvaluateDatasetSensor(const std::vector<SensorDataset>& dataset
 
   const Consistency consistency = CheckConsistency(anchor_datetime, to_check, settings, history);
   if (!consistency.consistent) {
-    evaluation.skip_reason = "Observed materializations for " + UriList(materialized) + ", but some datasets " +
-                             UriList(consistency.missing) + " are not consistent with " +
-                             FormatLogicalDatetime(anchor_datetime, TimeZone::Utc());
+    // When every missing dataset has never been materialized, they are named as such (the pinned outcome of ANY
+    // with one of two materialized); a dataset with records, none in the window, is "not consistent".
+    std::vector<const ObservedDataset*> never_seen;
+    for (const ObservedDataset* dataset : consistency.missing) {
+      if (!dataset->latest && history.Recent(dataset->configured->uri, 1).empty()) never_seen.push_back(dataset);
+    }
+    evaluation.skip_reason =
+        never_seen.size() == consistency.missing.size()
+            ? "Observed materializations for " + UriList(materialized) + ", but not for " + UriList(never_seen)
+            : "Observed materializations for " + UriList(materialized) + ", but some datasets " +
+                  UriList(consistency.missing) + " are not consistent with " +
+                  FormatLogicalDatetime(anchor_datetime, TimeZone::Utc());
     return evaluation;
   }
   request.logical_datetime = consistency.max_date;

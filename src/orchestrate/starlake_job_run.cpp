@@ -10,6 +10,7 @@
 #include "core/cron_schedule.hpp"
 #include "core/diagnostic.hpp"
 #include "core/logical_datetime.hpp"
+#include "core/pause_point.hpp"
 #include "core/time_zone.hpp"
 #include "orchestrate/preload_gate.hpp"
 
@@ -204,6 +205,7 @@ class JobRun {
   void RunTask(const StarlakeTask& task) {
     const auto started = std::chrono::steady_clock::now();
     Append(StepStartedEvent{task.id});
+    PausePoint("job_step_started");
     bool produced = false;
     switch (task.kind) {
       case StarlakeTaskKind::kStart:
