@@ -311,14 +311,7 @@ ExecutorInvocation RenderFargate(const FargateSettings& settings, const Starlake
   StarlakeOptionPairs variables = sl_env;
   auto flag = std::find(command_arguments.begin(), command_arguments.end(), "--options");
   if (flag != command_arguments.end() && flag + 1 != command_arguments.end()) {
-    for (const auto& [key, value] : OptionPairs(*(flag + 1))) {
-      auto it = std::find_if(variables.begin(), variables.end(), [&](const auto& pair) { return pair.first == key; });
-      if (it != variables.end()) {
-        it->second = VariableValue(value);
-      } else {
-        variables.emplace_back(key, VariableValue(value));
-      }
-    }
+    for (const auto& [key, value] : OptionPairs(*(flag + 1))) OverlayPair(variables, key, VariableValue(value));
   }
   nlohmann::ordered_json environment = nlohmann::ordered_json::array();
   for (const auto& [key, value] : variables) environment.push_back({{"name", key}, {"value", value}});

@@ -183,6 +183,25 @@ bool ReadSome(int fd, int timeout_ms, LineSplitter& lines, bool& idle) {
   return true;
 }
 
+// Kills and reaps the child's group if the caller leaves before the child was reaped (`on_line` threw).
+class ChildReaper {
+ public:
+  explicit ChildReaper(pid_t child) : child_(child) {}
+  ChildReaper(const ChildReaper&) = delete;
+  ChildReaper& operator=(const ChildReaper&) = delete;
+  ~ChildReaper() {
+    if (reaped_) return;
+    ::kill(-child_, SIGKILL);
+    while (::waitpid(child_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  void Reaped() { reaped_ = true; }
+
+ private:
+  pid_t child_;
+  bool reaped_ = false;
+};
+
 ProcessOutcome OutcomeOf(int status, bool canceled) {
   ProcessOutcome outcome;
   outcome.canceled = canceled;
@@ -266,6 +285,7 @@ ProcessOutcome RunLocalProcess(const ExecutorInvocation& invocation,
     return CannotStart(why, on_line);
   }
 
+  ChildReaper reaper(child);
   LineSplitter lines(on_line);
   bool open = true;
   bool reaped = false;
@@ -275,7 +295,10 @@ ProcessOutcome RunLocalProcess(const ExecutorInvocation& invocation,
   while (!reaped || open) {
     if (!reaped) {
       pid_t done = ::waitpid(child, &status, WNOHANG);
-      if (done == child) reaped = true;
+      if (done == child) {
+        reaped = true;
+        reaper.Reaped();
+      }
     }
     if (!reaped && cancel != nullptr && cancel->load() && !canceled) {
       canceled = true;

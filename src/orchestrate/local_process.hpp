@@ -28,8 +28,8 @@ struct ProcessOutcome {
 // Runs `invocation`: execve of `program` (looked up in PATH when it holds no '/', as execvp does) with `arguments`,
 // in `cwd` when given, with the process environment overlaid with `invocation.environment`. stdout and stderr share
 // one pipe; `on_line` gets each line without its '\n' as it arrives, on the calling thread, and a last line without
-// '\n' too. Returns once the child has exited and its output is read (output a surviving grandchild keeps writing
-// is read until it is idle for 100 ms, then left).
+// '\n' too; an exception from `on_line` kills the process group and propagates. Returns once the child has exited and
+// its output is read (output a surviving grandchild keeps writing is read until it is idle for 100 ms, then left).
 // Cancel: `*cancel` is polled at least every 100 ms; once true, the process group gets SIGTERM, then SIGKILL after
 // `grace`, and the outcome says canceled. A program that cannot be started (not found, not executable, a cwd that
 // does not exist): exit_code 127 and one line saying why (the errno text) through `on_line`.

@@ -31,15 +31,6 @@ std::vector<std::string> Split(std::string_view text, char separator) {
   }
 }
 
-void Overlay(StarlakeOptionPairs& pairs, const std::string& key, const std::string& value) {
-  auto it = std::find_if(pairs.begin(), pairs.end(), [&](const auto& pair) { return pair.first == key; });
-  if (it != pairs.end()) {
-    it->second = value;
-  } else {
-    pairs.emplace_back(key, value);
-  }
-}
-
 std::string Serialize(const StarlakeOptionPairs& pairs) {
   std::vector<std::string> parts;
   for (const auto& [key, value] : pairs) parts.push_back(key + "=" + value);
@@ -60,10 +51,19 @@ const char* VerbName(StarlakeVerb verb) {
 
 }  // namespace
 
+void OverlayPair(StarlakeOptionPairs& pairs, const std::string& key, const std::string& value) {
+  auto it = std::find_if(pairs.begin(), pairs.end(), [&](const auto& pair) { return pair.first == key; });
+  if (it != pairs.end()) {
+    it->second = value;
+  } else {
+    pairs.emplace_back(key, value);
+  }
+}
+
 StarlakeCommand StageCommand(const std::string& domain, const std::vector<std::string>& tables,
                              const StarlakeOptionPairs& extra) {
   StarlakeOptionPairs options = DefaultRunOptions();
-  for (const auto& [key, value] : extra) Overlay(options, key, value);
+  for (const auto& [key, value] : extra) OverlayPair(options, key, value);
   return {StarlakeVerb::kStage,
           {VerbName(StarlakeVerb::kStage), "--domains", domain, "--tables", Join(tables, ","), kOptionsFlag,
            Serialize(options)}};
@@ -119,7 +119,7 @@ StarlakeOptionPairs OptionPairs(std::string_view options_value) {
   StarlakeOptionPairs pairs;
   for (const std::string& token : Split(options_value, ',')) {
     const size_t equals = token.find('=');
-    if (equals != std::string::npos) Overlay(pairs, token.substr(0, equals), token.substr(equals + 1));
+    if (equals != std::string::npos) OverlayPair(pairs, token.substr(0, equals), token.substr(equals + 1));
   }
   return pairs;
 }
@@ -138,7 +138,7 @@ StarlakeCommand WithEnvironmentOptions(const StarlakeCommand& command, const Sta
     return merged;
   }
   StarlakeOptionPairs pairs = environment;
-  for (const auto& [key, item] : OptionPairs(value)) Overlay(pairs, key, item);
+  for (const auto& [key, item] : OptionPairs(value)) OverlayPair(pairs, key, item);
   std::vector<std::string> bare;
   for (const std::string& token : Split(value, ',')) {
     if (!token.empty() && token.find('=') == std::string::npos) bare.push_back(token);

@@ -20,6 +20,9 @@ namespace sluice::orchestrate {
 // in place and appends a new key at the end.
 using StarlakeOptionPairs = std::vector<std::pair<std::string, std::string>>;
 
+// Overlays one pair on `pairs`, as above.
+void OverlayPair(StarlakeOptionPairs& pairs, const std::string& key, const std::string& value);
+
 enum class StarlakeVerb { kStage, kPreLoad, kLoad, kTransform };
 
 struct StarlakeCommand {

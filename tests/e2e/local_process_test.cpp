@@ -192,5 +192,17 @@ TEST_F(LocalProcess, TheChildDiesWithTheCaller) {
   if (!gone) ::kill(sleeper, SIGKILL);
 }
 
+TEST_F(LocalProcess, AnExceptionFromTheLineCallbackKillsTheChild) {
+  const fs::path pid_file = dir_ / "pid";
+  ExecutorInvocation sleeper{
+      "/bin/sh", {"-c", "echo $$ > '" + pid_file.string() + "'; echo go; exec sleep 30"}, {}, {}};
+  EXPECT_THROW(RunLocalProcess(sleeper, [](std::string_view) { throw std::runtime_error("stop"); }),
+               std::runtime_error);
+  pid_t pid = 0;
+  std::ifstream(pid_file) >> pid;
+  ASSERT_GT(pid, 0);
+  EXPECT_FALSE(Alive(pid));
+}
+
 }  // namespace
 }  // namespace sluice::orchestrate
