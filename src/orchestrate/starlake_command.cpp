@@ -31,15 +31,6 @@ std::vector<std::string> Split(std::string_view text, char separator) {
   }
 }
 
-void Overlay(StarlakeOptionPairs& pairs, const std::string& key, const std::string& value) {
-  auto it = std::find_if(pairs.begin(), pairs.end(), [&](const auto& pair) { return pair.first == key; });
-  if (it != pairs.end()) {
-    it->second = value;
-  } else {
-    pairs.emplace_back(key, value);
-  }
-}
-
 std::string Serialize(const StarlakeOptionPairs& pairs) {
   std::vector<std::string> parts;
   for (const auto& [key, value] : pairs) parts.push_back(key + "=" + value);
@@ -60,10 +51,19 @@ const char* VerbName(StarlakeVerb verb) {
 
 }  // namespace
 
+void OverlayPair(StarlakeOptionPairs& pairs, const std::string& key, const std::string& value) {
+  auto it = std::find_if(pairs.begin(), pairs.end(), [&](const auto& pair) { return pair.first == key; });
+  if (it != pairs.end()) {
+    it->second = value;
+  } else {
+    pairs.emplace_back(key, value);
+  }
+}
+
 StarlakeCommand StageCommand(const std::string& domain, const std::vector<std::string>& tables,
                              const StarlakeOptionPairs& extra) {
   StarlakeOptionPairs options = DefaultRunOptions();
-  for (const auto& [key, value] : extra) Overlay(options, key, value);
+  for (const auto& [key, value] : extra) OverlayPair(options, key, value);
   return {StarlakeVerb::kStage,
           {VerbName(StarlakeVerb::kStage), "--domains", domain, "--tables", Join(tables, ","), kOptionsFlag,
            Serialize(options)}};
@@ -115,6 +115,15 @@ StarlakeOptionPairs ParseSlEnvVar(std::string_view json) {
   return pairs;
 }
 
+StarlakeOptionPairs OptionPairs(std::string_view options_value) {
+  StarlakeOptionPairs pairs;
+  for (const std::string& token : Split(options_value, ',')) {
+    const size_t equals = token.find('=');
+    if (equals != std::string::npos) OverlayPair(pairs, token.substr(0, equals), token.substr(equals + 1));
+  }
+  return pairs;
+}
+
 StarlakeCommand WithEnvironmentOptions(const StarlakeCommand& command, const StarlakeOptionPairs& environment) {
   StarlakeCommand merged = command;
   auto flag = std::find(merged.arguments.begin(), merged.arguments.end(), kOptionsFlag);
@@ -129,14 +138,10 @@ StarlakeCommand WithEnvironmentOptions(const StarlakeCommand& command, const Sta
     return merged;
   }
   StarlakeOptionPairs pairs = environment;
+  for (const auto& [key, item] : OptionPairs(value)) OverlayPair(pairs, key, item);
   std::vector<std::string> bare;
   for (const std::string& token : Split(value, ',')) {
-    const size_t equals = token.find('=');
-    if (equals == std::string::npos) {
-      if (!token.empty()) bare.push_back(token);
-    } else {
-      Overlay(pairs, token.substr(0, equals), token.substr(equals + 1));
-    }
+    if (!token.empty() && token.find('=') == std::string::npos) bare.push_back(token);
   }
   std::vector<std::string> parts;
   if (!pairs.empty()) parts.push_back(Serialize(pairs));
@@ -145,25 +150,43 @@ StarlakeCommand WithEnvironmentOptions(const StarlakeCommand& command, const Sta
   return merged;
 }
 
-std::string ShellCommandLine(std::string_view starlake_path, const StarlakeCommand& command,
-                             const StarlakeAttempt& attempt) {
+std::vector<std::string> AttemptArguments(const StarlakeCommand& command, const StarlakeAttempt& attempt,
+                                          bool quote_for_shell) {
   std::vector<std::string> arguments = command.arguments;  // a copy per attempt: the command is never changed
   if (command.verb == StarlakeVerb::kTransform && !arguments.empty()) {
-    std::vector<std::string> tokens = Split(arguments.back(), ',');
-    tokens.push_back(attempt.interval_options);
-    if (!attempt.node_options.empty()) tokens.push_back(Serialize(attempt.node_options));
-    arguments.back() = Join(tokens, ",");
-  }
-  for (size_t i = 0; i + 1 < arguments.size(); ++i) {
-    if (arguments[i] == kOptionsFlag || arguments[i] == "--notReadySentinel") {
-      arguments[i + 1] = "\"" + arguments[i + 1] + "\"";
-      ++i;
+    auto flag = std::find(arguments.begin(), arguments.end(), kOptionsFlag);
+    if (flag != arguments.end() && flag + 1 != arguments.end()) {
+      std::vector<std::string> tokens = Split(*(flag + 1), ',');
+      tokens.push_back(attempt.interval_options);
+      if (!attempt.node_options.empty()) tokens.push_back(Serialize(attempt.node_options));
+      *(flag + 1) = Join(tokens, ",");
+    } else {
+      // No `--options` (a command not through WithEnvironmentOptions): only what the attempt adds, if anything.
+      std::vector<std::string> tokens;
+      if (!attempt.interval_options.empty()) tokens.push_back(attempt.interval_options);
+      if (!attempt.node_options.empty()) tokens.push_back(Serialize(attempt.node_options));
+      if (flag != arguments.end()) arguments.pop_back();
+      if (!tokens.empty()) arguments.insert(arguments.end(), {kOptionsFlag, Join(tokens, ",")});
     }
   }
-  if (command.verb == StarlakeVerb::kLoad || command.verb == StarlakeVerb::kTransform) {
-    arguments.insert(arguments.begin() + 1, {"--scheduledDate", "'" + attempt.scheduled_date + "'"});
+  if (quote_for_shell) {
+    for (size_t i = 0; i + 1 < arguments.size(); ++i) {
+      if (arguments[i] == kOptionsFlag || arguments[i] == "--notReadySentinel") {
+        arguments[i + 1] = "\"" + arguments[i + 1] + "\"";
+        ++i;
+      }
+    }
   }
-  return std::string(starlake_path) + " " + Join(arguments, " ");
+  if ((command.verb == StarlakeVerb::kLoad || command.verb == StarlakeVerb::kTransform) && !arguments.empty()) {
+    arguments.insert(arguments.begin() + 1,
+                     {"--scheduledDate", quote_for_shell ? "'" + attempt.scheduled_date + "'" : attempt.scheduled_date});
+  }
+  return arguments;
+}
+
+std::string ShellCommandLine(std::string_view starlake_path, const StarlakeCommand& command,
+                             const StarlakeAttempt& attempt) {
+  return std::string(starlake_path) + " " + Join(AttemptArguments(command, attempt, true), " ");
 }
 
 }  // namespace sluice::orchestrate

@@ -20,6 +20,9 @@ namespace sluice::orchestrate {
 // in place and appends a new key at the end.
 using StarlakeOptionPairs = std::vector<std::pair<std::string, std::string>>;
 
+// Overlays one pair on `pairs`, as above.
+void OverlayPair(StarlakeOptionPairs& pairs, const std::string& key, const std::string& value);
+
 enum class StarlakeVerb { kStage, kPreLoad, kLoad, kTransform };
 
 struct StarlakeCommand {
@@ -53,6 +56,10 @@ StarlakeCommand TransformCommand(const std::string& name, std::string_view trans
 // order. An empty text is no pairs. Throws sluice::Error SLU-STARLAKE-007 when the text is not a JSON object.
 StarlakeOptionPairs ParseSlEnvVar(std::string_view json);
 
+// The `k=v` tokens of an `--options` value as pairs, each split at its first `=`, in written order; a repeated key
+// keeps its first place and takes its last value. Tokens without `=` are left out.
+StarlakeOptionPairs OptionPairs(std::string_view options_value);
+
 // Definition time (§2.3): merges the environment pairs into `--options`. A non-empty value becomes the environment
 // pairs overlaid with its own `k=v` pairs, then its tokens without `=`; an empty value becomes the environment pairs;
 // without `--options`, `--options <environment pairs>` is appended (an empty value when there are none).
@@ -65,11 +72,21 @@ struct StarlakeAttempt {
   StarlakeOptionPairs node_options;  // transform only: sl_options' `all` overlaid with this node's section
 };
 
-// The shell command line of one attempt (§2.3 run time): `<starlake_path> <arguments joined by spaces>` where load
-// and transform get `--scheduledDate '<date>'` right after the verb, a transform's last argument (its `--options`
-// value) is extended with the interval options (an empty string still adds its empty token, as the original) and
-// then the node options, the `--options` value is wrapped in double quotes, and so is the `--notReadySentinel` one.
-// `command` should have been through WithEnvironmentOptions.
+// The argument vector of one attempt (§2.3 run time), verb first: load and transform get `--scheduledDate <date>`
+// right after the verb; a transform's `--options` value (appended when the command has none and the attempt adds
+// something) is extended with the interval options (an empty string still adds its empty token, as the original) and
+// then the node options. With quote_for_shell=false these are the arguments the CLI receives, for execve: nothing is
+// quoted (the interval options keep the single quotes they carry). With true, the tokens ShellCommandLine joins: the
+// date wrapped in single quotes, the `--options` and `--notReadySentinel` values in double quotes, as the original's
+// shell line. The two differ only by those added quotes, so for every argument without spaces, quotes or shell
+// syntax the shell would hand the CLI the quote_for_shell=false vector; where they would differ (an empty `--tables`
+// value the shell drops, a value with `$` or a space), the vector is what the command means.
+// `command` should have been through WithEnvironmentOptions for the shell.
+std::vector<std::string> AttemptArguments(const StarlakeCommand& command, const StarlakeAttempt& attempt,
+                                          bool quote_for_shell);
+
+// The shell command line of one attempt, for logs: `<starlake_path> <AttemptArguments(…, true) joined by spaces>`.
+// Sluice never runs it through a shell (local_process.hpp runs the unquoted vector).
 std::string ShellCommandLine(std::string_view starlake_path, const StarlakeCommand& command,
                              const StarlakeAttempt& attempt);
 
