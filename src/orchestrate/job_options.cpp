@@ -102,7 +102,6 @@ std::optional<std::string> OptionText(const nlohmann::json& options, const std::
 
 JobOptions ResolveJobOptions(const nlohmann::json& options, const EnvironmentLookup& environment) {
   JobOptions resolved;
-  if (std::optional<std::string> path = OptionText(options, "SL_STARLAKE_PATH")) resolved.starlake_path = *path;
   if (std::optional<std::string> env = OptionText(options, "sl_env_var")) resolved.sl_env = ParseSlEnvVar(*env);
 
   // The original reads a retries value that is not a number as 1; a negative one is an error here.

@@ -1,5 +1,6 @@
 // The Starlake options a job runs with (reference §3), resolved once from a pipeline's `options` into values: the
-// environment of the CLI, retries, pre-load gating, and what its dataset sensor needs.
+// environment of the CLI, retries, pre-load gating, and what its dataset sensor needs. Where the CLI runs (the
+// executor and its options, SL_STARLAKE_PATH among them) is executor.hpp's.
 //
 // Resolution (§3): an option's value when present and not an empty string; else its default; else, for options that
 // have no default, the environment variable of the same name. Option values may be YAML strings, numbers or booleans;
@@ -44,7 +45,6 @@ struct PreloadSettings {
 };
 
 struct JobOptions {
-  std::string starlake_path = "starlake";  // SL_STARLAKE_PATH
   StarlakeOptionPairs sl_env;              // sl_env_var, in written order
   RetryPolicy retry;                       // retries (default 1; a value that is not a number gives 1), retry_delay (300 s)
   PreloadSettings preload;

@@ -253,7 +253,7 @@ class JobRun {
   // Runs one attempt (or, in a dry run, pretends to); returns its exit code.
   int Execute(const StarlakeTask& task, const StarlakeCommand& command, int attempt_number) {
     if (config_.dry_run) {
-      Append(StepNoteEvent{task.id, "dry run: " + Redacted(ShellCommandLine(job_.resolved.starlake_path, command,
+      Append(StepNoteEvent{task.id, "dry run: " + Redacted(ShellCommandLine(job_.executor.shell.starlake_path, command,
                                                                              Attempt(task)),
                                                             job_.resolved, config_.sl_options)});
       return 0;
@@ -262,8 +262,10 @@ class JobRun {
     std::snprintf(attempt_id, sizeof attempt_id, "%08x",
                   static_cast<unsigned>((context_.seed ^ std::hash<std::string>{}(run_id_ + task.id)) +
                                         static_cast<unsigned>(attempt_number)));
+    ExecutorSettings executor = job_.executor;
+    if (executor.dataproc.cluster_date.empty()) executor.dataproc.cluster_date = context_.clock->TodayUtc().ToString();
     ExecutorInvocation invocation =
-        RenderInvocation(job_.executor, command, Attempt(task), job_.resolved.sl_env, task.id, attempt_id);
+        RenderInvocation(executor, command, Attempt(task), job_.resolved.sl_env, task.id, attempt_id);
     std::string line = invocation.program;
     for (const std::string& argument : invocation.arguments) line += " " + argument;
     Append(StepNoteEvent{task.id, "attempt " + std::to_string(attempt_number) + ": " +
