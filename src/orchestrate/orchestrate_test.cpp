@@ -3,6 +3,8 @@
 // The worked example's graphs are golden files (tests/golden/starlake/).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/diagnostic.hpp"
 #include "orchestrate/python_literal.hpp"
 #include "orchestrate/starlake_dag_file.hpp"
@@ -276,6 +278,104 @@ TEST(StarlakeJobGraph, LoadSchedulesBecomeOneJobEachWithThePreLoadCheck) {
   EXPECT_EQ(graph.jobs[0].cron, std::optional<std::string>("0 0 * * *"));
   EXPECT_EQ(graph.jobs[1].name, "load");
   EXPECT_FALSE(graph.jobs[1].cron.has_value());
+}
+
+TEST(StarlakeJobGraph, ImportedLoadsStageBeforeLoadingAndEachNodeHasItsTask) {
+  StarlakeJobGraph graph = BuildStarlakeJobGraph(ParseStarlakeDagFile(
+      "Load.py",
+      "options = {'pre_load_strategy': 'IMPORTED'}\n"
+      "schedules = [{'schedule': 'daily', 'cron': '0 0 * * *',\n"
+      "              'domains': [{'name': 'sb', 'tables': [{'name': 'A'}, {'name': 'B.x'}]}]}]\n"));
+  const StarlakeJob& job = graph.jobs.at(0);
+  EXPECT_EQ(job.nodes, (std::vector<std::string>{"start", "check_sb_daily_incoming_files", "import_sb_daily",
+                                                 "load_sb_A", "load_sb_B_x", "end"}));
+  EXPECT_EQ(job.edges, (std::vector<std::pair<std::string, std::string>>{
+                           {"start", "check_sb_daily_incoming_files"},
+                           {"check_sb_daily_incoming_files", "import_sb_daily"},
+                           {"import_sb_daily", "load_sb_A"},
+                           {"load_sb_A", "end"},
+                           {"import_sb_daily", "load_sb_B_x"},
+                           {"load_sb_B_x", "end"}}));
+  const std::vector<std::string> tables{"A", "B.x"};
+  ASSERT_EQ(job.tasks.size(), job.nodes.size());
+  for (size_t i = 0; i < job.nodes.size(); ++i) EXPECT_EQ(job.tasks[i].id, job.nodes[i]);
+  EXPECT_EQ(job.tasks[0], (StarlakeTask{.id = "start", .kind = StarlakeTaskKind::kStart}));
+  EXPECT_EQ(job.tasks[1], (StarlakeTask{.id = "check_sb_daily_incoming_files",
+                                        .kind = StarlakeTaskKind::kPreLoad,
+                                        .domain = "sb",
+                                        .tables = tables,
+                                        .strategy = StarlakePreLoadStrategy::kImported}));
+  EXPECT_EQ(job.tasks[2],
+            (StarlakeTask{.id = "import_sb_daily", .kind = StarlakeTaskKind::kStage, .domain = "sb", .tables = tables}));
+  EXPECT_EQ(job.tasks[4], (StarlakeTask{.id = "load_sb_B_x",
+                                        .kind = StarlakeTaskKind::kLoad,
+                                        .domain = "sb",
+                                        .tables = {"B.x"},
+                                        .dataset = StarlakeDatasetRef{"sb.B.x", "sb_b_x", "0 0 * * *", 0}}));
+  EXPECT_EQ(job.tasks[5], (StarlakeTask{.id = "end",
+                                        .kind = StarlakeTaskKind::kEnd,
+                                        .dataset = StarlakeDatasetRef{"load_daily", "load_daily", "0 0 * * *", 0}}));
+  EXPECT_TRUE(job.sensor_datasets.empty());
+}
+
+TEST(StarlakeJobGraph, PendingAndAckLoadsHaveNoStageTask) {
+  for (const char* strategy : {"pending", "ack"}) {
+    StarlakeJobGraph graph = BuildStarlakeJobGraph(ParseStarlakeDagFile(
+        "L.py", std::string("options = {'pre_load_strategy': '") + strategy +
+                    "'}\nschedules = [{'domains': [{'name': 'sb', 'tables': [{'name': 'A'}]}]}]\n"));
+    ASSERT_EQ(graph.jobs.at(0).tasks.size(), 4u) << strategy;
+    EXPECT_EQ(graph.jobs[0].tasks[1].kind, StarlakeTaskKind::kPreLoad);
+    EXPECT_EQ(graph.jobs[0].tasks[2].kind, StarlakeTaskKind::kLoad);
+    EXPECT_EQ(graph.jobs[0].tasks[2].dataset->cron, std::nullopt);
+  }
+}
+
+TEST(StarlakeJobGraph, TransformTasksMaterializeTheirSinkWithTheComputedCron) {
+  // kpi.a reads two hourly-or-daily tables: its computed cron is the most frequent, hourly. kpi.b reads a table
+  // without a cron: none. The sensor datasets carry each child's cron and freshness.
+  StarlakeDagFile file = ParseStarlakeDagFile("shop.json", R"([
+    {"data": {"name": "kpi.a", "typ": "task", "sink": "Kpi.A_Out"},
+     "children": [{"data": {"name": "raw.d", "typ": "table", "cron": "0 0 * * *", "freshness": 60}},
+                  {"data": {"name": "raw.h", "typ": "table", "cron": "0 * * * *"}}]},
+    {"data": {"name": "kpi.b", "typ": "task", "cron": "None"},
+     "children": [{"data": {"name": "raw.n", "typ": "table"}}, {"data": {"name": "kpi.a", "typ": "task", "sink": "Kpi.A_Out"}}]}
+  ])");
+  StarlakeJobGraph graph = BuildStarlakeJobGraph(file);
+  const StarlakeJob& job = graph.jobs.at(0);
+  EXPECT_EQ(job.nodes, (std::vector<std::string>{"start", "kpi_a_task", "kpi_b_task", "end"}));
+  EXPECT_EQ(job.tasks[1], (StarlakeTask{.id = "kpi_a_task",
+                                        .kind = StarlakeTaskKind::kTransform,
+                                        .transform_name = "kpi.a",
+                                        .dataset = StarlakeDatasetRef{"Kpi.A_Out", "kpi_a_out", "0 * * * *", 0}}));
+  EXPECT_EQ(job.tasks[2].dataset, (StarlakeDatasetRef{"kpi.b", "kpi_b", std::nullopt, 0}));
+  EXPECT_EQ(job.tasks[3].dataset, (StarlakeDatasetRef{"shop", "shop", std::nullopt, 0}));
+  EXPECT_EQ(job.sensor_assets, (std::vector<std::string>{"raw_d", "raw_h", "raw_n"}));
+  EXPECT_EQ(job.sensor_datasets, (std::vector<StarlakeDatasetRef>{{"raw.d", "raw_d", "0 0 * * *", 60},
+                                                                  {"raw.h", "raw_h", "0 * * * *", 0},
+                                                                  {"raw.n", "raw_n", std::nullopt, 0}}));
+  // With run_dependencies_first the tables are load tasks of their sink's domain and table.
+  file.resolved.run_dependencies_first = true;
+  const StarlakeJob all = BuildStarlakeJobGraph(file).jobs.at(0);
+  auto task = std::find_if(all.tasks.begin(), all.tasks.end(), [](const StarlakeTask& t) { return t.id == "raw_d_table"; });
+  ASSERT_NE(task, all.tasks.end());
+  EXPECT_EQ(*task, (StarlakeTask{.id = "raw_d_table",
+                                 .kind = StarlakeTaskKind::kLoad,
+                                 .domain = "raw",
+                                 .tables = {"d"},
+                                 .dataset = StarlakeDatasetRef{"raw.d", "raw_d", "0 0 * * *", 60}}));
+  EXPECT_TRUE(all.sensor_datasets.empty());
+}
+
+TEST(StarlakeJobGraph, TheMostFrequentCronWinsAndEqualFrequenciesPreferTheLaterTick) {
+  auto computed = [](const std::string& first, const std::string& second) {
+    StarlakeDagFile file = ParseStarlakeDagFile("c.json", R"([{"data": {"name": "t", "typ": "task"}, "children": [
+      {"data": {"name": "x.a", "cron": ")" + first + R"("}}, {"data": {"name": "x.b", "cron": ")" + second + R"("}}]}])");
+    return BuildStarlakeJobGraph(file).jobs.at(0).tasks.at(1).dataset->cron;
+  };
+  EXPECT_EQ(computed("0 0 * * 0", "0 0 * * *"), std::optional<std::string>("0 0 * * *"));
+  EXPECT_EQ(computed("*/5 * * * *", "0 * * * *"), std::optional<std::string>("*/5 * * * *"));
+  EXPECT_EQ(computed("0 1 * * *", "0 3 * * *"), std::optional<std::string>("0 3 * * *"));
+  EXPECT_EQ(computed("0 3 * * *", "0 1 * * *"), std::optional<std::string>("0 3 * * *"));
 }
 
 }  // namespace

@@ -130,29 +130,14 @@ void CollectEdges(const StarlakeDependency& node, std::map<std::string, std::set
   }
 }
 
-// A job cannot wait on itself: a name that depends on itself through the tree (over every occurrence of each name)
-// is an error naming the cycle.
+// A job cannot wait on itself: a name that depends on itself through the tree is an error naming the cycle.
 void CheckAcyclic(const std::vector<StarlakeDependency>& nodes, const ValueSite& site) {
-  std::map<std::string, std::set<std::string>> edges;
-  for (const StarlakeDependency& node : nodes) CollectEdges(node, edges);
-  enum class Mark { kVisiting, kDone };
-  std::map<std::string, Mark> marks;
-  std::vector<std::string> path;
-  std::function<void(const std::string&)> visit = [&](const std::string& name) {
-    if (auto mark = marks.find(name); mark != marks.end()) {
-      if (mark->second == Mark::kDone) return;
-      std::string cycle;
-      for (auto it = std::find(path.begin(), path.end(), name); it != path.end(); ++it) cycle += *it + " -> ";
-      site.Fail(kShape, "task_deps has a dependency cycle: " + cycle + name,
-                "a task cannot depend on itself; fix the models' references and generate the DAG again");
-    }
-    marks[name] = Mark::kVisiting;
-    path.push_back(name);
-    for (const std::string& child : edges[name]) visit(child);
-    path.pop_back();
-    marks[name] = Mark::kDone;
-  };
-  for (const auto& [name, children] : edges) visit(name);
+  const std::vector<std::string> cycle = FindDependencyCycle(nodes);
+  if (cycle.empty()) return;
+  std::string names;
+  for (const std::string& name : cycle) names += (names.empty() ? "" : " -> ") + name;
+  site.Fail(kShape, "task_deps has a dependency cycle: " + names,
+            "a task cannot depend on itself; fix the models' references and generate the DAG again");
 }
 
 // task_deps JSON text at `site` (a whole file, or a string inside a module). `verbatim` tells whether offsets in
@@ -239,26 +224,11 @@ std::optional<std::string> OptionText(const nlohmann::json& options, const char*
 }
 
 StarlakeDagOptions ResolveOptions(const nlohmann::json& options, const ValueSite& site) {
-  StarlakeDagOptions resolved;
-  if (std::optional<std::string> value = OptionText(options, "run_dependencies_first")) {
-    resolved.run_dependencies_first = Lower(*value) == "true";
+  auto resolved = ResolveStarlakeOptions(options);
+  if (const auto* problem = std::get_if<StarlakeOptionProblem>(&resolved)) {
+    site.Fail(kBadOption, problem->message, problem->hint);
   }
-  if (std::optional<std::string> value = OptionText(options, "pre_load_strategy")) {
-    const std::string strategy = Lower(*value);
-    if (strategy == "none") {
-      resolved.pre_load_strategy = StarlakePreLoadStrategy::kNone;
-    } else if (strategy == "imported") {
-      resolved.pre_load_strategy = StarlakePreLoadStrategy::kImported;
-    } else if (strategy == "pending") {
-      resolved.pre_load_strategy = StarlakePreLoadStrategy::kPending;
-    } else if (strategy == "ack") {
-      resolved.pre_load_strategy = StarlakePreLoadStrategy::kAck;
-    } else {
-      site.Fail(kBadOption, "option `pre_load_strategy` is `" + *value + "`, which the dagster orchestrator does not take",
-                "valid values: none, imported, pending, ack");
-    }
-  }
-  return resolved;
+  return std::get<StarlakeDagOptions>(resolved);
 }
 
 std::string PipelineId(const std::string& file_name) {
@@ -316,6 +286,61 @@ StarlakeDagFile ParseModule(const std::string& file_name, std::string_view text)
 }
 
 }  // namespace
+
+std::variant<StarlakeDagOptions, StarlakeOptionProblem> ResolveStarlakeOptions(const nlohmann::json& options) {
+  StarlakeDagOptions resolved;
+  if (std::optional<std::string> value = OptionText(options, "run_dependencies_first")) {
+    resolved.run_dependencies_first = Lower(*value) == "true";
+  }
+  if (std::optional<std::string> value = OptionText(options, "pre_load_strategy")) {
+    const std::string strategy = Lower(*value);
+    if (strategy == "none") {
+      resolved.pre_load_strategy = StarlakePreLoadStrategy::kNone;
+    } else if (strategy == "imported") {
+      resolved.pre_load_strategy = StarlakePreLoadStrategy::kImported;
+    } else if (strategy == "pending") {
+      resolved.pre_load_strategy = StarlakePreLoadStrategy::kPending;
+    } else if (strategy == "ack") {
+      resolved.pre_load_strategy = StarlakePreLoadStrategy::kAck;
+    } else {
+      return StarlakeOptionProblem{
+          "pre_load_strategy",
+          "option `pre_load_strategy` is `" + *value + "`, which the dagster orchestrator does not take",
+          "valid values: none, imported, pending, ack"};
+    }
+  }
+  return resolved;
+}
+
+std::vector<std::string> FindDependencyCycle(const std::vector<StarlakeDependency>& dependencies) {
+  std::map<std::string, std::set<std::string>> edges;
+  for (const StarlakeDependency& node : dependencies) CollectEdges(node, edges);
+  enum class Mark { kVisiting, kDone };
+  std::map<std::string, Mark> marks;
+  std::vector<std::string> path;
+  std::vector<std::string> cycle;
+  // Returns true once a cycle is found (it is then in `cycle`).
+  std::function<bool(const std::string&)> visit = [&](const std::string& name) {
+    if (auto mark = marks.find(name); mark != marks.end()) {
+      if (mark->second == Mark::kDone) return false;
+      cycle.assign(std::find(path.begin(), path.end(), name), path.end());
+      cycle.push_back(name);
+      return true;
+    }
+    marks[name] = Mark::kVisiting;
+    path.push_back(name);
+    for (const std::string& child : edges[name]) {
+      if (visit(child)) return true;
+    }
+    path.pop_back();
+    marks[name] = Mark::kDone;
+    return false;
+  };
+  for (const auto& [name, children] : edges) {
+    if (visit(name)) break;
+  }
+  return cycle;
+}
 
 bool IsNoneCron(std::string_view cron) { return Lower(Trim(cron)) == "none"; }
 

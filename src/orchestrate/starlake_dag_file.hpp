@@ -39,16 +39,22 @@ struct StarlakeDependency {
   std::optional<std::string> stream;
   int64_t freshness = 0;  // seconds
   std::vector<StarlakeDependency> children;
+
+  bool operator==(const StarlakeDependency&) const = default;
 };
 
 // A transform DAG: the top-level task_deps nodes (its first-level tasks).
 struct StarlakeTransformDag {
   std::vector<StarlakeDependency> dependencies;
+
+  bool operator==(const StarlakeTransformDag&) const = default;
 };
 
 struct StarlakeDomain {
   std::string name;
   std::vector<std::string> tables;
+
+  bool operator==(const StarlakeDomain&) const = default;
 };
 
 // One schedule of a load DAG.
@@ -56,10 +62,14 @@ struct StarlakeSchedule {
   std::optional<std::string> name;  // unset for "None"
   std::optional<std::string> cron;  // unset for "None"
   std::vector<StarlakeDomain> domains;
+
+  bool operator==(const StarlakeSchedule&) const = default;
 };
 
 struct StarlakeLoadDag {
   std::vector<StarlakeSchedule> schedules;
+
+  bool operator==(const StarlakeLoadDag&) const = default;
 };
 
 enum class StarlakePreLoadStrategy { kNone, kImported, kPending, kAck };
@@ -68,6 +78,8 @@ enum class StarlakePreLoadStrategy { kNone, kImported, kPending, kAck };
 struct StarlakeDagOptions {
   bool run_dependencies_first = false;
   StarlakePreLoadStrategy pre_load_strategy = StarlakePreLoadStrategy::kNone;
+
+  bool operator==(const StarlakeDagOptions&) const = default;
 };
 
 struct StarlakeDagFile {
@@ -76,6 +88,8 @@ struct StarlakeDagFile {
   StarlakeDagOptions resolved;
   std::optional<std::string> cron;          // the module's `cron`; unset for "None", None, or JSON input
   std::variant<StarlakeTransformDag, StarlakeLoadDag> dag;
+
+  bool operator==(const StarlakeDagFile&) const = default;
 };
 
 // Reads `text` as the file `file_name` (only its name is used: the extension picks the format, `.py` a module,
@@ -84,6 +98,21 @@ StarlakeDagFile ParseStarlakeDagFile(const std::string& file_name, std::string_v
 
 // ParseStarlakeDagFile of the file's contents; diagnostics name the path as given.
 StarlakeDagFile ReadStarlakeDagFile(const std::filesystem::path& path);
+
+// An option whose value the option does not take: which, and what to say about it.
+struct StarlakeOptionProblem {
+  std::string key;      // e.g. `pre_load_strategy`
+  std::string message;  // names the option and the value
+  std::string hint;     // the valid values
+};
+
+// `options` (a JSON object) resolved by the reference's rule (above): the resolved options, or the first option
+// whose value it does not take. Every reader of options (this file's, the Sluice pipeline file's) resolves here.
+std::variant<StarlakeDagOptions, StarlakeOptionProblem> ResolveStarlakeOptions(const nlohmann::json& options);
+
+// A dependency cycle of the task_deps tree over every occurrence of each name, as the names along it with the
+// first one repeated at the end (`a`, `b`, `a`); empty when there is none.
+std::vector<std::string> FindDependencyCycle(const std::vector<StarlakeDependency>& dependencies);
 
 // Whether `cron` is "None" in any case with surrounding blanks: the generated files' way of saying no cron.
 bool IsNoneCron(std::string_view cron);

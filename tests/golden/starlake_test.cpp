@@ -1,6 +1,7 @@
 // Golden tests of `sluice starlake import FILE --json`: every `tests/golden/starlake/*.test` file is one file as
 // `starlake dag-generate` writes it (task_deps JSON or a generated Dagster module) and the job graph Sluice reads
-// from it, printed as the command prints it — or the located error it reports.
+// from it, printed as the command prints it — or the located error it reports. Each readable case's Sluice
+// pipeline file must also read back as the imported file.
 //
 // File format (tests/golden/golden_file.hpp):
 //   # comment lines
@@ -16,6 +17,7 @@
 
 #include "core/diagnostic.hpp"
 #include "golden_file.hpp"
+#include "orchestrate/pipeline_file.hpp"
 #include "orchestrate/starlake_dag_file.hpp"
 #include "orchestrate/starlake_job_graph.hpp"
 
@@ -50,6 +52,21 @@ TEST_P(StarlakeGolden, ImportPrintsTheExpectedJobGraph) {
     return;
   }
   EXPECT_EQ(actual, golden.expect) << "update with SLUICE_GOLDEN_UPDATE=1 and review the diff";
+}
+
+// What import writes reads back as what was imported: the Sluice pipeline file of every readable case parses to
+// the same StarlakeDagFile.
+TEST_P(StarlakeGolden, ThePipelineFileReadsBackAsTheImportedFile) {
+  const golden::GoldenFile golden = golden::ParseGoldenFile(golden::ReadText(kCorpus / (GetParam() + ".test")));
+  ASSERT_EQ(golden.sections.size(), 1u);
+  StarlakeDagFile imported;
+  try {
+    imported = ParseStarlakeDagFile(golden.sections[0].argument, golden.sections[0].text);
+  } catch (const Error&) {
+    GTEST_SKIP() << "an error case";
+  }
+  const std::string text = WritePipelineFile(imported);
+  EXPECT_EQ(ParsePipelineFile(imported.pipeline_id + ".yml", text), imported) << text;
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, StarlakeGolden, ::testing::ValuesIn(golden::CorpusCases(kCorpus)),

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/closest_name.hpp"
 #include "core/diagnostic.hpp"
 #include "sql/relational/expr_nodes.hpp"
 
@@ -54,34 +55,12 @@ using namespace detail;
 
 namespace {
 
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) == std::tolower(static_cast<unsigned char>(b[j - 1]));
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 [[noreturn]] void UnknownColumn(const Schema& schema, std::string_view column) {
-  std::string best;
-  size_t best_distance = std::max<size_t>(2, column.size() / 3) + 1;
-  for (const Field& field : schema.fields()) {
-    size_t distance = EditDistance(column, field.name);
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = field.name;
-    }
-  }
+  std::vector<std::string> names;
+  for (const Field& field : schema.fields()) names.push_back(field.name);
+  const std::optional<std::string> best = ClosestName(column, names);
   Fail("SLU-EXPR-001", "unknown column `" + std::string(column) + "`; the table has: " + ColumnList(schema),
-       best.empty() ? "use one of the table's columns" : "did you mean `" + best + "`?");
+       best ? "did you mean `" + *best + "`?" : "use one of the table's columns");
 }
 
 const Field& FieldOf(const Schema& schema, std::string_view column) {
