@@ -17,11 +17,11 @@ cd "$work/starbake"
 sed -i "s|@STARLAKE@|$starlake|g; s|@SL_ROOT@|$PWD/starlake|g" dags/*.py
 export STARLAKE_DOUBLE_LOG="$PWD/starlake_calls.jsonl"
 
-echo "== sluice starlake import dags/starbake_load.py   (writes orchestration/starbake_load.yml)"
-"$sluice" starlake import dags/starbake_load.py --output orchestration
+echo "== sluice starlake import dags/starbake_load.py   (writes pipelines/starbake_load.yml)"
+"$sluice" starlake import dags/starbake_load.py
 echo
 echo "== sluice starlake import dags/starbake_kpi.py"
-"$sluice" starlake import dags/starbake_kpi.py --output orchestration
+"$sluice" starlake import dags/starbake_kpi.py
 echo
 echo "== sluice schedules preview starbake_load_schedule -n 3"
 SLUICE_NOW=2026-07-17T23:59:57Z "$sluice" schedules preview starbake_load_schedule -n 3

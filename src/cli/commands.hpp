@@ -74,6 +74,13 @@ struct TestOptions {
 
 struct StarlakeImportOptions {
   std::string file;  // a task_deps JSON or a generated Dagster DAG module (.py), relative to the working directory
+  std::string output = "pipelines";  // the folder the pipeline file is written to, relative to the working directory
+  bool force = false;                // replace a pipeline file that differs
+  bool json = false;                 // print the job graph instead of writing
+};
+
+struct PipelinesValidateOptions {
+  std::string dir = "pipelines";  // relative to the working directory
   bool json = false;
 };
 
@@ -104,8 +111,11 @@ int Audit(const GlobalOptions& global, const AuditOptions& options);
 // 1 when an asset is rejected.
 int Inspect(const GlobalOptions& global, bool json);
 
-// starlake import: prints the job graph of a Starlake DAG file; writes nothing (starlake_commands.cpp).
+// starlake import: writes the Sluice pipeline file of a Starlake DAG file, or with --json prints its job graph
+// (starlake_commands.cpp).
 int StarlakeImport(const StarlakeImportOptions& options);
+// pipelines validate: every pipeline file of a folder read; 1 when one has an error (starlake_commands.cpp).
+int PipelinesValidate(const PipelinesValidateOptions& options);
 
 // The whole command line: flags, dispatch, errors rendered; returns the exit code. `sluice` and code programs call it.
 int Main(int argc, char** argv);

@@ -1,7 +1,7 @@
 // The command-line entry point of `sluice` and of code programs (sluice_add_pipeline): parses flags (CLI11),
 // dispatches to cli/*_command.cpp, and renders sluice::Error. A code program offers the commands that work on
 // definitions and history (run, status, clean, runs, logs, inspect, backfills), not those of SQL-model projects' files
-// nor `starlake`, which reads files Starlake generates.
+// nor `starlake` and `pipelines`, which read files Starlake generates and the pipeline files made from them.
 // Exit codes: 0 ok, 1 failure, 2 usage (a cli::UsageError or a CLI11 parse error), 130 canceled by a signal (run).
 #include <unistd.h>
 
@@ -264,20 +264,43 @@ int Main(int argc, char** argv) {
 
   StarlakeImportOptions starlake_import;
   CLI::App* starlake_cmd =
-      app.add_subcommand("starlake", "Starlake projects: read what `starlake dag-generate` produces");
+      app.add_subcommand("starlake", "Starlake projects: import what `starlake dag-generate` produces");
   starlake_cmd->require_subcommand(1);
   CLI::App* starlake_import_cmd = starlake_cmd->add_subcommand(
       "import",
-      "Read a task_deps JSON or a generated Dagster DAG module (.py, read without running Python) and print its "
-      "job graph: per job its task ids with `start` and `end`, edges, trigger datasets and cron, honouring the "
-      "options the file sets (run_dependencies_first, pre_load_strategy). Writes nothing; writing a Sluice "
-      "pipeline file from it comes later");
+      "Read a task_deps JSON or a generated Dagster DAG module (.py, read without running Python) and write its "
+      "Sluice pipeline file, <DIR>/<pipeline id>.yml (docs/starlake.md), then print where and its job graph: per "
+      "job its trigger, nodes and edges, honouring the options the file sets (run_dependencies_first, "
+      "pre_load_strategy). With --json, print the job graph as JSON and write nothing");
   starlake_import_cmd->add_option("file", starlake_import.file, "The file (relative to the working directory)")
       ->required();
+  starlake_import_cmd->add_option("--output", starlake_import.output,
+                                  "Folder of the pipeline file, created if missing (default: pipelines, relative to "
+                                  "the working directory)");
+  starlake_import_cmd->add_flag("--force", starlake_import.force,
+                                "Replace a pipeline file that already exists with other contents");
   starlake_import_cmd->add_flag(
       "--json", starlake_import.json,
-      "Print {\"jobs\": [{\"name\", \"nodes\", \"edges\": [[from, to], ...], \"sensor_assets\", \"cron\"}]}");
-  starlake_import_cmd->footer("Exit codes: 0 the graph was printed; 1 the file cannot be read (the error is located).");
+      "Print {\"jobs\": [{\"name\", \"nodes\", \"edges\": [[from, to], ...], \"sensor_assets\", \"cron\"}]} and "
+      "write nothing");
+  starlake_import_cmd->footer(
+      "Exit codes: 0 the file was written (or was already up to date), or the graph printed; 1 the file cannot be "
+      "read (the error is located), its pipeline file exists with other contents (without --force), or it cannot "
+      "be written. Nothing is written on an error.");
+
+  PipelinesValidateOptions pipelines_validate;
+  CLI::App* pipelines_cmd =
+      app.add_subcommand("pipelines", "Sluice pipeline files (what `sluice starlake import` writes)");
+  pipelines_cmd->require_subcommand(1);
+  CLI::App* pipelines_validate_cmd = pipelines_cmd->add_subcommand(
+      "validate",
+      "Read every *.yml and *.yaml file of a folder as a pipeline file and print each one's jobs, or every file's "
+      "errors, located file:line:col");
+  pipelines_validate_cmd->add_option("dir", pipelines_validate.dir,
+                                     "The folder (default: pipelines, relative to the working directory)");
+  pipelines_validate_cmd->add_flag("--json", pipelines_validate.json,
+                                   "Print the job graph of all the files as one {\"jobs\": [...]} document");
+  pipelines_validate_cmd->footer("Exit codes: 0 every file is valid; 1 a file has an error, or the folder cannot be read.");
 
   std::optional<OrchestrateCommands> orchestrate_commands;
   if (code == nullptr) orchestrate_commands.emplace(app, *starlake_cmd);
@@ -285,11 +308,12 @@ int Main(int argc, char** argv) {
   if (code != nullptr) {  // the commands over a project's files, and their flags, are sluice's
     // Removing destroys them (and their children): each pointer is cleared so nothing reads them after.
     for (CLI::App** command :
-         {&discover_cmd, &compile_cmd, &plan_cmd, &build_cmd, &test_cmd, &audit_cmd, &starlake_cmd}) {
+         {&discover_cmd, &compile_cmd, &plan_cmd, &build_cmd, &test_cmd, &audit_cmd, &starlake_cmd, &pipelines_cmd}) {
       app.remove_subcommand(*command);
       *command = nullptr;
     }
     starlake_import_cmd = nullptr;
+    pipelines_validate_cmd = nullptr;
     app.remove_option(target_opt);
     app.remove_option(vars_opt);
     app.remove_subcommand(connection);  // an option group is a subcommand to CLI11
@@ -352,8 +376,10 @@ int Main(int argc, char** argv) {
     if (parsed(test_cmd)) return Test(global, test);
     if (parsed(audit_cmd)) return Audit(global, audit);
     if (parsed(inspect_cmd)) return Inspect(global, inspect_json);
-    // A code program removed (and so destroyed) the starlake group: its pointers are read only in `sluice`.
+    // A code program removed (and so destroyed) the starlake and pipelines groups: their pointers are read only in
+    // `sluice`.
     if (parsed(starlake_import_cmd)) return StarlakeImport(starlake_import);
+    if (parsed(pipelines_validate_cmd)) return PipelinesValidate(pipelines_validate);
     if (orchestrate_commands) {
       if (std::optional<int> exit_code = orchestrate_commands->Dispatch(global)) return *exit_code;
     }

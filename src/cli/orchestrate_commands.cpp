@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -15,6 +16,7 @@
 #include "core/diagnostic.hpp"
 #include "core/environment.hpp"
 #include "core/logical_datetime.hpp"
+#include "core/tick_plan.hpp"
 #include "core/time_zone.hpp"
 #include "orchestrate/daemon.hpp"
 #include "orchestrate/pipeline_file.hpp"
@@ -148,7 +150,10 @@ int SchedulesList(const GlobalOptions& global, const std::string& pipelines, boo
     const TimeZone zone = TimeZone::Named(schedule.job->resolved.timezone);
     std::optional<system_clock::time_point> next =
         CronSchedule::Parse(*schedule.job->job.cron).NextAfter(clock.Now(), zone);
-    std::vector<TickRecord> last = store->TicksOf(schedule.name, 1);
+    // The latest tick by its time: after missed ticks the skipped ones are recorded after the one that fired.
+    std::vector<TickRecord> last = store->TicksOf(schedule.name, static_cast<int>(kMaxListedSkippedTicks) + 1);
+    std::sort(last.begin(), last.end(),
+              [](const TickRecord& a, const TickRecord& b) { return a.tick_time > b.tick_time; });
     list.push_back({{"name", schedule.name},
                     {"job", schedule.job->job.name},
                     {"cron", *schedule.job->job.cron},

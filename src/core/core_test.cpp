@@ -16,6 +16,7 @@
 
 #include "core/asset_key.hpp"
 #include "core/clock.hpp"
+#include "core/closest_name.hpp"
 #include "core/daily_partitions.hpp"
 #include "core/date.hpp"
 #include "core/diagnostic.hpp"
@@ -353,6 +354,14 @@ TEST(EnvironmentSwitchTest, UnsetEmptyOffAndOn) {
     EXPECT_EQ(EnvironmentSwitch(name), true) << on;
   }
   ::unsetenv(name);
+}
+
+TEST(ClosestName, SuggestsTheNearestCandidateWithinAThirdOfTheWord) {
+  EXPECT_EQ(EditDistance("Kitten", "sitting"), 3u);
+  EXPECT_EQ(ClosestName("dependncies", {"cron", "dependencies", "schedules"}), std::optional<std::string>("dependencies"));
+  EXPECT_EQ(ClosestName("schedule", {"schedules", "scheduled"}), std::optional<std::string>("schedules"));
+  EXPECT_EQ(ClosestName("xyz", {"cron", "kind"}), std::nullopt);
+  EXPECT_EQ(ClosestName("a", {}), std::nullopt);
 }
 
 }  // namespace

@@ -134,18 +134,20 @@ TEST_F(DaemonTest, AScheduleFiresItsTickOnceWithTheIntervalThatJustClosed) {
 
 TEST_F(DaemonTest, TicksMissedWhileNoDaemonRanAreSkippedExceptTheLatest) {
   NewDaemon({Job("starbake_load.py", kLoadDag)})->EvaluateInstigators();
-  clock_.Set(At("2026-07-21T09:00:00Z"));  // the daemon was down for three midnights
+  clock_.Set(At("2026-07-21T09:00:00Z"));  // the daemon was down for four midnights
   auto restarted = NewDaemon({Job("starbake_load.py", kLoadDag)});
   std::vector<std::string> queued = restarted->EvaluateInstigators();
   ASSERT_EQ(queued.size(), 1u);
   EXPECT_EQ(store_->GetRun(queued[0])->tags.at("logical_datetime"), "2026-07-21T00:00:00+0000");
-  std::vector<TickRecord> ticks = store_->TicksOf("starbake_load_schedule", -1);
-  ASSERT_EQ(ticks.size(), 3u);
+  std::vector<TickRecord> ticks = store_->TicksOf("starbake_load_schedule", -1);  // newest recorded first
+  ASSERT_EQ(ticks.size(), 4u);
   EXPECT_EQ(ticks[0].status, TickStatus::kSkipped);
   EXPECT_EQ(ticks[0].tick_time, "2026-07-20T00:00:00.000Z");
   EXPECT_NE(ticks[0].skip_reason.find("only the latest due tick fires"), std::string::npos);
   EXPECT_EQ(ticks[1].tick_time, "2026-07-19T00:00:00.000Z");
-  EXPECT_EQ(ticks[2].status, TickStatus::kSuccess);
+  EXPECT_EQ(ticks[2].tick_time, "2026-07-18T00:00:00.000Z");
+  EXPECT_EQ(ticks[3].status, TickStatus::kSuccess) << "the fired tick is recorded first";
+  EXPECT_EQ(ticks[3].tick_time, "2026-07-21T00:00:00.000Z");
 }
 
 TEST_F(DaemonTest, ADaemonStoppedBetweenClaimingARunKeyAndCreatingTheRunCreatesItOnceOnRestart) {

@@ -164,11 +164,11 @@ class PipelineReader {
            "a transform pipeline has `dependencies`, a load pipeline `schedules`");
     }
     if (const Field* options = Find(fields, "options")) file.options = Options(*options);
-    if (const auto* problem = std::get_if<StarlakeOptionProblem>(&resolved_)) {
-      const Field& option = *Find(option_fields_, problem->key);
-      Fail(MarkOf(option), kBadOption, problem->message, problem->hint);
+    const auto resolved = ResolveStarlakeOptions(file.options);
+    if (const auto* problem = std::get_if<StarlakeOptionProblem>(&resolved)) {
+      Fail(MarkOf(*Find(option_fields_, problem->key)), kBadOption, problem->message, problem->hint);
     }
-    file.resolved = std::get<StarlakeDagOptions>(resolved_);
+    file.resolved = std::get<StarlakeDagOptions>(resolved);
     if (kind_name == "load") {
       for (const char* key : {"cron", "dependencies"}) {
         if (const Field* field = Find(fields, key)) {
@@ -290,6 +290,7 @@ class PipelineReader {
     return nullptr;
   }
 
+  // The `options` mapping as a JSON object; records each option's field in option_fields_.
   nlohmann::json Options(const Field& field) {
     nlohmann::json options = nlohmann::json::object();
     if (field.value.IsNull()) return options;
@@ -303,7 +304,6 @@ class PipelineReader {
       options[option.key] = Json(option.value);
       option_fields_.push_back(std::move(option));
     }
-    resolved_ = ResolveStarlakeOptions(options);
     return options;
   }
 
@@ -394,8 +394,7 @@ class PipelineReader {
 
   const std::string& file_;
   std::string_view text_;
-  std::vector<Field> option_fields_;
-  std::variant<StarlakeDagOptions, StarlakeOptionProblem> resolved_ = StarlakeDagOptions{};
+  std::vector<Field> option_fields_;  // where each option is written, for its value's errors
   std::map<std::string, YAML::Mark> name_marks_;  // each dependency name's first occurrence
 };
 

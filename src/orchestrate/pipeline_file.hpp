@@ -73,7 +73,7 @@ SavedPipelineFile SavePipelineFile(const StarlakeDagFile& file, const std::files
 
 // One file of a pipeline folder: its pipeline when it was read, else the diagnostics that kept it from being read.
 struct PipelineFolderEntry {
-  std::filesystem::path path;  // the folder as given / the file name
+  std::filesystem::path path;  // <dir as given>/<file name>
   std::optional<StarlakeDagFile> pipeline;
   std::vector<Diagnostic> errors;
 };

@@ -89,6 +89,7 @@ class JobRunTest : public testing::Test {
                   const std::map<std::string, nlohmann::json>& extra_options = {}) {
     StarlakeDagFile file = ParseStarlakeDagFile(file_name, text);
     for (const auto& [key, value] : extra_options) file.options[key] = value;
+    file.resolved = std::get<StarlakeDagOptions>(ResolveStarlakeOptions(file.options));
     const EnvironmentLookup no_environment = [](const std::string&) { return std::nullopt; };
     RunnableJob job{BuildStarlakeJobGraph(file).jobs.front(), file.options,
                     ResolveJobOptions(file.options, no_environment), ResolveExecutorSettings(file.options,
