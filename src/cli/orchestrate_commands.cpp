@@ -31,6 +31,18 @@ using json = nlohmann::ordered_json;
 using orchestrate::RunnableJob;
 using std::chrono::system_clock;
 
+// Calls `f`; an Error it throws is about what was typed (a flag's value), so it becomes a UsageError (exit 2).
+template <typename F>
+auto AsUsage(F&& f) {
+  try {
+    return f();
+  } catch (const UsageError&) {
+    throw;
+  } catch (const Error& error) {
+    throw UsageError(error.diagnostics());
+  }
+}
+
 // The clock of the orchestrator's commands: real time, or real time shifted to start at `--now` (or SLUICE_NOW), so
 // tests and replays put the daemon at any instant.
 std::unique_ptr<Clock> ClockFor(const std::string& now_flag) {
@@ -39,7 +51,7 @@ std::unique_ptr<Clock> ClockFor(const std::string& now_flag) {
     if (const char* env = std::getenv("SLUICE_NOW"); env != nullptr) now = env;
   }
   if (now.empty()) return std::make_unique<SystemClock>();
-  return std::make_unique<ShiftedClock>(CheckingArguments([&] { return ParseLogicalDatetime(now); }));
+  return std::make_unique<ShiftedClock>(AsUsage([&] { return ParseLogicalDatetime(now); }));
 }
 
 std::filesystem::path PipelineFolder(const GlobalOptions& global, const std::string& flag) {
@@ -311,7 +323,7 @@ int SensorsShow(const GlobalOptions& global, const std::string& pipelines, const
 orchestrate::JobRunConfig RunConfigOf(const std::string& logical, const std::string& previous, bool dry_run,
                                       const std::string& sl_options) {
   orchestrate::JobRunConfig config;
-  CheckingArguments([&] {
+  AsUsage([&] {
     if (!logical.empty()) config.logical_datetime = ParseLogicalDatetime(logical);
     if (!previous.empty()) config.previous_logical_datetime = ParseLogicalDatetime(previous);
     if (!sl_options.empty()) config.sl_options = orchestrate::ParseSlOptions(sl_options);
@@ -369,7 +381,7 @@ int Daemon(const GlobalOptions& global, const std::string& pipelines, orchestrat
            const std::string& now_flag, const std::string& until_flag) {
   std::unique_ptr<Clock> clock = ClockFor(now_flag);
   std::optional<system_clock::time_point> until;
-  if (!until_flag.empty()) until = CheckingArguments([&] { return ParseLogicalDatetime(until_flag); });
+  if (!until_flag.empty()) until = AsUsage([&] { return ParseLogicalDatetime(until_flag); });
   std::vector<RunnableJob> jobs = LoadJobs(PipelineFolder(global, pipelines));
   CancelOnSignal signals;
   std::unique_ptr<StateStore> store = OpenStore(global);
@@ -475,7 +487,7 @@ std::optional<int> OrchestrateCommands::Dispatch(const GlobalOptions& global) {
     settings.sensor_interval = std::chrono::seconds(daemon_.sensor_interval_s);
     settings.max_concurrent_runs = daemon_.max_concurrent_runs;
     for (const std::string& limit : daemon_.tag_limits) {
-      settings.tag_limits.push_back(CheckingArguments([&] { return orchestrate::ParseTagLimit(limit); }));
+      settings.tag_limits.push_back(AsUsage([&] { return orchestrate::ParseTagLimit(limit); }));
     }
     return Daemon(global, daemon_.pipelines, settings, daemon_.wait, daemon_.now, daemon_.until);
   }
