@@ -1,5 +1,5 @@
 # Thin wrappers over scripts/ and CMake presets. See README.md.
-.PHONY: setup build demo test bench bench-engine bench-clickhouse bench-backfill debug fuzz clean
+.PHONY: setup build demo test bench bench-engine bench-clickhouse bench-backfill bench-orchestrate debug fuzz clean
 
 JOBS ?= $(shell nproc)
 
@@ -14,6 +14,8 @@ demo: build
 	@bash examples/orders_demo/run_demo.sh build/release/src/cli/sluice
 	@echo
 	@bash examples/sdk_orders/run_demo.sh build/release/examples/sdk_orders/sdk_orders
+	@echo
+	@bash examples/starbake/run_demo.sh build/release/src/cli/sluice build/release/tests/starlake_double
 
 test: build
 	@ctest --preset release -j $(JOBS)
@@ -40,6 +42,11 @@ bench-clickhouse: build
 bench-backfill: build
 	@python3 bench/sdk/run_bench_backfill.py --program build/release/bench/bench_backfill \
 	  --floor build/release/bench/engine_floor --work build/bench $(BACKFILL_BENCH_ARGS)
+
+bench-orchestrate: build
+	@python3 bench/orchestrate/run_bench_orchestrate.py --sluice build/release/src/cli/sluice \
+	  --bench build/release/bench/orchestrate_bench --double build/release/tests/starlake_double \
+	  --work build/bench/orchestrate $(ORCHESTRATE_BENCH_ARGS)
 
 debug: setup
 	@cmake --preset debug >/dev/null

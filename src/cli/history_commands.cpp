@@ -256,6 +256,14 @@ int Status(const GlobalOptions& global, bool as_json) {
     inputs.notes.insert(inputs.notes.begin(), "the project does not load (" + inputs.project_errors.front().code +
                                                   "; `sluice compile` shows why): showing the run history only");
   }
+  // Datasets orchestrated jobs materialize (Starlake loads and transforms): the newest record of each.
+  json datasets = json::array();
+  for (const AssetMaterializationRecord& record : state->LatestAssetMaterializations()) {
+    datasets.push_back({{"dataset", record.asset},
+                        {"partition", record.partition},
+                        {"run_id", record.run_id},
+                        {"materialized_at", record.at}});
+  }
   const ProjectSettings* where = inputs.where();
   if (as_json) {
     json errors = json::array();
@@ -265,6 +273,7 @@ int Status(const GlobalOptions& global, bool as_json) {
                              {"project_errors", errors},
                              {"notes", inputs.notes},
                              {"assets", assets},
+                             {"datasets", datasets},
                              {"orphans", orphan_list}}
                             .dump(2)
                             .c_str());
@@ -279,6 +288,14 @@ int Status(const GlobalOptions& global, bool as_json) {
     std::string written = last.is_null() ? "never" : last["written_at"].get<std::string>();
     std::printf("%s  %s  %s  %s  %s\n", Pad(item["asset"], 36).c_str(), Pad(kind, 8).c_str(),
                 Pad(item["state"], 12).c_str(), Pad(written, 26).c_str(), StatusDetail(item).c_str());
+  }
+  if (!datasets.empty()) {
+    std::printf("\n%s  %s  %s  %s\n", Pad("DATASET (orchestrated jobs)", 36).c_str(),
+                Pad("LAST MATERIALIZED", 26).c_str(), Pad("PARTITION", 26).c_str(), "RUN");
+    for (const json& item : datasets) {
+      std::printf("%s  %s  %s  %s\n", Pad(item["dataset"], 36).c_str(), Pad(item["materialized_at"], 26).c_str(),
+                  Pad(item["partition"], 26).c_str(), item["run_id"].get<std::string>().c_str());
+    }
   }
   if (!orphans.empty()) {
     std::printf("\nleft behind by removed or renamed models (`sluice clean --apply` drops them):\n");
@@ -379,6 +396,8 @@ int Runs(const GlobalOptions& global, bool as_json, int limit) {
       list.push_back({{"run_id", run.run_id},
                       {"status", RunStatusName(run.status)},
                       {"selection", run.selection},
+                      {"job", run.job.empty() ? json(nullptr) : json(run.job)},
+                      {"tags", run.tags},
                       {"partition_start", run.partition_start ? json(*run.partition_start) : json(nullptr)},
                       {"partition_end", run.partition_end ? json(*run.partition_end) : json(nullptr)},
                       {"created_at", run.created_at},

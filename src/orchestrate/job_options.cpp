@@ -102,43 +102,75 @@ std::optional<std::string> OptionText(const nlohmann::json& options, const std::
 
 JobOptions ResolveJobOptions(const nlohmann::json& options, const EnvironmentLookup& environment) {
   JobOptions resolved;
-  if (std::optional<std::string> env = OptionText(options, "sl_env_var")) resolved.sl_env = ParseSlEnvVar(*env);
-
+  // Runs one option's resolution; its error becomes a JobOptionError naming the option.
+  auto option = [](const char* key, auto&& resolve) {
+    try {
+      resolve();
+    } catch (const JobOptionError&) {
+      throw;
+    } catch (const Error& error) {
+      throw JobOptionError(key, error.diagnostics());
+    }
+  };
+  option("sl_env_var", [&] {
+    if (std::optional<std::string> env = OptionText(options, "sl_env_var")) resolved.sl_env = ParseSlEnvVar(*env);
+  });
   // The original reads a retries value that is not a number as 1; a negative one is an error here.
-  if (std::optional<std::string> retries = OptionText(options, "retries")) {
+  option("retries", [&] {
+    std::optional<std::string> retries = OptionText(options, "retries");
+    if (!retries) return;
     int64_t value = 0;
     const char* end = retries->data() + retries->size();
     auto [rest, error] = std::from_chars(retries->data(), end, value);
-    resolved.retry.retries = error == std::errc() && rest == end ? static_cast<int>(WholeNumber("retries", *retries, 0))
-                                                                 : 1;
-  }
-  resolved.retry.delay = Seconds(options, "retry_delay", std::chrono::seconds(300), 0);
-  resolved.retry.Validate();
+    resolved.retry.retries =
+        error == std::errc() && rest == end ? static_cast<int>(WholeNumber("retries", *retries, 0)) : 1;
+  });
+  option("retry_delay", [&] {
+    resolved.retry.delay = Seconds(options, "retry_delay", std::chrono::seconds(300), 0);
+    resolved.retry.Validate();
+  });
 
   PreloadSettings& preload = resolved.preload;
-  preload.sensor = StrictBool(options, "pre_load_sensor", false);
-  preload.poke_interval = Seconds(options, "pre_load_poke_interval", std::chrono::seconds(300), 1);
-  preload.timeout = Seconds(options, "pre_load_timeout", std::chrono::seconds(3600), 1);
-  preload.soft_fail = StrictBool(options, "pre_load_sensor_soft_fail", false);
-  PokeOffsets(preload.poke_interval, preload.timeout);  // throws SLU-PRELOAD-004 for a timeout below the interval
+  option("pre_load_sensor", [&] { preload.sensor = StrictBool(options, "pre_load_sensor", false); });
+  option("pre_load_poke_interval", [&] {
+    preload.poke_interval = Seconds(options, "pre_load_poke_interval", std::chrono::seconds(300), 1);
+  });
+  option("pre_load_timeout", [&] {
+    preload.timeout = Seconds(options, "pre_load_timeout", std::chrono::seconds(3600), 1);
+    PokeOffsets(preload.poke_interval, preload.timeout);  // throws SLU-PRELOAD-004 for a timeout below the interval
+  });
+  option("pre_load_sensor_soft_fail",
+         [&] { preload.soft_fail = StrictBool(options, "pre_load_sensor_soft_fail", false); });
   preload.sentinel_location = OptionText(options, "pre_load_not_ready_sentinel_path");
+  option("pre_load_not_ready_sentinel_path", [&] {
+    // The scheme and absoluteness rules (SLU-PRELOAD-001/-002); the executor's scheme gate applies when a job runs.
+    if (preload.sentinel_location && preload.sentinel_location->find("://") == std::string::npos) {
+      ResolveSentinelPath(preload.sentinel_location, "domain", ExecutorKind::kShell);
+    }
+  });
   preload.ack_file_path = OptionText(options, "global_ack_file_path");
-  preload.ack_wait_timeout = Seconds(options, "ack_wait_timeout", std::chrono::seconds(3600), 0);
+  option("ack_wait_timeout", [&] {
+    preload.ack_wait_timeout = Seconds(options, "ack_wait_timeout", std::chrono::seconds(3600), 0);
+  });
 
   if (std::optional<std::string> strategy = OptionText(options, "dataset_triggering_strategy")) {
     resolved.triggering_strategy = Lower(*strategy) == "all" ? "all" : "any";
   }
-  resolved.data_cycle = DataCycle(options);
+  option("data_cycle", [&] { resolved.data_cycle = DataCycle(options); });
   resolved.beyond_data_cycle_enabled = LooseBool(options, "beyond_data_cycle_enabled", true);
   resolved.optional_dataset_enabled = LooseBool(options, "optional_dataset_enabled", false);
-  if (std::optional<std::string> start = OptionOrEnvironment(options, "start_date", environment)) {
-    resolved.start_date = Date::Parse(*start);
-    if (!resolved.start_date) {
-      throw OptionError("SLU-OPTIONS-004", "option start_date is \"" + *start + "\"; expected a date YYYY-MM-DD",
-                        "e.g. start_date: 2026-01-01");
+  option("start_date", [&] {
+    if (std::optional<std::string> start = OptionOrEnvironment(options, "start_date", environment)) {
+      resolved.start_date = Date::Parse(*start);
+      if (!resolved.start_date) {
+        throw OptionError("SLU-OPTIONS-004", "option start_date is \"" + *start + "\"; expected a date YYYY-MM-DD",
+                          "e.g. start_date: 2026-01-01");
+      }
     }
-  }
-  if (std::optional<std::string> zone = OptionText(options, "timezone")) {
+  });
+  option("timezone", [&] {
+    std::optional<std::string> zone = OptionText(options, "timezone");
+    if (!zone) return;
     try {
       TimeZone::Named(*zone);
     } catch (const Error&) {
@@ -146,7 +178,7 @@ JobOptions ResolveJobOptions(const nlohmann::json& options, const EnvironmentLoo
                         "use an IANA name such as UTC or Europe/Paris");
     }
     resolved.timezone = *zone;
-  }
+  });
   return resolved;
 }
 

@@ -24,12 +24,24 @@
 #include <string>
 
 #include "core/date.hpp"
+#include "core/diagnostic.hpp"
 #include "core/environment.hpp"
 #include "orchestrate/preload_gate.hpp"
 #include "orchestrate/retry_policy.hpp"
 #include "orchestrate/starlake_command.hpp"
 
 namespace sluice::orchestrate {
+
+// An error in one option's value, naming the option so a pipeline file can point at it.
+class JobOptionError : public Error {
+ public:
+  JobOptionError(std::string key, std::vector<Diagnostic> diagnostics)
+      : Error(std::move(diagnostics)), key_(std::move(key)) {}
+  const std::string& key() const { return key_; }
+
+ private:
+  std::string key_;
+};
 
 // The text of option `key` by the resolution rule, without the environment step: nullopt when absent, null or "".
 std::optional<std::string> OptionText(const nlohmann::json& options, const std::string& key);
@@ -57,7 +69,7 @@ struct JobOptions {
   std::string timezone = "UTC";             // timezone: the zone of schedules
 };
 
-// Resolves `options` (the pipeline's `options` object). Throws the errors above.
+// Resolves `options` (the pipeline's `options` object). Throws the errors above as JobOptionError.
 JobOptions ResolveJobOptions(const nlohmann::json& options, const EnvironmentLookup& environment);
 
 // The value of `SL_ROOT` in sl_env (a `file://` prefix removed), else `file://tmp`'s path `/tmp`.

@@ -14,6 +14,7 @@
 #include "core/closest_name.hpp"
 #include "core/cron_schedule.hpp"
 #include "core/file_system.hpp"
+#include "orchestrate/job_options.hpp"
 #include "orchestrate/starlake_job_graph.hpp"
 
 namespace sluice::orchestrate {
@@ -169,6 +170,14 @@ class PipelineReader {
       Fail(MarkOf(*Find(option_fields_, problem->key)), kBadOption, problem->message, problem->hint);
     }
     file.resolved = std::get<StarlakeDagOptions>(resolved);
+    try {  // the options a job runs with (job_options.hpp), checked here so a bad value is located
+      ResolveJobOptions(file.options, [](const std::string&) { return std::nullopt; });
+    } catch (const JobOptionError& error) {
+      const Diagnostic& first = error.diagnostics().front();
+      const Field* option = Find(option_fields_, error.key());
+      Fail(option != nullptr ? MarkOf(*option) : Find(fields, "options")->key_node.Mark(), kBadOption, first.message,
+           first.hint);
+    }
     if (kind_name == "load") {
       for (const char* key : {"cron", "dependencies"}) {
         if (const Field* field = Find(fields, key)) {

@@ -220,6 +220,14 @@ TEST(PipelineFileErrors, BadCron006) {
 TEST(PipelineFileErrors, BadOptionValue007) {
   ExpectError("pipeline: a\nkind: load\noptions:\n  retries: 1\n  pre_load_strategy: incoming\nschedules: []\n",
               "SLU-PIPELINE-007", 5, 22, "option `pre_load_strategy` is `incoming`");
+  // The options a job runs with are checked too, each located at its value.
+  ExpectError("pipeline: a\nkind: load\noptions:\n  pre_load_sensor: yes please\nschedules: []\n",
+              "SLU-PIPELINE-007", 4, 20, "option pre_load_sensor is \"yes please\"; expected true or false");
+  ExpectError("pipeline: a\nkind: load\noptions:\n  pre_load_poke_interval: 60\n  pre_load_timeout: 30\n"
+              "schedules: []\n",
+              "SLU-PIPELINE-007", 5, 21, "");
+  ExpectError("pipeline: a\nkind: load\noptions:\n  timezone: Mars/Olympus\nschedules: []\n", "SLU-PIPELINE-007", 4,
+              13, "Mars/Olympus");
 }
 
 TEST(PipelineFileErrors, DependencyCycle008) {

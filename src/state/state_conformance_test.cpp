@@ -677,6 +677,10 @@ TEST_P(StateConformanceTest, AssetMaterializationsAreKeptInSequenceWithTheirMeta
             (std::vector<AssetMaterializationRecord>{first, second}));
   EXPECT_EQ(asset_events().RecentAssetMaterializations("starbake_orders", 1),
             (std::vector<AssetMaterializationRecord>{second}));
+  other.sequence = s2;
+  other.metadata = nlohmann::json::object();
+  EXPECT_EQ(asset_events().LatestAssetMaterializations(),
+            (std::vector<AssetMaterializationRecord>{other, second}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StateConformanceTest,

@@ -152,6 +152,8 @@ class AssetEventStore {
   virtual std::vector<AssetMaterializationRecord> RecentAssetMaterializations(const std::string& asset, int limit) = 0;
   // The greatest sequence recorded so far (0 when none).
   virtual int64_t LastAssetSequence() = 0;
+  // The newest record of every asset in the log, sorted by asset.
+  virtual std::vector<AssetMaterializationRecord> LatestAssetMaterializations() = 0;
 };
 
 // ---- backfills ----

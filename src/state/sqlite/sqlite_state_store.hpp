@@ -84,6 +84,7 @@ class SqliteStateStore final : public StateStore {
                                                                         int64_t after) override;
   std::vector<AssetMaterializationRecord> RecentAssetMaterializations(const std::string& asset, int limit) override;
   int64_t LastAssetSequence() override;
+  std::vector<AssetMaterializationRecord> LatestAssetMaterializations() override;
 
  private:
   explicit SqliteStateStore(sqlite3* db);

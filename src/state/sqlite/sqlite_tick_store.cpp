@@ -246,4 +246,15 @@ int64_t SqliteStateStore::LastAssetSequence() {
   return query.Int(0);
 }
 
+std::vector<AssetMaterializationRecord> SqliteStateStore::LatestAssetMaterializations() {
+  std::lock_guard lock(mutex_);
+  SqliteStatement query(db_, kServing, "read the latest materialization of every asset",
+                        std::string(kAssetMaterializationColumns) +
+                            " WHERE sequence IN (SELECT MAX(sequence) FROM asset_materializations GROUP BY asset)"
+                            " ORDER BY asset");
+  std::vector<AssetMaterializationRecord> records;
+  while (query.Step()) records.push_back(ReadAssetMaterialization(db_, query));
+  return records;
+}
+
 }  // namespace sluice
