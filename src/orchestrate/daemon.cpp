@@ -109,7 +109,20 @@ Daemon::Daemon(StateStore& store, const Clock& clock, std::vector<RunnableJob> j
       settings_(std::move(settings)),
       launcher_(std::move(launcher)),
       pid_(getpid()),
-      pid_start_time_(ProcessStartTime(getpid())) {}
+      pid_start_time_(ProcessStartTime(getpid())) {
+  for (const RunnableJob& job : jobs_) {
+    ParsedSchedule parsed;
+    if (job.job.cron) {
+      try {
+        parsed.cron = CronSchedule::Parse(*job.job.cron);
+        parsed.zone = TimeZone::Named(job.resolved.timezone);
+      } catch (const Error& error) {
+        parsed.error = error.what();
+      }
+    }
+    schedules_.push_back(std::move(parsed));
+  }
+}
 
 Daemon::~Daemon() { WaitForRuns(); }
 
@@ -122,13 +135,31 @@ const RunnableJob* Daemon::FindJob(const std::string& name) const {
   return nullptr;
 }
 
+InstigatorState Daemon::StateOf(const std::string& name, InstigatorKind kind,
+                                const std::map<std::string, InstigatorState>& states) {
+  auto found = states.find(name);
+  if (found != states.end()) return found->second;
+  store_.SetInstigatorStatus(name, kind, InstigatorStatus::kRunning, FormatUtc(clock_.Now()));
+  return *store_.GetInstigator(name);
+}
+
 std::vector<std::string> Daemon::EvaluateInstigators() {
+  std::map<std::string, InstigatorState> states;
+  for (InstigatorState& state : store_.ListInstigators()) {
+    std::string name = state.name;
+    states.emplace(std::move(name), std::move(state));
+  }
   std::vector<std::string> queued;
-  for (const RunnableJob& job : jobs_) {
+  for (size_t i = 0; i < jobs_.size(); ++i) {
+    const RunnableJob& job = jobs_[i];
     if (job.job.cron) {
-      EvaluateSchedule(job, queued);
+      EvaluateSchedule(job, schedules_[i], StateOf(ScheduleName(job.job), InstigatorKind::kSchedule, states), queued);
     } else if (!job.job.sensor_datasets.empty()) {
-      EvaluateSensor(job, queued);
+      const std::string name = SensorName(job.job);
+      auto last = sensor_evaluated_.find(name);
+      if (last != sensor_evaluated_.end() && clock_.Now() - last->second < settings_.sensor_interval) continue;
+      sensor_evaluated_[name] = clock_.Now();
+      EvaluateSensor(job, StateOf(name, InstigatorKind::kSensor, states), queued);
     }
   }
   return queued;
@@ -157,27 +188,23 @@ std::string Daemon::QueueRun(const RunnableJob& job, const std::string& trigger,
   return run_id;
 }
 
-void Daemon::EvaluateSchedule(const RunnableJob& job, std::vector<std::string>& queued) {
-  const std::string name = ScheduleName(job.job);
+void Daemon::EvaluateSchedule(const RunnableJob& job, const ParsedSchedule& schedule, const InstigatorState& state,
+                              std::vector<std::string>& queued) {
+  if (state.status != InstigatorStatus::kRunning) return;
+  const std::string& name = state.name;
   const system_clock::time_point now = clock_.Now();
-  std::optional<InstigatorState> state = store_.GetInstigator(name);
-  if (!state) {
-    store_.SetInstigatorStatus(name, InstigatorKind::kSchedule, InstigatorStatus::kRunning, FormatUtc(now));
-    state = store_.GetInstigator(name);
-  }
-  if (state->status != InstigatorStatus::kRunning) return;
-
   TickRecord tick;
   tick.instigator = name;
   tick.kind = InstigatorKind::kSchedule;
   tick.evaluated_at = FormatUtc(now);
   try {
-    const CronSchedule cron = CronSchedule::Parse(*job.job.cron);
-    const TimeZone zone = TimeZone::Named(job.resolved.timezone);
+    if (!schedule.cron) throw Error(Diagnostic{"SLU-DAEMON-005", schedule.error, {}, "", {}});
+    const CronSchedule& cron = *schedule.cron;
+    const TimeZone& zone = *schedule.zone;
     // Ticks fire from the last evaluation that recorded a tick, or from when the schedule was (re)started, whichever
     // is later: a stopped schedule's missed ticks do not fire when it starts again.
-    const system_clock::time_point last = std::max(ParseStoredTime(state->cursor, system_clock::time_point::min()),
-                                                   ParseStoredTime(state->updated_at, now));
+    const system_clock::time_point last = std::max(ParseStoredTime(state.cursor, system_clock::time_point::min()),
+                                                   ParseStoredTime(state.updated_at, now));
     const TickPlan plan = PlanDueTicks(cron, zone, last, now);
     if (!plan.fire) return;
     const std::string cursor = FormatUtc(*plan.fire);
@@ -216,23 +243,14 @@ void Daemon::EvaluateSchedule(const RunnableJob& job, std::vector<std::string>& 
     tick.tick_time = tick.evaluated_at;
     tick.status = TickStatus::kFailure;
     tick.error = error.what();
-    store_.RecordTick(tick, state->cursor);
+    store_.RecordTick(tick, state.cursor);
   }
 }
 
-void Daemon::EvaluateSensor(const RunnableJob& job, std::vector<std::string>& queued) {
-  const std::string name = SensorName(job.job);
+void Daemon::EvaluateSensor(const RunnableJob& job, const InstigatorState& state, std::vector<std::string>& queued) {
+  if (state.status != InstigatorStatus::kRunning) return;
+  const std::string& name = state.name;
   const system_clock::time_point now = clock_.Now();
-  auto last = sensor_evaluated_.find(name);
-  if (last != sensor_evaluated_.end() && now - last->second < settings_.sensor_interval) return;
-  sensor_evaluated_[name] = now;
-
-  std::optional<InstigatorState> state = store_.GetInstigator(name);
-  if (!state) {
-    store_.SetInstigatorStatus(name, InstigatorKind::kSensor, InstigatorStatus::kRunning, FormatUtc(now));
-    state = store_.GetInstigator(name);
-  }
-  if (state->status != InstigatorStatus::kRunning) return;
 
   TickRecord tick;
   tick.instigator = name;
@@ -240,7 +258,7 @@ void Daemon::EvaluateSensor(const RunnableJob& job, std::vector<std::string>& qu
   tick.evaluated_at = FormatUtc(now);
   tick.tick_time = tick.evaluated_at;
   int64_t cursor = 0;
-  std::from_chars(state->cursor.data(), state->cursor.data() + state->cursor.size(), cursor);
+  std::from_chars(state.cursor.data(), state.cursor.data() + state.cursor.size(), cursor);
   try {
     std::vector<SensorDataset> datasets;
     for (const StarlakeDatasetRef& dataset : job.job.sensor_datasets) {
@@ -259,7 +277,7 @@ void Daemon::EvaluateSensor(const RunnableJob& job, std::vector<std::string>& qu
     if (!evaluation.request) {
       tick.status = TickStatus::kSkipped;
       tick.skip_reason = evaluation.skip_reason;
-      store_.RecordTick(tick, state->cursor);
+      store_.RecordTick(tick, state.cursor);
       return;
     }
     JobRunConfig config;
@@ -277,7 +295,7 @@ void Daemon::EvaluateSensor(const RunnableJob& job, std::vector<std::string>& qu
   } catch (const Error& error) {
     tick.status = TickStatus::kFailure;
     tick.error = error.what();
-    store_.RecordTick(tick, state->cursor);
+    store_.RecordTick(tick, state.cursor);
   }
 }
 

@@ -34,6 +34,8 @@
 #include <vector>
 
 #include "core/clock.hpp"
+#include "core/cron_schedule.hpp"
+#include "core/time_zone.hpp"
 #include "orchestrate/starlake_job_run.hpp"
 #include "state/state_store.hpp"
 
@@ -96,8 +98,19 @@ class Daemon {
     std::shared_ptr<std::atomic<bool>> done;
   };
 
-  void EvaluateSchedule(const RunnableJob& job, std::vector<std::string>& queued);
-  void EvaluateSensor(const RunnableJob& job, std::vector<std::string>& queued);
+  // A schedule's cron and zone, parsed once; `error` instead when the pipeline's values do not parse.
+  struct ParsedSchedule {
+    std::optional<CronSchedule> cron;
+    std::optional<TimeZone> zone;
+    std::string error;
+  };
+
+  // The stored state of instigator `name` from `states` (one read per pass), created RUNNING when it is new.
+  InstigatorState StateOf(const std::string& name, InstigatorKind kind,
+                          const std::map<std::string, InstigatorState>& states);
+  void EvaluateSchedule(const RunnableJob& job, const ParsedSchedule& schedule, const InstigatorState& state,
+                        std::vector<std::string>& queued);
+  void EvaluateSensor(const RunnableJob& job, const InstigatorState& state, std::vector<std::string>& queued);
   // Claims `run_key` and creates its QUEUED run (or finds the one a previous daemon created for it).
   std::string QueueRun(const RunnableJob& job, const std::string& trigger, const std::string& run_key,
                        const JobRunConfig& config);
@@ -109,6 +122,7 @@ class Daemon {
   StateStore& store_;
   const Clock& clock_;
   std::vector<RunnableJob> jobs_;
+  std::vector<ParsedSchedule> schedules_;  // by job, for jobs with a cron
   DaemonSettings settings_;
   RunLauncher launcher_;
   std::map<std::string, std::chrono::system_clock::time_point> sensor_evaluated_;

@@ -125,9 +125,27 @@ JobOptions ResolveJobOptions(const nlohmann::json& options, const EnvironmentLoo
     resolved.retry.retries =
         error == std::errc() && rest == end ? static_cast<int>(WholeNumber("retries", *retries, 0)) : 1;
   });
-  option("retry_delay", [&] {
-    resolved.retry.delay = Seconds(options, "retry_delay", std::chrono::seconds(300), 0);
+  option("retry_delay", [&] { resolved.retry.delay = Seconds(options, "retry_delay", std::chrono::seconds(300), 0); });
+  // Sluice's keys: Dagster's RetryPolicy backoff and jitter, which the original never set.
+  resolved.retry.exponential = LooseBool(options, "retry_exponential_backoff", false);
+  option("retry_max_delay", [&] {
+    resolved.retry.max_delay = Seconds(options, "retry_max_delay", std::chrono::seconds(3600), 0);
     resolved.retry.Validate();
+  });
+  option("retry_jitter", [&] {
+    std::optional<std::string> jitter = OptionText(options, "retry_jitter");
+    if (!jitter) return;
+    const std::string lowered = Lower(*jitter);
+    if (lowered == "none") {
+      resolved.retry.jitter = RetryJitter::kNone;
+    } else if (lowered == "full") {
+      resolved.retry.jitter = RetryJitter::kFull;
+    } else if (lowered == "plus_minus") {
+      resolved.retry.jitter = RetryJitter::kPlusMinus;
+    } else {
+      throw OptionError("SLU-OPTIONS-006", "option retry_jitter is \"" + *jitter + "\"",
+                        "use none, full (a delay drawn in [0, d]) or plus_minus (d ± d/2)");
+    }
   });
 
   PreloadSettings& preload = resolved.preload;
@@ -156,6 +174,11 @@ JobOptions ResolveJobOptions(const nlohmann::json& options, const EnvironmentLoo
   if (std::optional<std::string> strategy = OptionText(options, "dataset_triggering_strategy")) {
     resolved.triggering_strategy = Lower(*strategy) == "all" ? "all" : "any";
   }
+  option("max_parallel_tasks", [&] {
+    if (std::optional<std::string> text = OptionText(options, "max_parallel_tasks")) {
+      resolved.max_parallel_tasks = static_cast<int>(WholeNumber("max_parallel_tasks", *text, 1));
+    }
+  });
   option("data_cycle", [&] { resolved.data_cycle = DataCycle(options); });
   resolved.beyond_data_cycle_enabled = LooseBool(options, "beyond_data_cycle_enabled", true);
   resolved.optional_dataset_enabled = LooseBool(options, "optional_dataset_enabled", false);

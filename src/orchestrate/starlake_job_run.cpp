@@ -55,30 +55,40 @@ std::string Redacted(std::string text, const JobOptions& options, const nlohmann
   return text;
 }
 
-// Task indices in an order where every edge goes forward; among ready tasks, the graph's own order.
-std::vector<size_t> TopologicalOrder(const StarlakeJob& job) {
+// A job's tasks as indices: what runs after each, and how many tasks each waits for.
+struct TaskGraph {
+  std::vector<std::vector<size_t>> after;
+  std::vector<int> waiting;
+};
+
+TaskGraph IndexTasks(const StarlakeJob& job) {
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < job.tasks.size(); ++i) index[job.tasks[i].id] = i;
-  std::vector<int> waiting(job.tasks.size(), 0);
-  std::vector<std::vector<size_t>> after(job.tasks.size());
+  TaskGraph graph{std::vector<std::vector<size_t>>(job.tasks.size()), std::vector<int>(job.tasks.size(), 0)};
   for (const auto& [from, to] : job.edges) {
     auto f = index.find(from);
     auto t = index.find(to);
     if (f == index.end() || t == index.end()) continue;
-    after[f->second].push_back(t->second);
-    ++waiting[t->second];
+    graph.after[f->second].push_back(t->second);
+    ++graph.waiting[t->second];
   }
+  return graph;
+}
+
+// Task indices in an order where every edge goes forward; among ready tasks, the graph's own order.
+std::vector<size_t> TopologicalOrder(const StarlakeJob& job) {
+  TaskGraph graph = IndexTasks(job);
   std::set<size_t> ready;
-  for (size_t i = 0; i < waiting.size(); ++i) {
-    if (waiting[i] == 0) ready.insert(i);
+  for (size_t i = 0; i < graph.waiting.size(); ++i) {
+    if (graph.waiting[i] == 0) ready.insert(i);
   }
   std::vector<size_t> order;
   while (!ready.empty()) {
     size_t next = *ready.begin();
     ready.erase(ready.begin());
     order.push_back(next);
-    for (size_t successor : after[next]) {
-      if (--waiting[successor] == 0) ready.insert(successor);
+    for (size_t successor : graph.after[next]) {
+      if (--graph.waiting[successor] == 0) ready.insert(successor);
     }
   }
   return order;  // a cycle would leave tasks out; the graph builder refuses cycles
@@ -133,23 +143,58 @@ class JobRun {
         logical_(config.logical_datetime.value_or(context.clock->Now())) {}
 
   JobRunOutcome Run() {
-    std::vector<size_t> order = TopologicalOrder(job_.job);
     std::vector<std::string> ids;
-    for (size_t i : order) ids.push_back(job_.job.tasks[i].id);
+    for (size_t i : TopologicalOrder(job_.job)) ids.push_back(job_.job.tasks[i].id);
     Append(RunStartedEvent{job_.job.name, ids});
-    for (size_t i : order) {
-      const StarlakeTask& task = job_.job.tasks[i];
-      if (Canceled()) {
-        canceled_ = true;
-        Finish(task.id, TaskState::kSkipped, "the run was canceled before this task started");
-        continue;
-      }
-      if (std::optional<std::pair<TaskState, std::string>> blocked = BlockedBy(task)) {
-        Finish(task.id, blocked->first, blocked->second);
-        continue;
-      }
-      RunTask(task);
+
+    // Ready tasks start in the graph's order, up to max_parallel_tasks at once, each on its own thread; a task is
+    // skipped (not started) when the run is canceled or an upstream task produced no output.
+    TaskGraph graph = IndexTasks(job_.job);
+    std::set<size_t> ready;
+    for (size_t i = 0; i < graph.waiting.size(); ++i) {
+      if (graph.waiting[i] == 0) ready.insert(i);
     }
+    std::mutex dispatch;
+    std::condition_variable finished;
+    int running = 0;
+    std::vector<std::thread> threads;
+    auto complete = [&](size_t i) {  // with `dispatch` held
+      for (size_t successor : graph.after[i]) {
+        if (--graph.waiting[successor] == 0) ready.insert(successor);
+      }
+    };
+    std::unique_lock lock(dispatch);
+    while (!ready.empty() || running > 0) {
+      while (!ready.empty() && running < job_.resolved.max_parallel_tasks) {
+        const size_t i = *ready.begin();
+        ready.erase(ready.begin());
+        const StarlakeTask& task = job_.job.tasks[i];
+        if (Canceled()) {
+          MarkCanceled();
+          Finish(task.id, TaskState::kSkipped, "the run was canceled before this task started");
+          complete(i);
+          continue;
+        }
+        if (std::optional<std::pair<TaskState, std::string>> blocked = BlockedBy(task)) {
+          Finish(task.id, blocked->first, blocked->second);
+          complete(i);
+          continue;
+        }
+        ++running;
+        threads.emplace_back([this, &task, i, &dispatch, &finished, &running, &complete] {
+          RunTask(task);
+          std::lock_guard done(dispatch);
+          --running;
+          complete(i);
+          finished.notify_all();
+        });
+      }
+      if (running > 0) finished.wait(lock);
+    }
+    lock.unlock();
+    for (std::thread& thread : threads) thread.join();
+
+    std::lock_guard state(mutex_);
     JobRunOutcome outcome;
     if (!first_error_.empty()) {
       outcome.status = RunStatus::kFailure;
@@ -169,11 +214,27 @@ class JobRun {
     return (context_.cancel && context_.cancel->load()) || (context_.hard_cancel && context_.hard_cancel->load());
   }
 
+  void MarkCanceled() {
+    std::lock_guard lock(mutex_);
+    canceled_ = true;
+  }
+
+  bool Recorded(const std::string& id) {
+    std::lock_guard lock(mutex_);
+    return states_.contains(id);
+  }
+
+  void SetState(const std::string& id, TaskState state) {
+    std::lock_guard lock(mutex_);
+    states_[id] = state;
+  }
+
   void Append(const RunEvent& event) { context_.store->Append(run_id_, FormatUtc(context_.clock->Now()), event); }
 
   // Whether `task` cannot run because an upstream task did not produce its output: kBlocked with the reason when
   // one failed (or was blocked), kSkipped when one was skipped.
-  std::optional<std::pair<TaskState, std::string>> BlockedBy(const StarlakeTask& task) const {
+  std::optional<std::pair<TaskState, std::string>> BlockedBy(const StarlakeTask& task) {
+    std::lock_guard lock(mutex_);
     std::optional<std::pair<TaskState, std::string>> skipped;
     for (const auto& [from, to] : job_.job.edges) {
       if (to != task.id) continue;
@@ -191,13 +252,14 @@ class JobRun {
   }
 
   void Finish(const std::string& id, TaskState state, const std::string& reason) {
-    states_[id] = state;
+    SetState(id, state);
     Append(StepSkippedEvent{id, reason});
   }
 
   void Fail(const StarlakeTask& task, const std::string& code, const std::string& message) {
     EventDiagnostic diagnostic{code, message, "", 0, 0, ""};
     Append(StepFailedEvent{task.id, {diagnostic}});
+    std::lock_guard lock(mutex_);
     states_[task.id] = TaskState::kFailed;
     if (first_error_.empty()) first_error_ = task.id + ": " + message;
   }
@@ -225,10 +287,10 @@ class JobRun {
         produced = RunCommand(task, TransformCommand(task.transform_name, "", ConfiguredTransformOptions(task)));
         break;
     }
-    if (states_.contains(task.id)) return;  // failed or skipped, already recorded
+    if (Recorded(task.id)) return;  // failed or skipped, already recorded
     if (!produced) return;
     if (task.dataset) Materialize(task);
-    states_[task.id] = TaskState::kDone;
+    SetState(task.id, TaskState::kDone);
     const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
     Append(StepFinishedEvent{task.id, elapsed.count()});
   }
@@ -404,6 +466,7 @@ class JobRun {
   const JobRunConfig& config_;
   const JobRunContext& context_;
   const system_clock::time_point logical_;
+  std::mutex mutex_;  // guards the three below: tasks run on several threads
   std::map<std::string, TaskState> states_;
   std::string first_error_;
   bool canceled_ = false;

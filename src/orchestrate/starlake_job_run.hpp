@@ -4,9 +4,9 @@
 // asset materialization log, which dataset sensors read.
 //
 // Step semantics:
-//   - A task runs once every task before it produced its output. A task behind one that failed or was skipped is
-//     skipped, except `end`, which runs unless a task failed: a skipped pre-load still records the pipeline's end
-//     (the original lost it, §6.3).
+//   - A task runs once every task before it produced its output, up to `max_parallel_tasks` at once (a domain's
+//     tables load in parallel, as on Dagster). A task behind one that failed or was skipped is skipped, except `end`,
+//     which runs unless a task failed: a skipped pre-load still records the pipeline's end (the original lost it, §6.3).
 //   - A failed attempt is retried by the retry policy with the same argument vector; a pre-load is never retried (its
 //     waiting is the poke loop). Retries, pokes and waits stop when the run is canceled; the attempt in flight finishes.
 //   - Pre-load (§4.2, §4.3): one-shot, or poke mode with interval and timeout; ACK without pre_load_sensor pokes for

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <deque>
+#include <mutex>
 #include <filesystem>
 #include <fstream>
 
@@ -41,14 +43,19 @@ struct ScriptedProcesses {
   std::deque<Step> script;
   std::vector<ExecutorInvocation> invocations;
 
+  std::mutex mutex;  // tasks may run on several threads
+
   ProcessRunner Runner() {
     return [this](const ExecutorInvocation& invocation, const std::function<void(std::string_view)>& on_line,
                   const std::atomic<bool>*) {
-      invocations.push_back(invocation);
       Step step;
-      if (!script.empty()) {
-        step = script.front();
-        script.pop_front();
+      {
+        std::lock_guard lock(mutex);
+        invocations.push_back(invocation);
+        if (!script.empty()) {
+          step = script.front();
+          script.pop_front();
+        }
       }
       if (step.action) step.action(invocation);
       for (const std::string& line : step.output) on_line(line);
@@ -88,6 +95,7 @@ class JobRunTest : public testing::Test {
   RunnableJob Job(const std::string& file_name, const std::string& text,
                   const std::map<std::string, nlohmann::json>& extra_options = {}) {
     StarlakeDagFile file = ParseStarlakeDagFile(file_name, text);
+    file.options["max_parallel_tasks"] = "1";  // one task at a time, so the order of calls is the test's
     for (const auto& [key, value] : extra_options) file.options[key] = value;
     file.resolved = std::get<StarlakeDagOptions>(ResolveStarlakeOptions(file.options));
     const EnvironmentLookup no_environment = [](const std::string&) { return std::nullopt; };
@@ -252,6 +260,37 @@ TEST_F(JobRunTest, AFailedStepIsRetriedWithTheSameCommandAfterTheDelay) {
   EXPECT_EQ(processes_.invocations[0], processes_.invocations[1]);
   EXPECT_EQ(processes_.invocations[1], processes_.invocations[2]);
   EXPECT_EQ(waits_, (std::vector<std::chrono::milliseconds>{std::chrono::seconds(10), std::chrono::seconds(10)}));
+}
+
+TEST_F(JobRunTest, ADomainsTablesLoadInParallel) {
+  const RunnableJob job = Job("starbake_load.py", kLoadDag, {{"max_parallel_tasks", "4"}, {"pre_load_strategy", "none"}});
+  std::mutex mutex;
+  std::condition_variable changed;
+  int in_flight = 0;
+  int most = 0;
+  for (int i = 0; i < 2; ++i) {
+    processes_.script.push_back({0, [&](const ExecutorInvocation&) {
+                                   std::unique_lock lock(mutex);
+                                   most = std::max(most, ++in_flight);
+                                   changed.notify_all();
+                                   // Hold the load until the other one is in flight too (or give up after 5 s).
+                                   changed.wait_for(lock, std::chrono::seconds(5), [&] { return most == 2; });
+                                   --in_flight;
+                                 }});
+  }
+  EXPECT_EQ(Run(job).status, RunStatus::kSuccess);
+  EXPECT_EQ(most, 2) << "both loads ran at once";
+  EXPECT_EQ(Materialized().size(), 3u);
+}
+
+TEST_F(JobRunTest, ExponentialBackoffDoublesTheDelayUpToItsCap) {
+  const RunnableJob job = Job("starbake_load.py", kLoadDag,
+                              {{"retries", "3"}, {"pre_load_strategy", "none"}, {"retry_exponential_backoff", "true"},
+                               {"retry_max_delay", "25"}});
+  for (int i = 0; i < 3; ++i) processes_.script.push_back({1, nullptr, {}});
+  EXPECT_EQ(Run(job).status, RunStatus::kSuccess);
+  EXPECT_EQ(waits_, (std::vector<std::chrono::milliseconds>{std::chrono::seconds(10), std::chrono::seconds(20),
+                                                            std::chrono::seconds(25)}));
 }
 
 TEST_F(JobRunTest, AStepThatKeepsFailingFailsTheRunAndBlocksTheEnd) {

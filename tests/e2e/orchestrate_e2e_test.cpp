@@ -147,6 +147,23 @@ TEST(OrchestrateE2E, ARestartedDaemonLaunchesNothingTwice) {
   EXPECT_EQ(starbake.Calls().size(), calls);
 }
 
+TEST(OrchestrateE2E, ASensorSeesMaterializationsRecordedWhileNoDaemonRan) {
+  Starbake starbake;
+  ProcessResult load = starbake.project().Run(
+      {"starlake", "run", "starbake_load", "--logical-datetime", "2026-07-18T00:00:00Z"}, starbake.Env());
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  ProcessResult stopped = starbake.project().Run({"schedules", "stop", "starbake_load_schedule"});
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+  ProcessResult daemon = starbake.Daemon("2026-07-18T10:00:00Z", "2026-07-18T10:00:02Z");
+  ASSERT_EQ(daemon.exit_code, 0) << daemon.err;
+  const json runs = starbake.Runs();
+  ASSERT_EQ(CountRunsOfJob(runs, "starbake_kpi"), 1) << runs.dump(2);
+  const json* kpi = RunOfJob(runs, "starbake_kpi");
+  EXPECT_EQ((*kpi)["status"], "SUCCESS");
+  EXPECT_EQ((*kpi)["tags"]["logical_datetime"], "2026-07-18T00:00:00+0000");
+  EXPECT_EQ((*kpi)["tags"]["sluice/trigger"], "starbake_kpi_sensor");
+}
+
 TEST(OrchestrateE2E, TicksMissedWhileNoDaemonRanAreRecordedAsSkippedAndOnlyTheLatestFires) {
   Starbake starbake;
   ASSERT_EQ(starbake.Daemon(kBeforeMidnight, kAfterMidnight).exit_code, 0);
@@ -219,25 +236,31 @@ TEST(OrchestrateE2E, ASecondDaemonExitsOrWaitsWhileTheFirstIsActive) {
   EXPECT_TRUE(Has(text.str(), "daemon started")) << text.str();
 }
 
-TEST(OrchestrateE2E, SigtermLetsTheStepInFlightFinishAndCancelsTheRest) {
+TEST(OrchestrateE2E, SigtermLetsTheStepsInFlightFinishAndCancelsTheRest) {
   Starbake starbake;
   starbake.WriteScript("load sleep_ms=1500\n");
   const pid_t daemon = starbake.project().Start(
       {"daemon", "--now", kBeforeMidnight, "--interval", "100"},
       starbake.Env({{"STARLAKE_DOUBLE_SCRIPT", starbake.script()}}), "daemon");
-  for (int i = 0; i < 200 && starbake.Calls().size() < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  ASSERT_EQ(starbake.Calls().size(), 3u) << "preload, stage and the first load started";
+  // The double records a call as it starts: the preload, the stage and the three loads, sleeping.
+  for (int i = 0; i < 200 && starbake.Calls().size() < 5; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_EQ(starbake.Calls().size(), 5u);
   ASSERT_EQ(kill(daemon, SIGTERM), 0);
   EXPECT_EQ(WaitFor(daemon), 0) << starbake.project().Read("../daemon.err");
   const json runs = starbake.Runs();
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0]["status"], "CANCELED") << runs.dump(2);
-  EXPECT_EQ(starbake.Calls().size(), 3u) << "no load started after SIGTERM";
+  EXPECT_EQ(starbake.Calls().size(), 5u) << "the three loads in flight (run in parallel) finished";
   ProcessResult logs = starbake.project().Run({"logs", runs[0]["run_id"], "--json"});
   int materialized = 0;
+  std::vector<std::string> skipped;
   const json events = json::parse(logs.out)["events"];
-  for (const json& event : events) materialized += event["kind"] == "materialization" ? 1 : 0;
-  EXPECT_EQ(materialized, 1) << "the load in flight finished and recorded its dataset\n" << logs.out << logs.err;
+  for (const json& event : events) {
+    materialized += event["kind"] == "materialization" ? 1 : 0;
+    if (event["kind"] == "step_skipped") skipped.push_back(event["payload"]["asset"]);
+  }
+  EXPECT_EQ(materialized, 3) << "each load in flight recorded its dataset\n" << logs.out;
+  EXPECT_EQ(skipped, std::vector<std::string>{"end"}) << "the pipeline's end did not run after SIGTERM";
 }
 
 // kill -9 at each named pause point, then a restart: the tick's run exists once, a run the dead daemon was executing
