@@ -22,8 +22,8 @@ using nlohmann::json;
 
 bool Has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-constexpr const char* kBeforeMidnight = "2026-07-17T23:59:57Z";
-constexpr const char* kAfterMidnight = "2026-07-18T00:00:05Z";
+constexpr const char* kBeforeMidnight = "2026-07-17T23:59:59Z";
+constexpr const char* kAfterMidnight = "2026-07-18T00:00:02Z";
 
 // examples/starbake with its DAG modules imported into pipelines/, pointing at the test double.
 class Starbake {
