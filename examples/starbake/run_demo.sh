@@ -24,21 +24,24 @@ echo "== sluice starlake import dags/starbake_kpi.py"
 "$sluice" starlake import dags/starbake_kpi.py
 echo
 echo "== sluice schedules preview starbake_load_schedule -n 3"
-SLUICE_NOW=2026-07-17T23:59:57Z "$sluice" schedules preview starbake_load_schedule -n 3
+SLUICE_NOW=2026-07-17T23:59:58Z "$sluice" schedules preview starbake_load_schedule -n 3
 echo
-echo "== sluice daemon   (clock from 2026-07-17T23:59:57Z: the midnight tick fires, the load materializes its"
+echo "== sluice daemon   (clock from 2026-07-17T23:59:58Z: the midnight tick fires, the load materializes its"
 echo "   tables, the KPI sensor sees both upstreams and runs the transforms)"
-"$sluice" daemon --now 2026-07-17T23:59:57Z --until 2026-07-18T00:00:06Z --interval 200 --sensor-interval 1
+"$sluice" daemon --now 2026-07-17T23:59:58Z --until 2026-07-18T00:00:03Z --interval 200 --sensor-interval 1
 echo
 echo "== sluice runs"
 "$sluice" runs
 echo
+echo "== sluice status   (the datasets the jobs materialized)"
+"$sluice" status
+echo
 echo "== sluice sensors show starbake_kpi_sensor"
-"$sluice" sensors show starbake_kpi_sensor -n 3
+"$sluice" sensors show starbake_kpi_sensor -n 5
 echo
 echo "== the Starlake commands the jobs ran"
 python3 - "$STARLAKE_DOUBLE_LOG" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
-    print("  starlake " + " ".join(json.loads(line)["argv"][1:]))
+    print("  starlake " + " ".join(json.loads(line)["argv"]))
 PY

@@ -280,8 +280,10 @@ int Status(const GlobalOptions& global, bool as_json) {
     return 0;
   }
   for (const std::string& note : inputs.notes) std::printf("note: %s\n", note.c_str());
-  std::printf("%s  %s  %s  %s  %s\n", Pad("ASSET", 36).c_str(), Pad("KIND", 8).c_str(), Pad("STATE", 12).c_str(),
-              Pad("LAST MATERIALIZED", 26).c_str(), "ROWS / PARTITIONS");
+  if (!assets.empty() || datasets.empty()) {  // a project of orchestrated jobs only shows its datasets
+    std::printf("%s  %s  %s  %s  %s\n", Pad("ASSET", 36).c_str(), Pad("KIND", 8).c_str(), Pad("STATE", 12).c_str(),
+                Pad("LAST MATERIALIZED", 26).c_str(), "ROWS / PARTITIONS");
+  }
   for (const json& item : assets) {
     const json& last = item["last_materialization"];
     std::string kind = item["kind"].is_null() ? "?" : item["kind"].get<std::string>();
@@ -290,7 +292,7 @@ int Status(const GlobalOptions& global, bool as_json) {
                 Pad(item["state"], 12).c_str(), Pad(written, 26).c_str(), StatusDetail(item).c_str());
   }
   if (!datasets.empty()) {
-    std::printf("\n%s  %s  %s  %s\n", Pad("DATASET (orchestrated jobs)", 36).c_str(),
+    std::printf("%s%s  %s  %s  %s\n", assets.empty() ? "" : "\n", Pad("DATASET (orchestrated jobs)", 36).c_str(),
                 Pad("LAST MATERIALIZED", 26).c_str(), Pad("PARTITION", 26).c_str(), "RUN");
     for (const json& item : datasets) {
       std::printf("%s  %s  %s  %s\n", Pad(item["dataset"], 36).c_str(), Pad(item["materialized_at"], 26).c_str(),

@@ -5,6 +5,7 @@ description = """The KPI transforms of StarBake"""
 options = {
     'sl_env_var': '{"SL_ROOT": "@SL_ROOT@", "SL_ENV": "DUCKDB"}',
     'dataset_triggering_strategy': 'all',
+    'start_date': '2026-07-17',
     'retries': '0',
     'SL_STARLAKE_PATH': '@STARLAKE@',
 }
