@@ -73,6 +73,8 @@ std::vector<RunnableJob> LoadJobs(const std::filesystem::path& folder) {
     try {
       orchestrate::JobOptions resolved = orchestrate::ResolveJobOptions(file.options, environment);
       orchestrate::ExecutorSettings executor = orchestrate::ResolveExecutorSettings(file.options, environment);
+      // The sentinel's scheme must be one the executor reaches (SLU-PRELOAD-003), checked before any run.
+      ResolveSentinelPath(resolved.preload.sentinel_location, "domain", executor.kind);
       for (orchestrate::StarlakeJob& job : orchestrate::BuildStarlakeJobGraph(file).jobs) {
         jobs.push_back(RunnableJob{std::move(job), file.options, resolved, executor});
       }

@@ -182,7 +182,7 @@ class JobRun {
         }
         ++running;
         threads.emplace_back([this, &task, i, &dispatch, &finished, &running, &complete] {
-          RunTask(task);
+          RunTaskGuarded(task);
           std::lock_guard done(dispatch);
           --running;
           complete(i);
@@ -259,9 +259,35 @@ class JobRun {
   void Fail(const StarlakeTask& task, const std::string& code, const std::string& message) {
     EventDiagnostic diagnostic{code, message, "", 0, 0, ""};
     Append(StepFailedEvent{task.id, {diagnostic}});
+    RecordFailure(task, message);
+  }
+
+  // The failure in the run's outcome, also when it could not be appended to the event log.
+  void RecordFailure(const StarlakeTask& task, const std::string& message) {
     std::lock_guard lock(mutex_);
     states_[task.id] = TaskState::kFailed;
     if (first_error_.empty()) first_error_ = task.id + ": " + message;
+  }
+
+  // Runs one task on its own thread: whatever it throws fails the task (a store that cannot be written, a command
+  // that cannot be built), never the process.
+  void RunTaskGuarded(const StarlakeTask& task) {
+    try {
+      RunTask(task);
+    } catch (const Error& error) {
+      const Diagnostic& first = error.diagnostics().front();
+      try {
+        Fail(task, first.code, first.message);
+      } catch (const std::exception&) {
+        RecordFailure(task, first.message);
+      }
+    } catch (const std::exception& error) {
+      try {
+        Fail(task, "SLU-STARLAKE-011", error.what());
+      } catch (const std::exception&) {
+        RecordFailure(task, error.what());
+      }
+    }
   }
 
   void RunTask(const StarlakeTask& task) {

@@ -229,6 +229,14 @@ TEST_F(JobRunTest, WithTheSentinelAFailingPreloadFailsAndNothingBehindItRuns) {
   EXPECT_TRUE(Materialized().empty()) << "a failure does not record the pipeline's end";
 }
 
+TEST_F(JobRunTest, ASentinelTheExecutorCannotReachFailsTheStepNotTheProcess) {
+  const RunnableJob job = Job("starbake_load.py", kLoadDag, {{"pre_load_not_ready_sentinel_path", "gs://bucket/s"}});
+  const JobRunOutcome outcome = Run(job);
+  EXPECT_EQ(outcome.status, RunStatus::kFailure);
+  EXPECT_NE(outcome.error.find("gs://"), std::string::npos) << outcome.error;
+  EXPECT_TRUE(processes_.invocations.empty());
+}
+
 TEST_F(JobRunTest, PokeModePokesAtTheIntervalUntilTheTimeoutThenFailsOrSoftFails) {
   const RunnableJob hard = Job("starbake_load.py", kLoadDag,
                                {{"pre_load_sensor", "true"}, {"pre_load_poke_interval", "42"}, {"pre_load_timeout", "120"}});

@@ -297,6 +297,31 @@ INSTANTIATE_TEST_SUITE_P(PausePoints, KillDaemonE2E,
                          ::testing::Values("daemon_after_run_key_before_run", "daemon_after_run_before_tick",
                                          "job_step_started"));
 
+TEST(OrchestrateE2E, BadOptionsInAPipelineFileAreReportedBeforeAnythingRuns) {
+  Starbake starbake;
+  const std::string original = starbake.project().Read("pipelines/starbake_kpi.yml");
+  std::string text = original;
+  text.insert(text.find("options:\n") + 9, "  pre_load_sensor: maybe\n");
+  starbake.project().Write("pipelines/starbake_kpi.yml", text);
+  ProcessResult validate =
+      starbake.project().Run({"pipelines", "validate", (starbake.project().root() / "pipelines").string()});
+  EXPECT_EQ(validate.exit_code, 1);
+  EXPECT_TRUE(Has(validate.err, "starbake_kpi.yml:4:20: error[SLU-PIPELINE-007]")) << validate.err;
+  ProcessResult daemon = starbake.Daemon(kBeforeMidnight, kAfterMidnight);
+  EXPECT_EQ(daemon.exit_code, 1);
+  EXPECT_TRUE(Has(daemon.err, "SLU-PIPELINE-007")) << daemon.err;
+
+  // A sentinel on a scheme the local executor cannot reach.
+  text = original;
+  text.insert(text.find("options:\n") + 9, "  pre_load_not_ready_sentinel_path: gs://bucket/sentinels\n");
+  starbake.project().Write("pipelines/starbake_kpi.yml", text);
+  ProcessResult listed = starbake.project().Run({"schedules", "list"});
+  EXPECT_EQ(listed.exit_code, 1);
+  EXPECT_TRUE(Has(listed.err, "SLU-PRELOAD-003")) << listed.err;
+  EXPECT_TRUE(Has(listed.err, "starbake_kpi.yml")) << listed.err;
+  EXPECT_TRUE(starbake.Runs().empty());
+}
+
 TEST(OrchestrateE2E, StarlakeRunRunsAJobNowWithItsRunConfig) {
   Starbake starbake;
   ProcessResult dry = starbake.project().Run(
