@@ -24,6 +24,7 @@
 #include "core/file_system.hpp"
 #include "core/parallel_for.hpp"
 #include "core/sha256.hpp"
+#include "core/text.hpp"
 #include "core/utf8.hpp"
 
 namespace sluice {
@@ -362,6 +363,20 @@ TEST(ClosestName, SuggestsTheNearestCandidateWithinAThirdOfTheWord) {
   EXPECT_EQ(ClosestName("schedule", {"schedules", "scheduled"}), std::optional<std::string>("schedules"));
   EXPECT_EQ(ClosestName("xyz", {"cron", "kind"}), std::nullopt);
   EXPECT_EQ(ClosestName("a", {}), std::nullopt);
+}
+
+}  // namespace
+}  // namespace sluice
+
+namespace sluice {
+namespace {
+
+TEST(Text, LowerTrimAndJoinAreAsciiAndExact) {
+  EXPECT_EQ(AsciiLower("SELECT Ä_x1"), "select Ä_x1");
+  EXPECT_EQ(TrimBlanks(" \t\r\n a b \v\f"), "a b");
+  EXPECT_EQ(TrimBlanks("   "), "");
+  EXPECT_EQ(Join({"a", "b", "c"}, ", "), "a, b, c");
+  EXPECT_EQ(Join({}, ","), "");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "core/sha256.hpp"
+#include "core/text.hpp"
 #include "deploy/desired_objects.hpp"
 #include "engine/run_sql.hpp"
 #include "sql/dialect.hpp"
@@ -14,14 +15,9 @@ namespace sluice {
 
 namespace {
 
-std::string Lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
 // The type inside Nullable(…) / LowCardinality(…), lower-cased.
 std::string BaseType(std::string type) {
-  type = Lower(type);
+  type = AsciiLower(type);
   for (const std::string wrapper : {"nullable(", "lowcardinality("}) {
     while (type.rfind(wrapper, 0) == 0 && type.back() == ')') type = type.substr(wrapper.size(), type.size() - wrapper.size() - 1);
   }
@@ -182,13 +178,13 @@ class StateReader {
     std::vector<sql::Token> tokens = sql::TokenizeSignificant(compute.body, sql::Dialect::kClickHouse);
     for (size_t i = 0; i < tokens.size(); ++i) {
       if (tokens[i].kind == sql::TokenKind::kOperator && tokens[i].text == "::") lack(ServerFeature::kDoubleColonCast, tokens[i].begin);
-      if (tokens[i].kind == sql::TokenKind::kWord && Lower(std::string(tokens[i].text)) == "over" && i + 1 < tokens.size() &&
+      if (tokens[i].kind == sql::TokenKind::kWord && AsciiLower(std::string(tokens[i].text)) == "over" && i + 1 < tokens.size() &&
           tokens[i + 1].text == "(") {
         lack(ServerFeature::kWindowFunctions, tokens[i].begin);
       }
     }
     for (const ModelColumn& column : compute.columns) {
-      if (Lower(std::string(column.type)).find("datetime64") == std::string::npos) continue;
+      if (AsciiLower(std::string(column.type)).find("datetime64") == std::string::npos) continue;
       size_t at = compute.body.find(std::string(column.type));
       lack(ServerFeature::kDateTime64, at == std::string::npos ? 0 : at);
     }
@@ -202,7 +198,7 @@ class StateReader {
       const std::string expanded = text.substr(0, compute.body_offset) + compute.body;
       where = LocationAt(model.defined_at.file, expanded, compute.body_offset + lacking->second);
     } else if (header_feature && !text.empty()) {
-      size_t at = Lower(text).find("ttl");
+      size_t at = AsciiLower(text).find("ttl");
       if (at != std::string::npos) where = LocationAt(model.defined_at.file, text, at);
     }
     try {

@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "core/diagnostic.hpp"
+#include "core/text.hpp"
 
 namespace sluice::orchestrate {
 
@@ -12,28 +13,6 @@ namespace {
 
 constexpr const char* kMissing = "SLU-EXECUTOR-001";
 constexpr const char* kInvalid = "SLU-EXECUTOR-002";
-
-std::string Lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
-std::string Join(const std::vector<std::string>& parts, std::string_view separator) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) out += separator;
-    out += parts[i];
-  }
-  return out;
-}
-
-std::string Trim(std::string_view text) {
-  size_t begin = 0;
-  size_t end = text.size();
-  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
-  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
-  return std::string(text.substr(begin, end - begin));
-}
 
 // An environment variable; set but empty counts as unset.
 std::optional<std::string> Variable(const EnvironmentLookup& environment, const std::string& name) {
@@ -103,7 +82,7 @@ class OptionReader {
     while (start <= text.size()) {
       size_t comma = text.find(',', start);
       if (comma == std::string::npos) comma = text.size();
-      std::string item = Trim(std::string_view(text).substr(start, comma - start));
+      std::string item(TrimBlanks(std::string_view(text).substr(start, comma - start)));
       if (!item.empty()) items.push_back(std::move(item));
       start = comma + 1;
     }
@@ -131,7 +110,7 @@ class OptionReader {
 ExecutorKind ResolveKind(const nlohmann::json& options) {
   const std::optional<std::string> given = OptionText(options, "executor");
   if (!given) return ExecutorKind::kShell;
-  const std::string name = Lower(*given);
+  const std::string name = AsciiLower(*given);
   for (ExecutorKind kind :
        {ExecutorKind::kShell, ExecutorKind::kCloudRun, ExecutorKind::kDataproc, ExecutorKind::kFargate}) {
     if (name == ExecutorKindName(kind)) return kind;

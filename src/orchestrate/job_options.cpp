@@ -6,6 +6,7 @@
 
 #include "core/cron_schedule.hpp"
 #include "core/diagnostic.hpp"
+#include "core/text.hpp"
 #include "core/time_zone.hpp"
 
 namespace sluice::orchestrate {
@@ -14,11 +15,6 @@ namespace {
 
 Error OptionError(const char* code, const std::string& message, const std::string& hint) {
   return Error(Diagnostic{code, message, {}, hint, {}});
-}
-
-std::string Lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-  return text;
 }
 
 // The §3 rule with the environment step: only options without a default consult it.
@@ -51,13 +47,13 @@ std::chrono::seconds Seconds(const nlohmann::json& options, const std::string& k
 
 bool LooseBool(const nlohmann::json& options, const std::string& key, bool fallback) {
   std::optional<std::string> text = OptionText(options, key);
-  return text ? Lower(*text) == "true" : fallback;
+  return text ? AsciiLower(*text) == "true" : fallback;
 }
 
 bool StrictBool(const nlohmann::json& options, const std::string& key, bool fallback) {
   std::optional<std::string> text = OptionText(options, key);
   if (!text) return fallback;
-  std::string lowered = Lower(*text);
+  std::string lowered = AsciiLower(*text);
   if (lowered == "true") return true;
   if (lowered == "false") return false;
   throw OptionError("SLU-OPTIONS-002", "option " + key + " is \"" + *text + "\"; expected true or false",
@@ -68,7 +64,7 @@ std::optional<std::string> DataCycle(const nlohmann::json& options) {
   if (!LooseBool(options, "data_cycle_enabled", false)) return std::nullopt;
   std::optional<std::string> text = OptionText(options, "data_cycle");
   if (!text) return std::nullopt;
-  const std::string lowered = Lower(*text);
+  const std::string lowered = AsciiLower(*text);
   if (lowered == "none") return std::nullopt;
   if (lowered == "hourly") return "0 * * * *";
   if (lowered == "daily") return "0 0 * * *";
@@ -135,7 +131,7 @@ JobOptions ResolveJobOptions(const nlohmann::json& options, const EnvironmentLoo
   option("retry_jitter", [&] {
     std::optional<std::string> jitter = OptionText(options, "retry_jitter");
     if (!jitter) return;
-    const std::string lowered = Lower(*jitter);
+    const std::string lowered = AsciiLower(*jitter);
     if (lowered == "none") {
       resolved.retry.jitter = RetryJitter::kNone;
     } else if (lowered == "full") {
@@ -172,7 +168,7 @@ JobOptions ResolveJobOptions(const nlohmann::json& options, const EnvironmentLoo
   });
 
   if (std::optional<std::string> strategy = OptionText(options, "dataset_triggering_strategy")) {
-    resolved.triggering_strategy = Lower(*strategy) == "all" ? "all" : "any";
+    resolved.triggering_strategy = AsciiLower(*strategy) == "all" ? "all" : "any";
   }
   option("max_parallel_tasks", [&] {
     if (std::optional<std::string> text = OptionText(options, "max_parallel_tasks")) {

@@ -4,21 +4,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/diagnostic.hpp"
+#include "core/text.hpp"
 
 namespace sluice::orchestrate {
 
 namespace {
 
 constexpr const char* kOptionsFlag = "--options";
-
-std::string Join(const std::vector<std::string>& parts, std::string_view separator) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) out += separator;
-    out += parts[i];
-  }
-  return out;
-}
 
 std::vector<std::string> Split(std::string_view text, char separator) {
   std::vector<std::string> parts;

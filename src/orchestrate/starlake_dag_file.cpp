@@ -11,6 +11,7 @@
 
 #include "core/diagnostic.hpp"
 #include "core/file_system.hpp"
+#include "core/text.hpp"
 #include "orchestrate/python_literal.hpp"
 
 namespace sluice::orchestrate {
@@ -22,18 +23,6 @@ constexpr const char* kShape = "SLU-STARLAKE-005";
 constexpr const char* kBadCron = "SLU-STARLAKE-006";
 constexpr const char* kBadOption = "SLU-STARLAKE-007";
 constexpr const char* kNothingToImport = "SLU-STARLAKE-008";
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
-  return text;
-}
 
 // Where diagnostics about one value point: the file, its text, and the offset the value starts at.
 struct ValueSite {
@@ -232,7 +221,7 @@ StarlakeDagOptions ResolveOptions(const nlohmann::json& options, const ValueSite
 }
 
 std::string PipelineId(const std::string& file_name) {
-  return Lower(std::filesystem::path(file_name).stem().string());
+  return AsciiLower(std::filesystem::path(file_name).stem().string());
 }
 
 StarlakeDagFile ParseModule(const std::string& file_name, std::string_view text) {
@@ -290,10 +279,10 @@ StarlakeDagFile ParseModule(const std::string& file_name, std::string_view text)
 std::variant<StarlakeDagOptions, StarlakeOptionProblem> ResolveStarlakeOptions(const nlohmann::json& options) {
   StarlakeDagOptions resolved;
   if (std::optional<std::string> value = OptionText(options, "run_dependencies_first")) {
-    resolved.run_dependencies_first = Lower(*value) == "true";
+    resolved.run_dependencies_first = AsciiLower(*value) == "true";
   }
   if (std::optional<std::string> value = OptionText(options, "pre_load_strategy")) {
-    const std::string strategy = Lower(*value);
+    const std::string strategy = AsciiLower(*value);
     if (strategy == "none") {
       resolved.pre_load_strategy = StarlakePreLoadStrategy::kNone;
     } else if (strategy == "imported") {
@@ -342,7 +331,7 @@ std::vector<std::string> FindDependencyCycle(const std::vector<StarlakeDependenc
   return cycle;
 }
 
-bool IsNoneCron(std::string_view cron) { return Lower(Trim(cron)) == "none"; }
+bool IsNoneCron(std::string_view cron) { return AsciiLower(TrimBlanks(cron)) == "none"; }
 
 StarlakeDagFile ParseStarlakeDagFile(const std::string& file_name, std::string_view text) {
   if (std::filesystem::path(file_name).extension() == ".py") return ParseModule(file_name, text);

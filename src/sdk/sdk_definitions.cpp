@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/daily_partitions.hpp"
+#include "core/text.hpp"
 #include "sluice/warehouse.hpp"
 
 namespace sluice::sdk {
@@ -23,12 +24,6 @@ std::string Shown(const dagster::AssetKey& key) {
 bool ValidShape(const dagster::AssetKey& key) {
   return (key.path.size() == 1 || key.path.size() == 2) &&
          std::all_of(key.path.begin(), key.path.end(), [](const std::string& part) { return IsIdentifier(part); });
-}
-
-std::string Lower(std::string_view text) {
-  std::string lower;
-  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower;
 }
 
 // The relation a key names before the default namespace is known: "ns.t" or "<default namespace>.t".
@@ -92,7 +87,7 @@ void InspectAsset(const dagster::AssetsDefinition& asset, const dagster::Resourc
                  "write AssetKey{\"table\"} or AssetKey{\"namespace\", \"table\"}; parts match [A-Za-z_][A-Za-z0-9_]*");
   }
   for (const auto& [name, value] : spec.metadata) {
-    std::string last = Lower(name.substr(name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1));
+    std::string last = AsciiLower(name.substr(name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1));
     if (last == "catalog" || last == "project" || last == "database") {
       findings.Add("SLU-INSPECT-002", "metadata \"" + name + "\" would override the catalog",
                    "the catalog always comes from SEGMENTSTREAM_WAREHOUSE_CATALOG; choose the namespace with a "

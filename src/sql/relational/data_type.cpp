@@ -6,28 +6,15 @@
 #include <set>
 
 #include "core/diagnostic.hpp"
+#include "core/text.hpp"
 #include "sql/relational/expr_nodes.hpp"
 #include "sql/relational/printer.hpp"
 
 namespace sluice::rel {
 namespace {
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string Trim(std::string_view text) {
-  size_t begin = 0;
-  size_t end = text.size();
-  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
-  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
-  return std::string(text.substr(begin, end - begin));
-}
-
 std::optional<int> ParseInt(std::string_view text) {
-  std::string trimmed = Trim(text);
+  std::string trimmed(TrimBlanks(text));
   int value = 0;
   auto [end, error] = std::from_chars(trimmed.data(), trimmed.data() + trimmed.size(), value);
   if (error != std::errc() || end != trimmed.data() + trimmed.size()) return std::nullopt;
@@ -85,7 +72,7 @@ std::optional<DataType> FromSqlStandardType(sql::Dialect dialect, const std::str
   std::string base = lower;
   std::string arguments;
   if (size_t open = lower.find('('); open != std::string::npos && lower.back() == ')') {
-    base = Trim(lower.substr(0, open));
+    base = std::string(TrimBlanks(std::string_view(lower).substr(0, open)));
     arguments = lower.substr(open + 1, lower.size() - open - 2);
   }
   if (base == "decimal" || base == "numeric") {
@@ -105,7 +92,7 @@ std::optional<DataType> FromSqlStandardType(sql::Dialect dialect, const std::str
 }
 
 std::optional<DataType> FromClickHouseType(std::string_view text, bool nullable) {
-  std::string type = Trim(text);
+  std::string type(TrimBlanks(text));
   if (auto inner = Wrapped(type, "Nullable")) return FromClickHouseType(*inner, true);
   if (auto inner = Wrapped(type, "LowCardinality")) return FromClickHouseType(*inner, nullable);
   if (auto inner = Wrapped(type, "Decimal")) return DecimalType(*inner, nullable);
@@ -128,11 +115,11 @@ std::optional<DataType> FromClickHouseType(std::string_view text, bool nullable)
 }  // namespace
 
 DataType ParseType(std::string_view name) {
-  std::string text = Lower(Trim(name));
+  std::string text = AsciiLower(TrimBlanks(name));
   bool nullable = true;
   if (!text.empty() && text[0] == '!') {
     nullable = false;
-    text = Trim(text.substr(1));
+    text = std::string(TrimBlanks(std::string_view(text).substr(1)));
   }
   std::optional<DataType> type;
   if (text == "bool" || text == "boolean") type = Make(TypeKind::kBool, nullable);
@@ -180,7 +167,7 @@ const Field* Schema::Find(std::string_view name) const {
 
 std::optional<DataType> FromWarehouseType(sql::Dialect dialect, std::string_view type) {
   if (dialect == sql::Dialect::kClickHouse) return FromClickHouseType(type, false);
-  std::string lower = Lower(Trim(type));
+  std::string lower = AsciiLower(TrimBlanks(type));
   // Collapse runs of spaces ("double  precision") and spaces around parentheses and commas.
   std::string compact;
   for (char c : lower) {
