@@ -392,8 +392,10 @@ void Daemon::CancelRuns() { cancel_runs_.store(true); }
 int Daemon::Run(const std::atomic<bool>& stop, bool wait_for_lease,
                 std::optional<system_clock::time_point> until, std::string& message,
                 const std::function<void(const std::string& line)>& announce) {
+  // Heartbeats are in real time whatever the injected clock says: daemons started with different --now values must
+  // still see each other's heartbeats as fresh.
   auto lease = [&] {
-    const system_clock::time_point now = clock_.Now();
+    const system_clock::time_point now = system_clock::now();
     return store_.AcquireDaemonLease(pid_, pid_start_time_, FormatUtc(now),
                                      FormatUtc(now - settings_.lease_stale_after));
   };
