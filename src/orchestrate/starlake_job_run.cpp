@@ -373,8 +373,16 @@ class JobRun {
     return outcome.exit_code;
   }
 
+  // The command as the job defines it (§2.3 definition time): sl_env_var merged into `--options` on the executors
+  // that do so (shell and Fargate; Cloud Run and Dataproc pass the variables otherwise).
+  StarlakeCommand Defined(const StarlakeCommand& bare) const {
+    const ExecutorKind kind = job_.executor.kind;
+    if (kind != ExecutorKind::kShell && kind != ExecutorKind::kFargate) return bare;
+    return WithEnvironmentOptions(bare, job_.resolved.sl_env);
+  }
+
   bool RunCommand(const StarlakeTask& task, const StarlakeCommand& bare) {
-    const StarlakeCommand command = WithEnvironmentOptions(bare, job_.resolved.sl_env);
+    const StarlakeCommand command = Defined(bare);
     for (int attempt = 1;; ++attempt) {
       const int exit_code = Execute(task, command, attempt);
       if (exit_code == 0) return true;
@@ -407,9 +415,7 @@ class JobRun {
     }
     const std::optional<std::string> sentinel =
         ResolveSentinelPath(settings.sentinel_location, task.domain, job_.executor.kind);
-    const StarlakeCommand command =
-        WithEnvironmentOptions(PreLoadCommand(task.domain, task.tables, task.strategy, ack, sentinel),
-                               job_.resolved.sl_env);
+    const StarlakeCommand command = Defined(PreLoadCommand(task.domain, task.tables, task.strategy, ack, sentinel));
     const std::string scope = SentinelScope(job_.job.name, task.id, run_id_);
 
     // ACK without the sensor waits for the acknowledgement for ack_wait_timeout, then skips.

@@ -329,6 +329,23 @@ TEST_F(JobRunTest, ATransformGetsItsIntervalAndTheRunsSlOptions) {
   EXPECT_EQ(summary->metadata["sl_data_interval_start"], "2026-07-17T00:00:00+0000");
 }
 
+TEST_F(JobRunTest, OnCloudRunTheEnvironmentGoesToTheJobNotIntoOptions) {
+  const RunnableJob job = Job("starbake_load.py", kLoadDag,
+                              {{"executor", "cloud_run"}, {"cloud_run_job_name", "starlake"},
+                               {"cloud_run_project_id", "proj"}, {"cloud_run_job_region", "europe-west1"},
+                               {"pre_load_strategy", "none"}});
+  EXPECT_EQ(Run(job).status, RunStatus::kSuccess);
+  ASSERT_EQ(processes_.invocations.size(), 2u);
+  const ExecutorInvocation& load = processes_.invocations[0];
+  EXPECT_EQ(load.program, "/usr/local/google-cloud-sdk/bin/gcloud");
+  std::string joined;
+  for (const std::string& argument : load.arguments) joined += argument + "\n";
+  EXPECT_NE(joined.find("--update-env-vars\n^ ^SL_ROOT=/p SL_ENV=DUCKDB\n"), std::string::npos) << joined;
+  const auto args = std::find(load.arguments.begin(), load.arguments.end(), "--args");
+  ASSERT_NE(args, load.arguments.end()) << joined;
+  EXPECT_EQ((args + 1)->find("SL_ROOT"), std::string::npos) << *(args + 1);
+}
+
 TEST_F(JobRunTest, ADryRunExecutesNothingAndSaysSoInItsMaterializations) {
   const RunnableJob job = Job("starbake_load.py", kLoadDag);
   JobRunConfig config;
