@@ -233,13 +233,15 @@ TEST_F(DaemonTest, ARunOfAJobNoLongerDefinedFailsWithAClearError) {
 TEST_F(DaemonTest, ASecondDaemonExitsWhileTheFirstHoldsTheLease) {
   // The lease held by a live process that is not this one: the parent (the test runner's shell or ctest).
   const int64_t other = getppid();
-  ASSERT_TRUE(store_->AcquireDaemonLease(other, ProcessStartTime(other), FormatUtc(clock_.Now()),
-                                         FormatUtc(clock_.Now() - minutes(1)))
-                  .acquired);
+  // Heartbeats are in real time, whatever the daemon's clock.
+  const system_clock::time_point now = system_clock::now();
+  ASSERT_TRUE(
+      store_->AcquireDaemonLease(other, ProcessStartTime(other), FormatUtc(now), FormatUtc(now - minutes(1))).acquired);
   auto daemon = NewDaemon({});
   std::atomic<bool> stop{false};
   std::string message;
-  EXPECT_EQ(daemon->Run(stop, false, std::nullopt, message, [](const std::string&) {}), 1);
+  // `until` already passed: a daemon that wrongly took the lease returns 0 after one pass instead of running on.
+  EXPECT_EQ(daemon->Run(stop, false, clock_.Now(), message, [](const std::string&) {}), 1);
   EXPECT_NE(message.find("another daemon (pid " + std::to_string(other)), std::string::npos) << message;
 }
 
