@@ -170,8 +170,10 @@ BackfillOutcome BackfillCoordinator::Run(const std::string& backfill_id) {
   bool phase_failed = false;    // a chunk failed: later phases do not start
   size_t left_behind = 0;       // pending chunks not launched because an earlier phase failed
   auto last_poll = std::chrono::steady_clock::now() - options_.poll_interval;
-  auto poll_cancel_request = [&] {
-    if (std::chrono::steady_clock::now() - last_poll < options_.poll_interval) return;
+  // Reads the backfill's status at most every poll_interval, and always when a chunk is about to be launched
+  // (`before_launch`): a cancel request is never missed between two chunks.
+  auto poll_cancel_request = [&](bool before_launch) {
+    if (!before_launch && std::chrono::steady_clock::now() - last_poll < options_.poll_interval) return;
     last_poll = std::chrono::steady_clock::now();
     std::optional<BackfillRecord> now;
     try {
@@ -283,10 +285,12 @@ BackfillOutcome BackfillCoordinator::Run(const std::string& backfill_id) {
       std::vector<std::thread> threads;
       std::unique_lock<std::mutex> lock(mutex);
       while (true) {
+        const bool slot_free =
+            running < static_cast<size_t>(std::max(1, options_.max_concurrent_runs)) && !queue.empty();
         lock.unlock();
         if (!stop) {
           if (signal_canceled()) stop = true;
-          poll_cancel_request();
+          poll_cancel_request(slot_free);
         }
         lock.lock();
         while (!stop && running < static_cast<size_t>(std::max(1, options_.max_concurrent_runs)) && !queue.empty()) {
