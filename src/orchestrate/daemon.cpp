@@ -144,6 +144,11 @@ InstigatorState Daemon::StateOf(const std::string& name, InstigatorKind kind,
 }
 
 std::vector<std::string> Daemon::EvaluateInstigators() {
+  const system_clock::time_point now = clock_.Now();
+  if (!last_purge_ || now - *last_purge_ >= std::chrono::hours(1)) {
+    last_purge_ = now;
+    store_.PurgeTicks(TickStatus::kSkipped, FormatUtc(now - settings_.keep_skipped_ticks));
+  }
   std::map<std::string, InstigatorState> states;
   for (InstigatorState& state : store_.ListInstigators()) {
     std::string name = state.name;

@@ -17,6 +17,8 @@
 // or `<instigator>:<cursor>`) claimed before the run is created, so a daemon restarted between the two creates the
 // same run rather than a second one. Schedules and sensors are RUNNING unless stopped (`schedules stop`).
 //
+// SKIPPED ticks (a sensor records one per evaluation) are purged once an hour when older than keep_skipped_ticks;
+// ticks that requested runs or failed are kept.
 // One daemon per state store: Run takes the store's daemon lease and heartbeats it every pass; a second daemon waits
 // for it or exits. On stop (SIGTERM), no new tick is evaluated and no run started; running runs finish their task in
 // flight, then skip the rest and end CANCELED; the lease is released.
@@ -57,6 +59,7 @@ struct DaemonSettings {
   int max_concurrent_runs = 4;
   std::vector<TagLimit> tag_limits;
   std::chrono::seconds lease_stale_after{60};  // a holder silent this long has lost the lease
+  std::chrono::hours keep_skipped_ticks{24 * 7};  // SKIPPED ticks older than this are purged (hourly)
 };
 
 std::string ScheduleName(const StarlakeJob& job);  // <job>_schedule
@@ -126,6 +129,7 @@ class Daemon {
   DaemonSettings settings_;
   RunLauncher launcher_;
   std::map<std::string, std::chrono::system_clock::time_point> sensor_evaluated_;
+  std::optional<std::chrono::system_clock::time_point> last_purge_;
   std::vector<RunningRun> running_;
   std::atomic<bool> cancel_runs_{false};
   int64_t pid_ = 0;

@@ -192,6 +192,16 @@ TEST_F(DaemonTest, ASensorSeesMaterializationsRecordedWhileNoDaemonRanAndRequest
   EXPECT_EQ(store_->TicksOf("kpi_sensor", 1).front().skip_reason, "No materializations observed");
 }
 
+TEST_F(DaemonTest, SkippedSensorTicksArePurgedAfterAWeek) {
+  auto daemon = NewDaemon({Job("kpi.py", kTransformDag)});
+  daemon->EvaluateInstigators();  // a SKIPPED tick: nothing materialized
+  clock_.Set(At("2026-07-24T13:00:00Z"));
+  daemon->EvaluateInstigators();  // purges the week-old tick, then records a new one
+  std::vector<TickRecord> ticks = store_->TicksOf("kpi_sensor", -1);
+  ASSERT_EQ(ticks.size(), 1u);
+  EXPECT_EQ(ticks[0].evaluated_at, "2026-07-24T13:00:00.000Z");
+}
+
 TEST_F(DaemonTest, QueuedRunsStartWithinTheTagLimitAndTheRestWait) {
   DaemonSettings settings;
   settings.tag_limits = {ParseTagLimit("sluice/job=1")};

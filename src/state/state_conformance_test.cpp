@@ -602,6 +602,28 @@ TEST_P(StateConformanceTest, OneDaemonHoldsTheLeaseUntilItGoesOrGoesStale) {
   EXPECT_TRUE(ticks().AcquireDaemonLease(me, my_start, "2026-03-01T10:06:01.000Z", "2026-03-01T10:05:01.000Z").acquired);
 }
 
+TEST_P(StateConformanceTest, OldTicksOfOneStatusArePurged) {
+  ticks().SetInstigatorStatus("s", InstigatorKind::kSensor, InstigatorStatus::kRunning, "2026-03-01T00:00:00.000Z");
+  auto tick = [](const std::string& at, TickStatus status) {
+    TickRecord record;
+    record.instigator = "s";
+    record.kind = InstigatorKind::kSensor;
+    record.tick_time = at;
+    record.evaluated_at = at;
+    record.status = status;
+    return record;
+  };
+  ticks().RecordTick(tick("2026-03-01T00:00:00.000Z", TickStatus::kSkipped), "");
+  ticks().RecordTick(tick("2026-03-01T00:00:00.000Z", TickStatus::kSuccess), "1");
+  ticks().RecordTick(tick("2026-03-09T00:00:00.000Z", TickStatus::kSkipped), "1");
+  EXPECT_EQ(ticks().PurgeTicks(TickStatus::kSkipped, "2026-03-02T00:00:00.000Z"), 1);
+  std::vector<TickRecord> left = ticks().TicksOf("s", -1);
+  ASSERT_EQ(left.size(), 2u);
+  EXPECT_EQ(left[0].evaluated_at, "2026-03-09T00:00:00.000Z");
+  EXPECT_EQ(left[1].status, TickStatus::kSuccess);
+  EXPECT_EQ(ticks().GetInstigator("s")->cursor, "1") << "the cursor stays";
+}
+
 // ---- orchestrated runs and the asset materialization log ----
 
 TEST_P(StateConformanceTest, RunsKeepTheirJobAndTags) {

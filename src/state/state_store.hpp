@@ -313,6 +313,9 @@ class TickStore {
   virtual int64_t RecordTick(const TickRecord& tick, const std::string& cursor) = 0;
   // The instigator's ticks, newest first; a negative limit means all.
   virtual std::vector<TickRecord> TicksOf(const std::string& instigator, int limit) = 0;
+  // Deletes the ticks with `status` evaluated before `evaluated_before` (ISO-8601 UTC) and returns how many: the
+  // daemon's retention of SKIPPED ticks, which a sensor writes at every evaluation.
+  virtual int64_t PurgeTicks(TickStatus status, const std::string& evaluated_before) = 0;
   // Reserves `run_key` for `run_id`. Returns nullopt when the key was free (the caller launches the run), else the
   // run id it was reserved for before: a run key launches one run, whatever restarts happen between.
   virtual std::optional<std::string> ClaimRunKey(const std::string& run_key, const std::string& run_id,

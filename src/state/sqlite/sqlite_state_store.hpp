@@ -72,6 +72,7 @@ class SqliteStateStore final : public StateStore {
   std::vector<InstigatorState> ListInstigators() override;
   int64_t RecordTick(const TickRecord& tick, const std::string& cursor) override;
   std::vector<TickRecord> TicksOf(const std::string& instigator, int limit) override;
+  int64_t PurgeTicks(TickStatus status, const std::string& evaluated_before) override;
   std::optional<std::string> ClaimRunKey(const std::string& run_key, const std::string& run_id,
                                          const std::string& at) override;
   DaemonLease AcquireDaemonLease(int64_t pid, int64_t start_time, const std::string& now,

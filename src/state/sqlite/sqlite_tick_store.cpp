@@ -165,6 +165,14 @@ std::optional<std::string> SqliteStateStore::ClaimRunKey(const std::string& run_
   return query.Text(0);
 }
 
+int64_t SqliteStateStore::PurgeTicks(TickStatus status, const std::string& evaluated_before) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement remove(db_, kServing, "purge old ticks",
+                         "DELETE FROM ticks WHERE status = :status AND evaluated_at < :before");
+  remove.Bind(":status", TickStatusName(status)).Bind(":before", evaluated_before);
+  return remove.Execute();
+}
+
 DaemonLease SqliteStateStore::AcquireDaemonLease(int64_t pid, int64_t start_time, const std::string& now,
                                                  const std::string& stale_before) {
   std::lock_guard lock(mutex_);
