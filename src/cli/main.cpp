@@ -264,7 +264,7 @@ int Main(int argc, char** argv) {
 
   StarlakeImportOptions starlake_import;
   CLI::App* starlake_cmd =
-      app.add_subcommand("starlake", "Starlake projects: import what `starlake dag-generate` produces");
+      app.add_subcommand("starlake", "Starlake projects: import what `starlake dag-generate` produces, run one of their jobs");
   starlake_cmd->require_subcommand(1);
   CLI::App* starlake_import_cmd = starlake_cmd->add_subcommand(
       "import",
