@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "core/logical_datetime.hpp"
+#include "orchestrate/orchestrate_test_support.hpp"
 #include "orchestrate/starlake_dag_file.hpp"
 #include "state/sqlite/sqlite_state_store.hpp"
 #include "state/state_test_support.hpp"
@@ -20,23 +21,6 @@ using std::chrono::hours;
 using std::chrono::minutes;
 using std::chrono::seconds;
 using std::chrono::system_clock;
-
-class ManualClock final : public Clock {
- public:
-  explicit ManualClock(system_clock::time_point now) : now_(now) {}
-  system_clock::time_point Now() const override {
-    std::lock_guard lock(mutex_);
-    return now_;
-  }
-  void Set(system_clock::time_point now) {
-    std::lock_guard lock(mutex_);
-    now_ = now;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  system_clock::time_point now_;
-};
 
 system_clock::time_point At(const std::string& text) { return ParseLogicalDatetime(text); }
 

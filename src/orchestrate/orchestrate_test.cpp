@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/diagnostic.hpp"
+#include "orchestrate/orchestrate_test_support.hpp"
 #include "orchestrate/python_literal.hpp"
 #include "orchestrate/starlake_dag_file.hpp"
 #include "orchestrate/starlake_dataset.hpp"
@@ -22,18 +23,6 @@ nlohmann::json ValueOf(const std::string& text, const std::string& name = "optio
   }
   ADD_FAILURE() << "no assignment of " << name;
   return nullptr;
-}
-
-// The first diagnostic `read` throws.
-template <typename Read>
-Diagnostic ErrorOf(Read read) {
-  try {
-    read();
-  } catch (const Error& error) {
-    return error.diagnostics().front();
-  }
-  ADD_FAILURE() << "no error";
-  return {};
 }
 
 Diagnostic LiteralError(const std::string& text) {

@@ -1,6 +1,7 @@
 // Unit tests of the Sluice pipeline file: the text written for each kind, parse/write round trips (values YAML
 // could mistake for another type included), one test per error code with its line:col, folders, and saving.
 // Every golden Starlake file also round-trips (tests/golden/starlake_test.cpp).
+#include "orchestrate/orchestrate_test_support.hpp"
 #include "orchestrate/pipeline_file.hpp"
 
 #include <gtest/gtest.h>
@@ -74,17 +75,6 @@ const char* kLoadPipeline =
     "  - domains:\n"
     "      - name: sales\n"
     "        tables: []\n";
-
-template <typename Read>
-Diagnostic ErrorOf(Read read) {
-  try {
-    read();
-  } catch (const Error& error) {
-    return error.diagnostics().front();
-  }
-  ADD_FAILURE() << "no error";
-  return {};
-}
 
 void ExpectError(const std::string& text, const std::string& code, int line, int column, const std::string& part) {
   const Diagnostic diagnostic = ErrorOf([&] { ParsePipelineFile("p.yml", text); });

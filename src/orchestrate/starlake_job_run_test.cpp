@@ -13,6 +13,7 @@
 
 #include "core/logical_datetime.hpp"
 #include "core/time_zone.hpp"
+#include "orchestrate/orchestrate_test_support.hpp"
 #include "orchestrate/starlake_dag_file.hpp"
 #include "state/sqlite/sqlite_state_store.hpp"
 #include "state/state_test_support.hpp"
@@ -21,16 +22,6 @@ namespace sluice::orchestrate {
 namespace {
 
 using std::chrono::system_clock;
-
-class ManualClock final : public Clock {
- public:
-  explicit ManualClock(system_clock::time_point now) : now_(now) {}
-  system_clock::time_point Now() const override { return now_; }
-  void Advance(std::chrono::milliseconds by) { now_ += by; }
-
- private:
-  system_clock::time_point now_;
-};
 
 // The CLI as a script: each invocation pops the next exit code (0 when the script is empty) and may run an action
 // (e.g. touch the not-ready marker) before returning.
