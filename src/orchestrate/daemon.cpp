@@ -72,6 +72,16 @@ class StoreSensorHistory final : public SensorHistory {
   const std::string& job_;
 };
 
+// A tick of `name` evaluated at `now`, its outcome still to fill in.
+TickRecord NewTick(const std::string& name, InstigatorKind kind, system_clock::time_point now) {
+  TickRecord tick;
+  tick.instigator = name;
+  tick.kind = kind;
+  tick.evaluated_at = FormatUtc(now);
+  tick.tick_time = tick.evaluated_at;
+  return tick;
+}
+
 Error DaemonError(const std::string& message, const std::string& hint) {
   return Error(Diagnostic{"SLU-DAEMON-003", message, {}, hint, {}});
 }
@@ -198,10 +208,7 @@ void Daemon::EvaluateSchedule(const RunnableJob& job, const ParsedSchedule& sche
   if (state.status != InstigatorStatus::kRunning) return;
   const std::string& name = state.name;
   const system_clock::time_point now = clock_.Now();
-  TickRecord tick;
-  tick.instigator = name;
-  tick.kind = InstigatorKind::kSchedule;
-  tick.evaluated_at = FormatUtc(now);
+  TickRecord tick = NewTick(name, InstigatorKind::kSchedule, now);
   try {
     if (!schedule.cron) throw Error(Diagnostic{"SLU-DAEMON-005", schedule.error, {}, "", {}});
     const CronSchedule& cron = *schedule.cron;
@@ -231,10 +238,7 @@ void Daemon::EvaluateSchedule(const RunnableJob& job, const ParsedSchedule& sche
     store_.RecordTick(tick, cursor);
     queued.push_back(run_id);
     for (size_t i = 0; i < plan.skipped.size(); ++i) {
-      TickRecord skipped;
-      skipped.instigator = name;
-      skipped.kind = InstigatorKind::kSchedule;
-      skipped.evaluated_at = tick.evaluated_at;
+      TickRecord skipped = NewTick(name, InstigatorKind::kSchedule, now);
       skipped.tick_time = FormatUtc(plan.skipped[i]);
       skipped.status = TickStatus::kSkipped;
       skipped.skip_reason = "missed while no daemon ran; only the latest due tick fires";
@@ -255,13 +259,7 @@ void Daemon::EvaluateSchedule(const RunnableJob& job, const ParsedSchedule& sche
 void Daemon::EvaluateSensor(const RunnableJob& job, const InstigatorState& state, std::vector<std::string>& queued) {
   if (state.status != InstigatorStatus::kRunning) return;
   const std::string& name = state.name;
-  const system_clock::time_point now = clock_.Now();
-
-  TickRecord tick;
-  tick.instigator = name;
-  tick.kind = InstigatorKind::kSensor;
-  tick.evaluated_at = FormatUtc(now);
-  tick.tick_time = tick.evaluated_at;
+  TickRecord tick = NewTick(name, InstigatorKind::kSensor, clock_.Now());
   int64_t cursor = 0;
   std::from_chars(state.cursor.data(), state.cursor.data() + state.cursor.size(), cursor);
   try {
