@@ -39,17 +39,22 @@ std::optional<std::chrono::system_clock::time_point> ParseUtc(std::string_view t
                                   milliseconds(millis));
 }
 
-std::string NewRunId(const Clock& clock) {
-  std::string now = FormatUtc(clock.Now());  // 2026-12-02T16:30:12.123Z
+std::string CompactUtc(std::chrono::system_clock::time_point time) {
+  const std::string text = FormatUtc(time);  // 2026-12-02T16:30:12.123Z
   std::string compact;
-  for (char c : now.substr(0, 19)) {
+  for (char c : text.substr(0, 19)) {
     if (c != '-' && c != ':') compact += c;
   }
+  return compact + "Z";
+}
+
+std::string NewRunId(const Clock& clock) {
+  const std::string compact = CompactUtc(clock.Now());
   std::random_device device;
   std::uniform_int_distribution<uint32_t> distribution;
   char suffix[16];
   std::snprintf(suffix, sizeof suffix, "%08x", distribution(device));
-  return compact + "Z_" + suffix;
+  return compact + "_" + suffix;
 }
 
 ShiftedClock::ShiftedClock(std::chrono::system_clock::time_point start)

@@ -43,6 +43,9 @@ class ShiftedClock final : public Clock {
   std::chrono::steady_clock::time_point began_;
 };
 
+// The time to the second in compact ISO-8601 UTC, e.g. 20261202T163012Z: the prefix of run and deployment ids.
+std::string CompactUtc(std::chrono::system_clock::time_point time);
+
 // A new run id: the clock's UTC time to the second and 8 random hex digits, e.g. 20261202T163012Z_1a2b3c4d; ids sort
 // by creation time.
 std::string NewRunId(const Clock& clock);

@@ -15,16 +15,11 @@ constexpr std::string_view kSeparator = "__";
 }  // namespace
 
 std::string NewDeploymentId(const Clock& clock) {
-  const std::string now = FormatUtc(clock.Now());  // 2026-08-01T00:00:00.000Z
-  std::string id;
-  for (char c : now.substr(0, 19)) {
-    if (c != '-' && c != ':') id += c;
-  }
   std::random_device device;
   std::uniform_int_distribution<uint32_t> distribution(0, 0xFFFFFF);
   char suffix[8];
   std::snprintf(suffix, sizeof suffix, "%06x", distribution(device));
-  return id + "Z_" + suffix;
+  return CompactUtc(clock.Now()) + "_" + suffix;
 }
 
 bool IsDeploymentId(std::string_view id) {
