@@ -9,6 +9,7 @@
 
 #include "core/diagnostic.hpp"
 #include "core/logical_datetime.hpp"
+#include "orchestrate/orchestrate_test_support.hpp"
 
 namespace sluice::orchestrate {
 namespace {
@@ -63,15 +64,6 @@ SensorSettings Strategy(TriggeringStrategy strategy) {
   SensorSettings settings;
   settings.strategy = strategy;
   return settings;
-}
-
-std::string CodeOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& error) {
-    return error.diagnostics().front().code;
-  }
-  return "";
 }
 
 TEST(TriggeringStrategyText, AnyOrAllIgnoringCaseElseAny) {
@@ -247,7 +239,7 @@ TEST(DatasetSensorOptions, MalformedOptionsFailTheTick) {
   for (const json& options : {json("not json"), json({{"all", "x"}}), json::array()}) {
     FakeHistory history;
     history.Materialize("a", "", {{"sl_options", options}});
-    EXPECT_EQ(CodeOf([&] { EvaluateDatasetSensor(datasets, Strategy(TriggeringStrategy::kAny), history, 0); }),
+    EXPECT_EQ(ErrorOf([&] { EvaluateDatasetSensor(datasets, Strategy(TriggeringStrategy::kAny), history, 0); }).code,
               "SLU-SENSOR-002")
         << options.dump();
   }

@@ -14,23 +14,6 @@ namespace {
 constexpr const char* kMissing = "SLU-EXECUTOR-001";
 constexpr const char* kInvalid = "SLU-EXECUTOR-002";
 
-// An environment variable; set but empty counts as unset.
-std::optional<std::string> Variable(const EnvironmentLookup& environment, const std::string& name) {
-  std::optional<std::string> value = environment ? environment(name) : std::nullopt;
-  if (value && value->empty()) return std::nullopt;
-  return value;
-}
-
-// The dict's value when present and not empty; numbers and booleans as JSON writes them.
-std::optional<std::string> OptionText(const nlohmann::json& options, const std::string& key) {
-  if (!options.is_object()) return std::nullopt;
-  auto it = options.find(key);
-  if (it == options.end() || it->is_null()) return std::nullopt;
-  std::string text = it->is_string() ? it->get<std::string>() : it->dump();
-  if (text.empty()) return std::nullopt;
-  return text;
-}
-
 // Reads one executor's options by §3's rule; errors name the option and the executor.
 class OptionReader {
  public:
@@ -100,7 +83,7 @@ class OptionReader {
   }
 
  private:
-  std::optional<std::string> FromEnvironment(const std::string& key) const { return Variable(environment_, key); }
+  std::optional<std::string> FromEnvironment(const std::string& key) const { return OptionVariable(environment_, key); }
 
   const nlohmann::json& options_;
   const EnvironmentLookup& environment_;
@@ -126,9 +109,9 @@ CloudRunSettings ResolveCloudRun(const OptionReader& reader, const EnvironmentLo
   CloudRunSettings settings;
   settings.job_name = reader.Required("cloud_run_job_name");
   settings.project_id =
-      reader.Required("cloud_run_project_id", Variable(environment, "GCP_PROJECT"), " (nor is GCP_PROJECT set)");
+      reader.Required("cloud_run_project_id", OptionVariable(environment, "GCP_PROJECT"), " (nor is GCP_PROJECT set)");
   settings.region =
-      reader.Required("cloud_run_job_region", Variable(environment, "GCP_REGION"), " (nor is GCP_REGION set)");
+      reader.Required("cloud_run_job_region", OptionVariable(environment, "GCP_REGION"), " (nor is GCP_REGION set)");
   settings.service_account = reader.Optional("cloud_run_service_account");
   settings.sdk_path = reader.WithDefault("GOOGLE_CLOUD_SDK", settings.sdk_path);
   return settings;
@@ -144,7 +127,7 @@ DataprocSettings ResolveDataproc(const OptionReader& reader, const EnvironmentLo
   settings.job_wait_timeout_seconds =
       reader.PositiveInt("dataproc_job_wait_timeout", settings.job_wait_timeout_seconds);
   settings.project_id =
-      reader.Required("dataproc_project_id", Variable(environment, "GCP_PROJECT"), " (nor is GCP_PROJECT set)");
+      reader.Required("dataproc_project_id", OptionVariable(environment, "GCP_PROJECT"), " (nor is GCP_PROJECT set)");
   settings.region = reader.WithDefault("dataproc_region", settings.region);
   settings.subnet = reader.WithDefault("dataproc_subnet", settings.subnet);
   settings.service_account = reader.Optional("dataproc_service_account");

@@ -21,9 +21,7 @@ Error OptionError(const char* code, const std::string& message, const std::strin
 std::optional<std::string> OptionOrEnvironment(const nlohmann::json& options, const std::string& key,
                                                const EnvironmentLookup& environment) {
   if (std::optional<std::string> text = OptionText(options, key)) return text;
-  std::optional<std::string> value = environment(key);
-  if (value && value->empty()) return std::nullopt;
-  return value;
+  return OptionVariable(environment, key);
 }
 
 int64_t WholeNumber(const std::string& key, const std::string& text, int64_t minimum) {
@@ -82,19 +80,6 @@ std::optional<std::string> DataCycle(const nlohmann::json& options) {
 }
 
 }  // namespace
-
-std::optional<std::string> OptionText(const nlohmann::json& options, const std::string& key) {
-  if (!options.is_object()) return std::nullopt;
-  auto found = options.find(key);
-  if (found == options.end() || found->is_null()) return std::nullopt;
-  if (found->is_string()) {
-    std::string text = found->get<std::string>();
-    if (text.empty()) return std::nullopt;
-    return text;
-  }
-  if (found->is_boolean()) return found->get<bool>() ? "true" : "false";
-  return found->dump();
-}
 
 JobOptions ResolveJobOptions(const nlohmann::json& options, const EnvironmentLookup& environment) {
   JobOptions resolved;

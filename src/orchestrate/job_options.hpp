@@ -43,9 +43,6 @@ class JobOptionError : public Error {
   std::string key_;
 };
 
-// The text of option `key` by the resolution rule, without the environment step: nullopt when absent, null or "".
-std::optional<std::string> OptionText(const nlohmann::json& options, const std::string& key);
-
 struct PreloadSettings {
   bool sensor = false;                              // pre_load_sensor: poke until ready or timed out
   std::chrono::seconds poke_interval{300};          // pre_load_poke_interval

@@ -146,11 +146,8 @@ class PipelineReader {
       Fail(error.mark, kNotYaml, "the pipeline file is not YAML: " + error.msg, "check indentation and quoting");
     }
     const std::vector<std::string> top_keys{"pipeline", "kind", "cron", "options", "dependencies", "schedules"};
-    if (!doc.IsMap()) {
-      Fail(doc.Mark(), kWrongType, "a pipeline file must be a mapping of " + Joined(top_keys) + ", found " + Describe(doc),
-           kFormatHint);
-    }
-    const std::vector<Field> fields = Fields(doc, "the pipeline file", top_keys);
+    const std::vector<Field> fields =
+        Fields(doc, "the pipeline file", top_keys, "a pipeline file must be a mapping of " + Joined(top_keys));
     StarlakeDagFile file;
     const Field& pipeline = Require(fields, "pipeline", doc, "the pipeline file");
     file.pipeline_id = String(pipeline, "`pipeline`");
@@ -216,7 +213,11 @@ class PipelineReader {
   }
 
   // The fields of the mapping `node`, which may hold only the `allowed` keys, each once.
-  std::vector<Field> Fields(const YAML::Node& node, const std::string& what, const std::vector<std::string>& allowed) {
+  // The keys of mapping `node` (`what`, e.g. "a domain"), each one of `allowed`; `not_a_mapping` is the message when
+  // it is not a mapping (", found <what it is>" is added).
+  std::vector<Field> Fields(const YAML::Node& node, const std::string& what, const std::vector<std::string>& allowed,
+                            const std::string& not_a_mapping) {
+    if (!node.IsMap()) Fail(node.Mark(), kWrongType, not_a_mapping + ", found " + Describe(node), kFormatHint);
     std::vector<Field> fields;
     for (const auto& entry : node) {
       if (!entry.first.IsScalar()) Fail(entry.first.Mark(), kWrongType, "a key of " + what + " must be a name", "");
@@ -331,12 +332,8 @@ class PipelineReader {
 
   StarlakeDependency Dependency(const YAML::Node& node) {
     const std::string what = "a dependency";
-    if (!node.IsMap()) {
-      Fail(node.Mark(), kWrongType, what + " must be a mapping with `name` and `type`, found " + Describe(node),
-           kFormatHint);
-    }
-    const std::vector<Field> fields =
-        Fields(node, what, {"name", "type", "sink", "cron", "freshness", "stream", "children"});
+    const std::vector<Field> fields = Fields(node, what, {"name", "type", "sink", "cron", "freshness", "stream", "children"},
+                                            what + " must be a mapping with `name` and `type`");
     StarlakeDependency dependency;
     const Field& name = Require(fields, "name", node, what);
     dependency.name = String(name, "`name`");
@@ -369,10 +366,8 @@ class PipelineReader {
     StarlakeLoadDag dag;
     for (const YAML::Node& node : List(field, "`schedules`")) {
       const std::string what = "a schedule";
-      if (!node.IsMap()) {
-        Fail(node.Mark(), kWrongType, what + " must be a mapping with `domains`, found " + Describe(node), kFormatHint);
-      }
-      const std::vector<Field> fields = Fields(node, what, {"name", "cron", "domains"});
+      const std::vector<Field> fields =
+          Fields(node, what, {"name", "cron", "domains"}, what + " must be a mapping with `domains`");
       StarlakeSchedule schedule;
       if (const Field* name = Find(fields, "name"); name != nullptr && !name->value.IsNull()) {
         schedule.name = String(*name, "a schedule's `name`");
@@ -388,11 +383,8 @@ class PipelineReader {
 
   StarlakeDomain Domain(const YAML::Node& node) {
     const std::string what = "a domain";
-    if (!node.IsMap()) {
-      Fail(node.Mark(), kWrongType, what + " must be a mapping with `name` and `tables`, found " + Describe(node),
-           kFormatHint);
-    }
-    const std::vector<Field> fields = Fields(node, what, {"name", "tables"});
+    const std::vector<Field> fields =
+        Fields(node, what, {"name", "tables"}, what + " must be a mapping with `name` and `tables`");
     StarlakeDomain domain;
     domain.name = String(Require(fields, "name", node, what), "a domain's `name`");
     for (const YAML::Node& table : List(Require(fields, "tables", node, what), "`tables`")) {

@@ -9,9 +9,12 @@
 #include <random>
 
 #include "core/diagnostic.hpp"
+#include "orchestrate/orchestrate_test_support.hpp"
 
 namespace sluice {
 namespace {
+
+using orchestrate::ErrorOf;
 
 using std::chrono::seconds;
 
@@ -52,15 +55,6 @@ TEST(PreloadVerdict, WithTheSentinelEveryRowOfTheTable) {
   EXPECT_EQ(PreloadVerdictName(PreloadVerdict::kPokeAgain), "poke_again");
 }
 
-std::string CodeOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& error) {
-    return error.diagnostics().front().code;
-  }
-  return "none";
-}
-
 TEST(SentinelPath, ResolvesPerDomainWithTheScopeToken) {
   EXPECT_EQ(ResolveSentinelPath(std::nullopt, "starbake", ExecutorKind::kShell), std::nullopt);
   EXPECT_EQ(ResolveSentinelPath("  ", "starbake", ExecutorKind::kShell), std::nullopt);
@@ -75,13 +69,13 @@ TEST(SentinelPath, ResolvesPerDomainWithTheScopeToken) {
 }
 
 TEST(SentinelPath, RejectsSchemesAndPathsTheExecutorCannotUse) {
-  EXPECT_EQ(CodeOf([] { ResolveSentinelPath("http://x/y", "d", ExecutorKind::kShell); }), "SLU-PRELOAD-001");
-  EXPECT_EQ(CodeOf([] { ResolveSentinelPath("relative/dir", "d", ExecutorKind::kShell); }), "SLU-PRELOAD-002");
-  EXPECT_EQ(CodeOf([] { ResolveSentinelPath("file://relative", "d", ExecutorKind::kShell); }), "SLU-PRELOAD-002");
-  EXPECT_EQ(CodeOf([] { ResolveSentinelPath("gs://b", "d", ExecutorKind::kShell); }), "SLU-PRELOAD-003");
-  EXPECT_EQ(CodeOf([] { ResolveSentinelPath("/var/s", "d", ExecutorKind::kCloudRun); }), "SLU-PRELOAD-003");
-  EXPECT_EQ(CodeOf([] { ResolveSentinelPath("s3://b", "d", ExecutorKind::kDataproc); }), "SLU-PRELOAD-003");
-  EXPECT_EQ(CodeOf([] { ResolveSentinelPath("gs://b", "d", ExecutorKind::kFargate); }), "SLU-PRELOAD-003");
+  EXPECT_EQ(ErrorOf([] { ResolveSentinelPath("http://x/y", "d", ExecutorKind::kShell); }).code, "SLU-PRELOAD-001");
+  EXPECT_EQ(ErrorOf([] { ResolveSentinelPath("relative/dir", "d", ExecutorKind::kShell); }).code, "SLU-PRELOAD-002");
+  EXPECT_EQ(ErrorOf([] { ResolveSentinelPath("file://relative", "d", ExecutorKind::kShell); }).code, "SLU-PRELOAD-002");
+  EXPECT_EQ(ErrorOf([] { ResolveSentinelPath("gs://b", "d", ExecutorKind::kShell); }).code, "SLU-PRELOAD-003");
+  EXPECT_EQ(ErrorOf([] { ResolveSentinelPath("/var/s", "d", ExecutorKind::kCloudRun); }).code, "SLU-PRELOAD-003");
+  EXPECT_EQ(ErrorOf([] { ResolveSentinelPath("s3://b", "d", ExecutorKind::kDataproc); }).code, "SLU-PRELOAD-003");
+  EXPECT_EQ(ErrorOf([] { ResolveSentinelPath("gs://b", "d", ExecutorKind::kFargate); }).code, "SLU-PRELOAD-003");
 }
 
 TEST(SentinelScope, IsSanitizedAndSubstitutedIntoACopy) {
@@ -110,8 +104,8 @@ TEST(PokeOffsets, PokeWhileTheNextStillStartsBeforeTheTimeout) {
   EXPECT_EQ(PokeOffsets(seconds(42), seconds(120)), (std::vector<seconds>{seconds(0), seconds(42), seconds(84)}));
   EXPECT_EQ(PokeOffsets(seconds(60), seconds(60)), (std::vector<seconds>{seconds(0)}));
   EXPECT_EQ(PokeOffsets(seconds(10), seconds(30)), (std::vector<seconds>{seconds(0), seconds(10), seconds(20)}));
-  EXPECT_EQ(CodeOf([] { PokeOffsets(seconds(60), seconds(30)); }), "SLU-PRELOAD-004");
-  EXPECT_EQ(CodeOf([] { PokeOffsets(seconds(0), seconds(30)); }), "SLU-PRELOAD-004");
+  EXPECT_EQ(ErrorOf([] { PokeOffsets(seconds(60), seconds(30)); }).code, "SLU-PRELOAD-004");
+  EXPECT_EQ(ErrorOf([] { PokeOffsets(seconds(0), seconds(30)); }).code, "SLU-PRELOAD-004");
 }
 
 }  // namespace

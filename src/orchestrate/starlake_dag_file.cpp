@@ -202,16 +202,6 @@ StarlakeLoadDag ReadSchedules(const nlohmann::json& value, const ValueSite& site
   return dag;
 }
 
-// An option's text by the reference's rule: present and not an empty string, else nullopt (the default applies).
-// True/False read as "true"/"false"; numbers as written by JSON.
-std::optional<std::string> OptionText(const nlohmann::json& options, const char* key) {
-  auto it = options.find(key);
-  if (it == options.end() || it->is_null()) return std::nullopt;
-  std::string text = it->is_string() ? it->get<std::string>() : it->dump();
-  if (text.empty()) return std::nullopt;
-  return text;
-}
-
 StarlakeDagOptions ResolveOptions(const nlohmann::json& options, const ValueSite& site) {
   auto resolved = ResolveStarlakeOptions(options);
   if (const auto* problem = std::get_if<StarlakeOptionProblem>(&resolved)) {
@@ -343,6 +333,21 @@ StarlakeDagFile ParseStarlakeDagFile(const std::string& file_name, std::string_v
 
 StarlakeDagFile ReadStarlakeDagFile(const std::filesystem::path& path) {
   return ParseStarlakeDagFile(path.string(), ReadFile(path));
+}
+
+std::optional<std::string> OptionText(const nlohmann::json& options, const std::string& key) {
+  if (!options.is_object()) return std::nullopt;
+  auto it = options.find(key);
+  if (it == options.end() || it->is_null()) return std::nullopt;
+  std::string text = it->is_string() ? it->get<std::string>() : it->dump();
+  if (text.empty()) return std::nullopt;
+  return text;
+}
+
+std::optional<std::string> OptionVariable(const EnvironmentLookup& environment, const std::string& name) {
+  std::optional<std::string> value = environment ? environment(name) : std::nullopt;
+  if (value && value->empty()) return std::nullopt;
+  return value;
 }
 
 }  // namespace sluice::orchestrate

@@ -26,6 +26,8 @@
 #include <variant>
 #include <vector>
 
+#include "core/environment.hpp"
+
 namespace sluice::orchestrate {
 
 enum class StarlakeDependencyKind { kTask, kTable };
@@ -116,5 +118,12 @@ std::vector<std::string> FindDependencyCycle(const std::vector<StarlakeDependenc
 
 // Whether `cron` is "None" in any case with surrounding blanks: the generated files' way of saying no cron.
 bool IsNoneCron(std::string_view cron);
+
+// An option's text by the reference's rule (§3): the value when present, not null and not an empty string, else
+// nullopt (the default applies). Strings as written; numbers and booleans as JSON writes them (`true`, `300`).
+std::optional<std::string> OptionText(const nlohmann::json& options, const std::string& key);
+
+// §3's last step for options without a default: the environment variable `name` when set and not empty.
+std::optional<std::string> OptionVariable(const EnvironmentLookup& environment, const std::string& name);
 
 }  // namespace sluice::orchestrate

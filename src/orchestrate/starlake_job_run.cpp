@@ -75,9 +75,9 @@ TaskGraph IndexTasks(const StarlakeJob& job) {
   return graph;
 }
 
-// Task indices in an order where every edge goes forward; among ready tasks, the graph's own order.
-std::vector<size_t> TopologicalOrder(const StarlakeJob& job) {
-  TaskGraph graph = IndexTasks(job);
+// Task indices in an order where every edge goes forward; among ready tasks, the graph's own order. Takes a copy:
+// it counts the waits down.
+std::vector<size_t> TopologicalOrder(TaskGraph graph) {
   std::set<size_t> ready;
   for (size_t i = 0; i < graph.waiting.size(); ++i) {
     if (graph.waiting[i] == 0) ready.insert(i);
@@ -143,13 +143,13 @@ class JobRun {
         logical_(config.logical_datetime.value_or(context.clock->Now())) {}
 
   JobRunOutcome Run() {
+    TaskGraph graph = IndexTasks(job_.job);
     std::vector<std::string> ids;
-    for (size_t i : TopologicalOrder(job_.job)) ids.push_back(job_.job.tasks[i].id);
+    for (size_t i : TopologicalOrder(graph)) ids.push_back(job_.job.tasks[i].id);
     Append(RunStartedEvent{job_.job.name, ids});
 
     // Ready tasks start in the graph's order, up to max_parallel_tasks at once, each on its own thread; a task is
     // skipped (not started) when the run is canceled or an upstream task produced no output.
-    TaskGraph graph = IndexTasks(job_.job);
     std::set<size_t> ready;
     for (size_t i = 0; i < graph.waiting.size(); ++i) {
       if (graph.waiting[i] == 0) ready.insert(i);
