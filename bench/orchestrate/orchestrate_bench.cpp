@@ -137,9 +137,10 @@ void SensorPass(int rounds) {
     if (round == 0) std::printf("sensor: %d datasets, %zu run requested\n", kDatasets, requested);
     std::filesystem::remove_all(folder);
   }
-  std::printf("sensor evaluation:             median %7.1f ms  (floor: reading each dataset's latest %6.1f ms, "
-              "ratio %.2f)\n",
-              Median(evaluation), Median(floor), Median(evaluation) / Median(floor));
+  std::printf(
+      "sensor evaluation:             median %7.1f ms  (floor: reading each dataset's latest %6.1f ms, "
+      "ratio %.2f)\n",
+      Median(evaluation), Median(floor), Median(evaluation) / Median(floor));
 }
 
 }  // namespace

@@ -62,7 +62,9 @@ std::filesystem::path PipelineFolder(const GlobalOptions& global, const std::str
 // Every job of the pipeline files with its options resolved; an option error names the file.
 std::vector<RunnableJob> LoadJobs(const std::filesystem::path& folder) {
   if (!std::filesystem::is_directory(folder)) {
-    throw Error(Diagnostic{"SLU-DAEMON-001", "there is no pipelines folder " + folder.string(), {},
+    throw Error(Diagnostic{"SLU-DAEMON-001",
+                           "there is no pipelines folder " + folder.string(),
+                           {},
                            "write pipeline files there, e.g. `sluice starlake import dags/load.py`, or name the "
                            "folder with --pipelines",
                            {}});
@@ -97,8 +99,11 @@ const RunnableJob& FindJob(const std::vector<RunnableJob>& jobs, const std::stri
     if (job.job.name == name) return job;
     known += (known.empty() ? "" : ", ") + job.job.name;
   }
-  throw UsageError(Diagnostic{"SLU-DAEMON-002", "no job named " + name, {},
-                              known.empty() ? "the pipeline files define no job" : "the jobs are: " + known, {}});
+  throw UsageError(Diagnostic{"SLU-DAEMON-002",
+                              "no job named " + name,
+                              {},
+                              known.empty() ? "the pipeline files define no job" : "the jobs are: " + known,
+                              {}});
 }
 
 struct Instigator {
@@ -127,7 +132,9 @@ const Instigator& FindInstigator(const std::vector<Instigator>& instigators, con
     if (instigator.name == name) return instigator;
     known += (known.empty() ? "" : ", ") + instigator.name;
   }
-  throw UsageError(Diagnostic{"SLU-DAEMON-002", std::string("no ") + what + " named " + name, {},
+  throw UsageError(Diagnostic{"SLU-DAEMON-002",
+                              std::string("no ") + what + " named " + name,
+                              {},
                               known.empty() ? std::string("the pipeline files define no ") + what
                                             : std::string("the ") + what + "s are: " + known,
                               {}});
@@ -140,10 +147,10 @@ std::string StatusOf(StateStore& store, const std::string& name) {
 }
 
 json TickJson(const TickRecord& tick) {
-  return json{{"tick_time", tick.tick_time},     {"evaluated_at", tick.evaluated_at},
-              {"status", TickStatusName(tick.status)}, {"run_ids", tick.run_ids},
-              {"run_keys", tick.run_keys},       {"skip_reason", tick.skip_reason},
-              {"error", tick.error}};
+  return json{
+      {"tick_time", tick.tick_time}, {"evaluated_at", tick.evaluated_at}, {"status", TickStatusName(tick.status)},
+      {"run_ids", tick.run_ids},     {"run_keys", tick.run_keys},         {"skip_reason", tick.skip_reason},
+      {"error", tick.error}};
 }
 
 std::string TickLine(const TickRecord& tick) {
@@ -248,12 +255,11 @@ json SensorJson(StateStore& store, const Instigator& sensor, int tick_count) {
     datasets.push_back({{"uri", dataset.uri},
                         {"cron", dataset.cron ? json(*dataset.cron) : json(nullptr)},
                         {"freshness", dataset.freshness},
-                        {"latest_materialization",
-                         latest ? json{{"sequence", latest->sequence},
-                                       {"partition", latest->partition},
-                                       {"run_id", latest->run_id},
-                                       {"at", latest->at}}
-                                : json(nullptr)}});
+                        {"latest_materialization", latest ? json{{"sequence", latest->sequence},
+                                                                 {"partition", latest->partition},
+                                                                 {"run_id", latest->run_id},
+                                                                 {"at", latest->at}}
+                                                          : json(nullptr)}});
   }
   json ticks = json::array();
   for (const TickRecord& tick : store.TicksOf(sensor.name, tick_count)) ticks.push_back(TickJson(tick));
@@ -280,10 +286,11 @@ int SensorsList(const GlobalOptions& global, const std::string& pipelines, bool 
   if (list.empty()) std::printf("no sensors: no pipeline job is triggered by datasets\n");
   for (const json& sensor : list) {
     std::string uris;
-    for (const json& dataset : sensor["datasets"]) uris += (uris.empty() ? "" : ", ") + dataset["uri"].get<std::string>();
+    for (const json& dataset : sensor["datasets"])
+      uris += (uris.empty() ? "" : ", ") + dataset["uri"].get<std::string>();
     std::printf("%-32s %-8s %s of [%s]\n", sensor["name"].get<std::string>().c_str(),
-                sensor["status"].get<std::string>().c_str(),
-                sensor["triggering_strategy"].get<std::string>().c_str(), uris.c_str());
+                sensor["status"].get<std::string>().c_str(), sensor["triggering_strategy"].get<std::string>().c_str(),
+                uris.c_str());
     if (!sensor["ticks"].empty()) {
       const json& tick = sensor["ticks"].front();
       std::printf("    last evaluation %s %s %s%s\n", tick["evaluated_at"].get<std::string>().c_str(),
@@ -310,12 +317,12 @@ int SensorsShow(const GlobalOptions& global, const std::string& pipelines, const
               shown["cursor"].get<std::string>().empty() ? "(none)" : shown["cursor"].get<std::string>().c_str());
   for (const json& dataset : shown["datasets"]) {
     const json& latest = dataset["latest_materialization"];
-    std::printf("  %-32s cron %-12s latest %s\n", dataset["uri"].get<std::string>().c_str(),
-                dataset["cron"].is_null() ? "-" : dataset["cron"].get<std::string>().c_str(),
-                latest.is_null() ? "never materialized"
-                                 : (latest["partition"].get<std::string>() + " (run " +
-                                    latest["run_id"].get<std::string>() + ")")
-                                       .c_str());
+    std::printf(
+        "  %-32s cron %-12s latest %s\n", dataset["uri"].get<std::string>().c_str(),
+        dataset["cron"].is_null() ? "-" : dataset["cron"].get<std::string>().c_str(),
+        latest.is_null()
+            ? "never materialized"
+            : (latest["partition"].get<std::string>() + " (run " + latest["run_id"].get<std::string>() + ")").c_str());
   }
   std::printf("evaluations, newest first:\n");
   for (const TickRecord& tick : store->TicksOf(name, tick_count)) std::printf("  %s\n", TickLine(tick).c_str());
@@ -400,7 +407,9 @@ int Daemon(const GlobalOptions& global, const std::string& pipelines, orchestrat
     std::fflush(stderr);
   });
   if (code != 0) {
-    throw Error(Diagnostic{"SLU-DAEMON-004", message, {},
+    throw Error(Diagnostic{"SLU-DAEMON-004",
+                           message,
+                           {},
                            "one daemon runs per state store; stop the other one, or pass --wait to take over when it "
                            "stops",
                            {}});
@@ -413,20 +422,21 @@ int Daemon(const GlobalOptions& global, const std::string& pipelines, orchestrat
 OrchestrateCommands::OrchestrateCommands(CLI::App& app, CLI::App& starlake) {
   const char* pipelines_help = "Folder of the pipeline files (default: pipelines/ in the project)";
   daemon_cmd_ = app.add_subcommand(
-      "daemon",
-      "Run the schedules and dataset sensors of the pipeline files and the runs they request, until SIGTERM");
+      "daemon", "Run the schedules and dataset sensors of the pipeline files and the runs they request, until SIGTERM");
   daemon_cmd_->add_option("--pipelines", daemon_.pipelines, pipelines_help);
   daemon_cmd_->add_option("--interval", daemon_.interval_ms, "Milliseconds between two passes (default 1000)")
       ->check(CLI::Range(10, 3'600'000));
-  daemon_cmd_->add_option("--sensor-interval", daemon_.sensor_interval_s,
-                          "Least seconds between two evaluations of one sensor (default 30)")
+  daemon_cmd_
+      ->add_option("--sensor-interval", daemon_.sensor_interval_s,
+                   "Least seconds between two evaluations of one sensor (default 30)")
       ->check(CLI::Range(0, 86'400));
   daemon_cmd_->add_option("--max-concurrent-runs", daemon_.max_concurrent_runs, "Runs at once (default 4)")
       ->check(CLI::Range(1, 1000));
   daemon_cmd_->add_option("--tag-limit", daemon_.tag_limits,
                           "KEY=N or KEY:VALUE=N: at most N runs with that tag at once (repeatable); runs carry "
                           "sluice/job and sluice/trigger");
-  daemon_cmd_->add_flag("--wait", daemon_.wait, "When another daemon is active, wait for it to stop instead of exiting");
+  daemon_cmd_->add_flag("--wait", daemon_.wait,
+                        "When another daemon is active, wait for it to stop instead of exiting");
   daemon_cmd_->add_option("--now", daemon_.now,
                           "Start the clock at this datetime (tests and replays; also SLUICE_NOW); it then runs in "
                           "real time");
@@ -443,7 +453,8 @@ OrchestrateCommands::OrchestrateCommands(CLI::App& app, CLI::App& starlake) {
   schedules_start_ = schedules->add_subcommand("start", "Let a schedule fire (from now on)");
   schedules_stop_ = schedules->add_subcommand("stop", "Stop a schedule; the daemon records no ticks for it");
   schedules_preview_ = schedules->add_subcommand("preview", "The next ticks of a schedule and the interval each runs");
-  schedules_preview_->add_option("-n,--count", schedule_.count, "How many ticks (default 5)")->check(CLI::Range(1, 1000));
+  schedules_preview_->add_option("-n,--count", schedule_.count, "How many ticks (default 5)")
+      ->check(CLI::Range(1, 1000));
   schedules_preview_->add_flag("--json", schedule_.json, "Print JSON");
   for (CLI::App* command : {schedules_list_, schedules_start_, schedules_stop_, schedules_preview_}) {
     command->add_option("--pipelines", schedule_.pipelines, pipelines_help);
@@ -474,7 +485,8 @@ OrchestrateCommands::OrchestrateCommands(CLI::App& app, CLI::App& starlake) {
                             "The run's logical datetime (default: now), e.g. 2026-07-18T00:00:00+00:00");
   starlake_run_->add_option("--previous-logical-datetime", run_.previous_logical_datetime,
                             "The start of the data interval transforms receive");
-  starlake_run_->add_flag("--dry-run", run_.dry_run, "Run nothing; log each command and record dry-run materializations");
+  starlake_run_->add_flag("--dry-run", run_.dry_run,
+                          "Run nothing; log each command and record dry-run materializations");
   starlake_run_->add_option("--sl-options", run_.sl_options,
                             "JSON {\"all\": {k: v}, \"<task>\": {k: v}} appended to transforms' --options");
   starlake_run_->add_flag("--queue", run_.queue, "Queue the run for the daemon instead of running it here");

@@ -7,8 +7,8 @@
 
 #include "core/cron_schedule.hpp"
 #include "core/diagnostic.hpp"
-#include "core/pause_point.hpp"
 #include "core/logical_datetime.hpp"
+#include "core/pause_point.hpp"
 #include "core/tick_plan.hpp"
 #include "core/time_zone.hpp"
 #include "orchestrate/dataset_sensor.hpp"
@@ -222,8 +222,8 @@ void Daemon::EvaluateSchedule(const RunnableJob& job, const ParsedSchedule& sche
     const std::string cursor = FormatUtc(*plan.fire);
     JobRunConfig config;
     config.logical_datetime = *plan.fire;
-    if (std::optional<ScheduledInterval> interval = ScheduledDatesRange(cron, *plan.fire - std::chrono::seconds(1),
-                                                                        zone)) {
+    if (std::optional<ScheduledInterval> interval =
+            ScheduledDatesRange(cron, *plan.fire - std::chrono::seconds(1), zone)) {
       config.previous_logical_datetime = interval->end;
     }
     // The fired tick is recorded before the skipped ones: a daemon killed in between fires nothing twice (the run key)
@@ -243,8 +243,8 @@ void Daemon::EvaluateSchedule(const RunnableJob& job, const ParsedSchedule& sche
       skipped.status = TickStatus::kSkipped;
       skipped.skip_reason = "missed while no daemon ran; only the latest due tick fires";
       if (i == 0 && plan.skipped_count > static_cast<int64_t>(plan.skipped.size())) {
-        skipped.skip_reason += " (" + std::to_string(plan.skipped_count - plan.skipped.size()) +
-                               " earlier missed ticks are not listed)";
+        skipped.skip_reason +=
+            " (" + std::to_string(plan.skipped_count - plan.skipped.size()) + " earlier missed ticks are not listed)";
       }
       store_.RecordTick(skipped, cursor);
     }
@@ -392,9 +392,8 @@ void Daemon::WaitForRuns() {
 
 void Daemon::CancelRuns() { cancel_runs_.store(true); }
 
-int Daemon::Run(const std::atomic<bool>& stop, bool wait_for_lease,
-                std::optional<system_clock::time_point> until, std::string& message,
-                const std::function<void(const std::string& line)>& announce) {
+int Daemon::Run(const std::atomic<bool>& stop, bool wait_for_lease, std::optional<system_clock::time_point> until,
+                std::string& message, const std::function<void(const std::string& line)>& announce) {
   // Heartbeats are in real time whatever the injected clock says: daemons started with different --now values must
   // still see each other's heartbeats as fresh.
   auto lease = [&] {

@@ -58,7 +58,7 @@ struct DaemonSettings {
   std::chrono::seconds sensor_interval{30};       // the least time between two evaluations of one sensor
   int max_concurrent_runs = 4;
   std::vector<TagLimit> tag_limits;
-  std::chrono::seconds lease_stale_after{60};  // a holder silent this long has lost the lease
+  std::chrono::seconds lease_stale_after{60};     // a holder silent this long has lost the lease
   std::chrono::hours keep_skipped_ticks{24 * 7};  // SKIPPED ticks older than this are purged (hourly)
 };
 

@@ -53,14 +53,14 @@ class DaemonTest : public testing::Test {
 
   std::unique_ptr<Daemon> NewDaemon(std::vector<RunnableJob> jobs, DaemonSettings settings = {}) {
     settings.sensor_interval = seconds(0);
-    return std::make_unique<Daemon>(*store_, clock_, std::move(jobs), settings,
-                                    [this](const RunnableJob&, const RunRecord& run, const JobRunConfig&,
-                                           const std::atomic<bool>&) {
-                                      std::unique_lock lock(mutex_);
-                                      launched_.push_back(run.run_id);
-                                      released_.wait(lock, [&] { return release_; });
-                                      return JobRunOutcome{RunStatus::kSuccess, ""};
-                                    });
+    return std::make_unique<Daemon>(
+        *store_, clock_, std::move(jobs), settings,
+        [this](const RunnableJob&, const RunRecord& run, const JobRunConfig&, const std::atomic<bool>&) {
+          std::unique_lock lock(mutex_);
+          launched_.push_back(run.run_id);
+          released_.wait(lock, [&] { return release_; });
+          return JobRunOutcome{RunStatus::kSuccess, ""};
+        });
   }
 
   void Release() {

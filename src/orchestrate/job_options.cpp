@@ -29,10 +29,10 @@ int64_t WholeNumber(const std::string& key, const std::string& text, int64_t min
   const char* end = text.data() + text.size();
   auto [rest, error] = std::from_chars(text.data(), end, value);
   if (error != std::errc() || rest != end || value < minimum) {
-    throw OptionError("SLU-OPTIONS-001",
-                      "option " + key + " is \"" + text + "\"; expected a whole number of at least " +
-                          std::to_string(minimum),
-                      "write it as digits, e.g. " + key + ": 300");
+    throw OptionError(
+        "SLU-OPTIONS-001",
+        "option " + key + " is \"" + text + "\"; expected a whole number of at least " + std::to_string(minimum),
+        "write it as digits, e.g. " + key + ": 300");
   }
   return value;
 }
@@ -131,9 +131,8 @@ JobOptions ResolveJobOptions(const nlohmann::json& options, const EnvironmentLoo
 
   PreloadSettings& preload = resolved.preload;
   option("pre_load_sensor", [&] { preload.sensor = StrictBool(options, "pre_load_sensor", false); });
-  option("pre_load_poke_interval", [&] {
-    preload.poke_interval = Seconds(options, "pre_load_poke_interval", std::chrono::seconds(300), 1);
-  });
+  option("pre_load_poke_interval",
+         [&] { preload.poke_interval = Seconds(options, "pre_load_poke_interval", std::chrono::seconds(300), 1); });
   option("pre_load_timeout", [&] {
     preload.timeout = Seconds(options, "pre_load_timeout", std::chrono::seconds(3600), 1);
     PokeOffsets(preload.poke_interval, preload.timeout);  // throws SLU-PRELOAD-004 for a timeout below the interval
@@ -148,9 +147,8 @@ JobOptions ResolveJobOptions(const nlohmann::json& options, const EnvironmentLoo
     }
   });
   preload.ack_file_path = OptionText(options, "global_ack_file_path");
-  option("ack_wait_timeout", [&] {
-    preload.ack_wait_timeout = Seconds(options, "ack_wait_timeout", std::chrono::seconds(3600), 0);
-  });
+  option("ack_wait_timeout",
+         [&] { preload.ack_wait_timeout = Seconds(options, "ack_wait_timeout", std::chrono::seconds(3600), 0); });
 
   if (std::optional<std::string> strategy = OptionText(options, "dataset_triggering_strategy")) {
     resolved.triggering_strategy = AsciiLower(*strategy) == "all" ? "all" : "any";

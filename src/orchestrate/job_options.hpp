@@ -14,8 +14,8 @@
 // Errors (sluice::Error, the caller adds the file location): SLU-OPTIONS-001 a value that is not a whole number where
 // one is expected, or out of range; SLU-OPTIONS-002 a pre-load boolean that is not true or false; SLU-OPTIONS-003 a
 // data_cycle that is neither a preset nor a cron; SLU-OPTIONS-004 a start_date that is not YYYY-MM-DD; SLU-OPTIONS-005
-// an unknown time zone; SLU-OPTIONS-006 a retry_jitter that is not none, full or plus_minus; plus ParseSlEnvVar's SLU-STARLAKE-007 and preload_gate's SLU-PRELOAD-001…004.
-// Thread-safety: immutable values and pure functions.
+// an unknown time zone; SLU-OPTIONS-006 a retry_jitter that is not none, full or plus_minus; plus ParseSlEnvVar's
+// SLU-STARLAKE-007 and preload_gate's SLU-PRELOAD-001…004. Thread-safety: immutable values and pure functions.
 #pragma once
 
 #include <chrono>
@@ -44,29 +44,30 @@ class JobOptionError : public Error {
 };
 
 struct PreloadSettings {
-  bool sensor = false;                              // pre_load_sensor: poke until ready or timed out
-  std::chrono::seconds poke_interval{300};          // pre_load_poke_interval
-  std::chrono::seconds timeout{3600};               // pre_load_timeout
-  bool soft_fail = false;                           // pre_load_sensor_soft_fail
-  std::optional<std::string> sentinel_location;     // pre_load_not_ready_sentinel_path (options only, never env)
-  std::optional<std::string> ack_file_path;         // global_ack_file_path; unset: the per-run default (AckFilePath)
-  std::chrono::seconds ack_wait_timeout{3600};      // an ACK pre-load not in sensor mode pokes for this long, then skips
+  bool sensor = false;                           // pre_load_sensor: poke until ready or timed out
+  std::chrono::seconds poke_interval{300};       // pre_load_poke_interval
+  std::chrono::seconds timeout{3600};            // pre_load_timeout
+  bool soft_fail = false;                        // pre_load_sensor_soft_fail
+  std::optional<std::string> sentinel_location;  // pre_load_not_ready_sentinel_path (options only, never env)
+  std::optional<std::string> ack_file_path;      // global_ack_file_path; unset: the per-run default (AckFilePath)
+  std::chrono::seconds ack_wait_timeout{3600};   // an ACK pre-load not in sensor mode pokes for this long, then skips
 };
 
 struct JobOptions {
-  StarlakeOptionPairs sl_env;              // sl_env_var, in written order
+  StarlakeOptionPairs sl_env;  // sl_env_var, in written order
   // retries (default 1; a value that is not a number gives 1), retry_delay (300 s), and Sluice's
   // retry_exponential_backoff (false), retry_max_delay (3600 s), retry_jitter (none | full | plus_minus)
   RetryPolicy retry;
   PreloadSettings preload;
-  std::string triggering_strategy = "any";  // dataset_triggering_strategy: any | all (anything else: any, as the original)
-  std::optional<std::string> data_cycle;    // a cron: presets hourly/daily/weekly/monthly/yearly mapped; unset when
-                                            // data_cycle_enabled is not true or the value is none
+  std::string triggering_strategy =
+      "any";  // dataset_triggering_strategy: any | all (anything else: any, as the original)
+  std::optional<std::string> data_cycle;  // a cron: presets hourly/daily/weekly/monthly/yearly mapped; unset when
+                                          // data_cycle_enabled is not true or the value is none
   bool beyond_data_cycle_enabled = true;
   bool optional_dataset_enabled = false;
-  std::optional<Date> start_date;           // start_date
-  std::string timezone = "UTC";             // timezone: the zone of schedules
-  int max_parallel_tasks = 4;               // Sluice's: tasks of one run at once (a domain's tables load in parallel)
+  std::optional<Date> start_date;  // start_date
+  std::string timezone = "UTC";    // timezone: the zone of schedules
+  int max_parallel_tasks = 4;      // Sluice's: tasks of one run at once (a domain's tables load in parallel)
 };
 
 // Resolves `options` (the pipeline's `options` object). Throws the errors above as JobOptionError.

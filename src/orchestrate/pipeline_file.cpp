@@ -178,7 +178,8 @@ class PipelineReader {
     if (kind_name == "load") {
       for (const char* key : {"cron", "dependencies"}) {
         if (const Field* field = Find(fields, key)) {
-          Fail(field->key_node.Mark(), kOtherKind, std::string("`") + key + "` belongs to transform pipelines, not load ones",
+          Fail(field->key_node.Mark(), kOtherKind,
+               std::string("`") + key + "` belongs to transform pipelines, not load ones",
                std::string(key) == "cron" ? "a load pipeline's crons are its schedules' `cron`"
                                           : "a load pipeline lists `schedules`");
         }
@@ -268,7 +269,8 @@ class PipelineReader {
     try {
       CronSchedule::Parse(cron);
     } catch (const Error& error) {
-      Fail(MarkOf(field), kBadCron, what + " `" + cron + "` is not a cron expression: " + error.diagnostics().front().message,
+      Fail(MarkOf(field), kBadCron,
+           what + " `" + cron + "` is not a cron expression: " + error.diagnostics().front().message,
            "write five fields (minute hour day-of-month month day-of-week, e.g. `0 0 * * *`) or an alias such as "
            "`@daily`; leave `cron` out for none");
     }
@@ -332,8 +334,9 @@ class PipelineReader {
 
   StarlakeDependency Dependency(const YAML::Node& node) {
     const std::string what = "a dependency";
-    const std::vector<Field> fields = Fields(node, what, {"name", "type", "sink", "cron", "freshness", "stream", "children"},
-                                            what + " must be a mapping with `name` and `type`");
+    const std::vector<Field> fields =
+        Fields(node, what, {"name", "type", "sink", "cron", "freshness", "stream", "children"},
+               what + " must be a mapping with `name` and `type`");
     StarlakeDependency dependency;
     const Field& name = Require(fields, "name", node, what);
     dependency.name = String(name, "`name`");
@@ -395,7 +398,7 @@ class PipelineReader {
 
   const std::string& file_;
   std::string_view text_;
-  std::vector<Field> option_fields_;  // where each option is written, for its value's errors
+  std::vector<Field> option_fields_;              // where each option is written, for its value's errors
   std::map<std::string, YAML::Mark> name_marks_;  // each dependency name's first occurrence
 };
 
@@ -431,7 +434,8 @@ std::string OptionValue(const nlohmann::json& value) {
   }
   if (value.is_object()) {
     std::string out = "{";
-    for (const auto& [key, item] : value.items()) out += (out.size() == 1 ? "" : ", ") + Scalar(key) + ": " + OptionValue(item);
+    for (const auto& [key, item] : value.items())
+      out += (out.size() == 1 ? "" : ", ") + Scalar(key) + ": " + OptionValue(item);
     return out + "}";
   }
   return value.dump();
@@ -503,7 +507,8 @@ std::string WritePipelineFile(const StarlakeDagFile& file) {
 SavedPipelineFile SavePipelineFile(const StarlakeDagFile& file, const std::filesystem::path& dir, bool replace) {
   namespace fs = std::filesystem;
   if (!IsPipelineId(file.pipeline_id)) {
-    throw Error(Diagnostic{kBadId, "the pipeline id `" + file.pipeline_id + "` is not made of a-z, 0-9 and _ only",
+    throw Error(Diagnostic{kBadId,
+                           "the pipeline id `" + file.pipeline_id + "` is not made of a-z, 0-9 and _ only",
                            {},
                            "the id is the imported file's name in lower case: rename the file (e.g. with `_` "
                            "for `-`) and import it again",
@@ -519,14 +524,20 @@ SavedPipelineFile SavePipelineFile(const StarlakeDagFile& file, const std::files
       return saved;
     }
     if (!replace) {
-      throw Error(Diagnostic{kExistsAndDiffers, target + " already exists with other contents; nothing was written",
-                             {target, 0, 0}, "pass --force to replace it, or --output to write elsewhere", {}});
+      throw Error(Diagnostic{kExistsAndDiffers,
+                             target + " already exists with other contents; nothing was written",
+                             {target, 0, 0},
+                             "pass --force to replace it, or --output to write elsewhere",
+                             {}});
     }
     saved.outcome = PipelineSave::kReplaced;
   }
   auto fail = [&](const std::string& what, const std::error_code& cause) {
-    throw Error(Diagnostic{kCannotWrite, "cannot write " + target + ": " + what + ": " + cause.message(),
-                           {target, 0, 0}, "check the folder's permissions, or pass --output", {}});
+    throw Error(Diagnostic{kCannotWrite,
+                           "cannot write " + target + ": " + what + ": " + cause.message(),
+                           {target, 0, 0},
+                           "check the folder's permissions, or pass --output",
+                           {}});
   };
   fs::create_directories(dir, error);
   if (error) fail("cannot create the folder " + dir.string(), error);
@@ -554,8 +565,11 @@ std::vector<PipelineFolderEntry> ScanPipelineFolder(const std::filesystem::path&
   std::error_code error;
   std::filesystem::directory_iterator it(dir, error);
   if (error) {
-    throw Error(Diagnostic{"SLU-IO-001", "cannot read the folder " + dir.string() + ": " + error.message(),
-                           {dir.string(), 0, 0}, "create it with `sluice starlake import`, or name another folder", {}});
+    throw Error(Diagnostic{"SLU-IO-001",
+                           "cannot read the folder " + dir.string() + ": " + error.message(),
+                           {dir.string(), 0, 0},
+                           "create it with `sluice starlake import`, or name another folder",
+                           {}});
   }
   for (const std::filesystem::directory_entry& entry : it) {
     const std::string extension = entry.path().extension().string();
@@ -575,12 +589,12 @@ std::vector<PipelineFolderEntry> ScanPipelineFolder(const std::filesystem::path&
       for (const StarlakeJob& job : BuildStarlakeJobGraph(*entry.pipeline).jobs) {
         auto [first, added] = job_files.emplace(job.name, path.string());
         if (added) continue;
-        entry.errors.push_back(Diagnostic{kDuplicateJob,
-                                          "job `" + job.name + "` is given by both " + first->second + " and " +
-                                              path.string(),
-                                          {path.string(), 0, 0},
-                                          "each job name must be unique across the folder: rename one pipeline",
-                                          {}});
+        entry.errors.push_back(
+            Diagnostic{kDuplicateJob,
+                       "job `" + job.name + "` is given by both " + first->second + " and " + path.string(),
+                       {path.string(), 0, 0},
+                       "each job name must be unique across the folder: rename one pipeline",
+                       {}});
       }
     }
     entries.push_back(std::move(entry));

@@ -90,7 +90,8 @@ TEST(SentinelScope, IsSanitizedAndSubstitutedIntoACopy) {
 }
 
 TEST(SentinelMarker, ConsumeThenSignalOnARealFile) {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("sentinel_" + std::to_string(std::random_device{}()));
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("sentinel_" + std::to_string(std::random_device{}()));
   std::filesystem::create_directories(dir);
   std::filesystem::path marker = dir / "job__op__run.notready";
   std::ofstream(marker).close();

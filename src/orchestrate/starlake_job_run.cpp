@@ -317,7 +317,8 @@ class JobRun {
     if (!produced) return;
     if (task.dataset) Materialize(task);
     SetState(task.id, TaskState::kDone);
-    const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+    const auto elapsed =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
     Append(StepFinishedEvent{task.id, elapsed.count()});
   }
 
@@ -341,9 +342,9 @@ class JobRun {
   // Runs one attempt (or, in a dry run, pretends to); returns its exit code.
   int Execute(const StarlakeTask& task, const StarlakeCommand& command, int attempt_number) {
     if (config_.dry_run) {
-      Append(StepNoteEvent{task.id, "dry run: " + Redacted(ShellCommandLine(job_.executor.shell.starlake_path, command,
-                                                                             Attempt(task)),
-                                                            job_.resolved, config_.sl_options)});
+      Append(StepNoteEvent{
+          task.id, "dry run: " + Redacted(ShellCommandLine(job_.executor.shell.starlake_path, command, Attempt(task)),
+                                          job_.resolved, config_.sl_options)});
       return 0;
     }
     char attempt_id[16];
@@ -397,9 +398,8 @@ class JobRun {
         return false;
       }
       const std::chrono::milliseconds delay = job_.resolved.retry.Delay(attempt, context_.seed);
-      Append(StepNoteEvent{task.id, "attempt " + std::to_string(attempt) + " exited with " +
-                                        std::to_string(exit_code) + "; retrying in " +
-                                        std::to_string(delay.count()) + " ms"});
+      Append(StepNoteEvent{task.id, "attempt " + std::to_string(attempt) + " exited with " + std::to_string(exit_code) +
+                                        "; retrying in " + std::to_string(delay.count()) + " ms"});
       if (!context_.wait(delay)) {
         Fail(task, "SLU-STARLAKE-011", "canceled while waiting to retry");
         return false;
@@ -419,8 +419,8 @@ class JobRun {
     const std::string scope = SentinelScope(job_.job.name, task.id, run_id_);
 
     // ACK without the sensor waits for the acknowledgement for ack_wait_timeout, then skips.
-    const bool ack_wait = task.strategy == StarlakePreLoadStrategy::kAck && !settings.sensor &&
-                          settings.ack_wait_timeout.count() > 0;
+    const bool ack_wait =
+        task.strategy == StarlakePreLoadStrategy::kAck && !settings.sensor && settings.ack_wait_timeout.count() > 0;
     PreloadGate gate{sentinel.has_value(), settings.sensor || ack_wait, settings.sensor ? settings.soft_fail : true};
     const std::chrono::seconds timeout = settings.sensor ? settings.timeout : settings.ack_wait_timeout;
     const std::chrono::seconds interval = std::min(settings.poke_interval, std::max(timeout, std::chrono::seconds(1)));
@@ -523,7 +523,8 @@ nlohmann::json ParseSlOptions(std::string_view text) {
 std::map<std::string, std::string> RunConfigTags(const JobRunConfig& config) {
   std::map<std::string, std::string> tags;
   if (config.logical_datetime) tags["logical_datetime"] = Formatted(*config.logical_datetime);
-  if (config.previous_logical_datetime) tags["previous_logical_datetime"] = Formatted(*config.previous_logical_datetime);
+  if (config.previous_logical_datetime)
+    tags["previous_logical_datetime"] = Formatted(*config.previous_logical_datetime);
   if (config.dry_run) tags["dry_run"] = "true";
   if (!config.sl_options.empty()) tags["sl_options"] = config.sl_options.dump();
   return tags;
@@ -563,8 +564,7 @@ JobRunContext LocalJobRunContext(StateStore& store, const Clock& clock, const st
     }
     return !(cancel && cancel->load());
   };
-  context.run_process = [](const ExecutorInvocation& invocation,
-                           const std::function<void(std::string_view)>& on_line,
+  context.run_process = [](const ExecutorInvocation& invocation, const std::function<void(std::string_view)>& on_line,
                            const std::atomic<bool>* stop) { return RunLocalProcess(invocation, on_line, stop); };
   context.seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   context.environment = ProcessEnvironment();

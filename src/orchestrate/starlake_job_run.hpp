@@ -6,9 +6,11 @@
 // Step semantics:
 //   - A task runs once every task before it produced its output, up to `max_parallel_tasks` at once (a domain's
 //     tables load in parallel, as on Dagster). A task behind one that failed or was skipped is skipped, except `end`,
-//     which runs unless a task failed: a skipped pre-load still records the pipeline's end (the original lost it, §6.3).
+//     which runs unless a task failed: a skipped pre-load still records the pipeline's end (the original lost it,
+//     §6.3).
 //   - A failed attempt is retried by the retry policy with the same argument vector; a pre-load is never retried (its
-//     waiting is the poke loop). Retries, pokes and waits stop when the run is canceled; the attempt in flight finishes.
+//     waiting is the poke loop). Retries, pokes and waits stop when the run is canceled; the attempt in flight
+//     finishes.
 //   - Pre-load (§4.2, §4.3): one-shot, or poke mode with interval and timeout; ACK without pre_load_sensor pokes for
 //     ack_wait_timeout and then skips (the original's dead option, made real). The ACK path's date is the run's
 //     logical date. With the sentinel, each attempt substitutes its scope into a copy of the argument vector and the
@@ -64,11 +66,11 @@ struct JobRunContext {
   const Clock* clock = nullptr;
   // Waits `duration` (retry delays, pokes); returns early, with false, when the run is canceled.
   std::function<bool(std::chrono::milliseconds duration)> wait;
-  ProcessRunner run_process;                 // RunLocalProcess by default
-  const std::atomic<bool>* cancel = nullptr;      // stop after the attempt in flight
+  ProcessRunner run_process;                       // RunLocalProcess by default
+  const std::atomic<bool>* cancel = nullptr;       // stop after the attempt in flight
   const std::atomic<bool>* hard_cancel = nullptr;  // also stop the attempt in flight (its process group is killed)
-  uint64_t seed = 0;                          // retry jitter
-  EnvironmentLookup environment;              // for executor options that fall back to the environment
+  uint64_t seed = 0;                               // retry jitter
+  EnvironmentLookup environment;                   // for executor options that fall back to the environment
 };
 
 // A job with what it runs with: the graph's job, the pipeline's raw options (per-transform `options` live there)

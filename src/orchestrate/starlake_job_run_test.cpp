@@ -7,9 +7,9 @@
 
 #include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 
 #include "core/logical_datetime.hpp"
 #include "core/time_zone.hpp"
@@ -91,8 +91,8 @@ class JobRunTest : public testing::Test {
     file.resolved = std::get<StarlakeDagOptions>(ResolveStarlakeOptions(file.options));
     const EnvironmentLookup no_environment = [](const std::string&) { return std::nullopt; };
     RunnableJob job{BuildStarlakeJobGraph(file).jobs.front(), file.options,
-                    ResolveJobOptions(file.options, no_environment), ResolveExecutorSettings(file.options,
-                                                                                             no_environment)};
+                    ResolveJobOptions(file.options, no_environment),
+                    ResolveExecutorSettings(file.options, no_environment)};
     return job;
   }
 
@@ -211,8 +211,8 @@ TEST_F(JobRunTest, WithTheSentinelAMarkerIsConsumedAndSkipsAndACrashFailsTheRun)
 }
 
 TEST_F(JobRunTest, WithTheSentinelAFailingPreloadFailsAndNothingBehindItRuns) {
-  const RunnableJob job = Job("starbake_load.py", kLoadDag,
-                              {{"pre_load_not_ready_sentinel_path", (scratch_.path() / "s").string()}});
+  const RunnableJob job =
+      Job("starbake_load.py", kLoadDag, {{"pre_load_not_ready_sentinel_path", (scratch_.path() / "s").string()}});
   processes_.script.push_back({2, nullptr, {}});
   const JobRunOutcome outcome = Run(job);
   EXPECT_EQ(outcome.status, RunStatus::kFailure);
@@ -229,8 +229,9 @@ TEST_F(JobRunTest, ASentinelTheExecutorCannotReachFailsTheStepNotTheProcess) {
 }
 
 TEST_F(JobRunTest, PokeModePokesAtTheIntervalUntilTheTimeoutThenFailsOrSoftFails) {
-  const RunnableJob hard = Job("starbake_load.py", kLoadDag,
-                               {{"pre_load_sensor", "true"}, {"pre_load_poke_interval", "42"}, {"pre_load_timeout", "120"}});
+  const RunnableJob hard =
+      Job("starbake_load.py", kLoadDag,
+          {{"pre_load_sensor", "true"}, {"pre_load_poke_interval", "42"}, {"pre_load_timeout", "120"}});
   for (int i = 0; i < 5; ++i) processes_.script.push_back({1, nullptr, {}});
   const JobRunOutcome outcome = Run(hard);
   EXPECT_EQ(outcome.status, RunStatus::kFailure);
@@ -241,8 +242,10 @@ TEST_F(JobRunTest, PokeModePokesAtTheIntervalUntilTheTimeoutThenFailsOrSoftFails
 
 TEST_F(JobRunTest, PokeModeWithSoftFailSkipsTheLoadsOnTimeoutAndProceedsWhenReady) {
   const RunnableJob soft = Job("starbake_load.py", kLoadDag,
-                               {{"pre_load_sensor", "true"}, {"pre_load_poke_interval", "42"},
-                                {"pre_load_timeout", "120"}, {"pre_load_sensor_soft_fail", "true"}});
+                               {{"pre_load_sensor", "true"},
+                                {"pre_load_poke_interval", "42"},
+                                {"pre_load_timeout", "120"},
+                                {"pre_load_sensor_soft_fail", "true"}});
   processes_.script.push_back({1, nullptr, {}});
   processes_.script.push_back({0, nullptr, {}});  // ready at the second poke
   EXPECT_EQ(Run(soft).status, RunStatus::kSuccess);
@@ -262,7 +265,8 @@ TEST_F(JobRunTest, AFailedStepIsRetriedWithTheSameCommandAfterTheDelay) {
 }
 
 TEST_F(JobRunTest, ADomainsTablesLoadInParallel) {
-  const RunnableJob job = Job("starbake_load.py", kLoadDag, {{"max_parallel_tasks", "4"}, {"pre_load_strategy", "none"}});
+  const RunnableJob job =
+      Job("starbake_load.py", kLoadDag, {{"max_parallel_tasks", "4"}, {"pre_load_strategy", "none"}});
   std::mutex mutex;
   std::condition_variable changed;
   int in_flight = 0;
@@ -284,7 +288,9 @@ TEST_F(JobRunTest, ADomainsTablesLoadInParallel) {
 
 TEST_F(JobRunTest, ExponentialBackoffDoublesTheDelayUpToItsCap) {
   const RunnableJob job = Job("starbake_load.py", kLoadDag,
-                              {{"retries", "3"}, {"pre_load_strategy", "none"}, {"retry_exponential_backoff", "true"},
+                              {{"retries", "3"},
+                               {"pre_load_strategy", "none"},
+                               {"retry_exponential_backoff", "true"},
                                {"retry_max_delay", "25"}});
   for (int i = 0; i < 3; ++i) processes_.script.push_back({1, nullptr, {}});
   EXPECT_EQ(Run(job).status, RunStatus::kSuccess);
@@ -322,8 +328,10 @@ TEST_F(JobRunTest, ATransformGetsItsIntervalAndTheRunsSlOptions) {
 
 TEST_F(JobRunTest, OnCloudRunTheEnvironmentGoesToTheJobNotIntoOptions) {
   const RunnableJob job = Job("starbake_load.py", kLoadDag,
-                              {{"executor", "cloud_run"}, {"cloud_run_job_name", "starlake"},
-                               {"cloud_run_project_id", "proj"}, {"cloud_run_job_region", "europe-west1"},
+                              {{"executor", "cloud_run"},
+                               {"cloud_run_job_name", "starlake"},
+                               {"cloud_run_project_id", "proj"},
+                               {"cloud_run_job_region", "europe-west1"},
                                {"pre_load_strategy", "none"}});
   EXPECT_EQ(Run(job).status, RunStatus::kSuccess);
   ASSERT_EQ(processes_.invocations.size(), 2u);
@@ -352,8 +360,9 @@ TEST_F(JobRunTest, ADryRunExecutesNothingAndSaysSoInItsMaterializations) {
 }
 
 TEST_F(JobRunTest, AnAckPreloadWaitsForTheAcknowledgementOfTheRunsDayThenSkips) {
-  const RunnableJob job = Job("starbake_load.py", kLoadDag,
-                              {{"pre_load_strategy", "ack"}, {"ack_wait_timeout", "60"}, {"pre_load_poke_interval", "30"}});
+  const RunnableJob job =
+      Job("starbake_load.py", kLoadDag,
+          {{"pre_load_strategy", "ack"}, {"ack_wait_timeout", "60"}, {"pre_load_poke_interval", "30"}});
   for (int i = 0; i < 5; ++i) processes_.script.push_back({1, nullptr, {}});
   const JobRunOutcome outcome = Run(job);
   EXPECT_EQ(outcome.status, RunStatus::kSuccess) << "no acknowledgement skips the domain";
@@ -365,9 +374,9 @@ TEST_F(JobRunTest, AnAckPreloadWaitsForTheAcknowledgementOfTheRunsDayThenSkips) 
 }
 
 TEST_F(JobRunTest, SecretsInTheEnvironmentOptionsDoNotReachTheEventLog) {
-  const RunnableJob job = Job("starbake_load.py", kLoadDag,
-                              {{"sl_env_var", R"({"SL_ROOT": "/p", "DB_PASSWORD": "hunter2"})"},
-                               {"pre_load_strategy", "none"}});
+  const RunnableJob job =
+      Job("starbake_load.py", kLoadDag,
+          {{"sl_env_var", R"({"SL_ROOT": "/p", "DB_PASSWORD": "hunter2"})"}, {"pre_load_strategy", "none"}});
   EXPECT_EQ(Run(job).status, RunStatus::kSuccess);
   EXPECT_NE(processes_.invocations[0].arguments.back().find("hunter2"), std::string::npos) << "the CLI gets it";
   const std::string notes = Notes();

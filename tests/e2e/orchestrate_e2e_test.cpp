@@ -68,9 +68,7 @@ class Starbake {
     return json::parse(listed.out)["runs"];
   }
 
-  void WriteScript(const std::string& script) const {
-    project_.Write("double_script.txt", script);
-  }
+  void WriteScript(const std::string& script) const { project_.Write("double_script.txt", script); }
   std::string script() const { return (project_.root() / "double_script.txt").string(); }
 
  private:
@@ -102,8 +100,8 @@ TEST(OrchestrateE2E, TheDaemonTakesStarbakeFromTheMidnightTickToTheKpiMaterializ
   ASSERT_EQ(daemon.exit_code, 0) << daemon.err;
   EXPECT_TRUE(Has(daemon.err, "daemon stopped")) << daemon.err;
 
-  EXPECT_EQ(starbake.Calls(), (std::vector<std::string>{"preload", "stage", "load", "load", "load", "transform",
-                                                        "transform"}));
+  EXPECT_EQ(starbake.Calls(),
+            (std::vector<std::string>{"preload", "stage", "load", "load", "load", "transform", "transform"}));
   const json runs = starbake.Runs();
   ASSERT_EQ(runs.size(), 2u) << runs.dump(2);
   for (const json& run : runs) EXPECT_EQ(run["status"], "SUCCESS") << run.dump(2);
@@ -111,8 +109,7 @@ TEST(OrchestrateE2E, TheDaemonTakesStarbakeFromTheMidnightTickToTheKpiMaterializ
   EXPECT_EQ(CountRunsOfJob(runs, "starbake_kpi"), 1);
 
   // The KPI run came from the sensor, with the load's logical datetime.
-  ProcessResult sensor =
-      starbake.project().Run({"sensors", "show", "starbake_kpi_sensor", "-n", "1000", "--json"});
+  ProcessResult sensor = starbake.project().Run({"sensors", "show", "starbake_kpi_sensor", "-n", "1000", "--json"});
   ASSERT_EQ(sensor.exit_code, 0) << sensor.err;
   const json shown = json::parse(sensor.out);
   bool requested = false;
@@ -208,8 +205,8 @@ TEST(OrchestrateE2E, SchedulesPreviewShowsTheNextTicksAndTheirIntervals) {
 
 TEST(OrchestrateE2E, ASecondDaemonExitsOrWaitsWhileTheFirstIsActive) {
   Starbake starbake;
-  const pid_t first = starbake.project().Start(
-      {"daemon", "--now", kBeforeMidnight, "--interval", "100"}, starbake.Env(), "first");
+  const pid_t first =
+      starbake.project().Start({"daemon", "--now", kBeforeMidnight, "--interval", "100"}, starbake.Env(), "first");
   ASSERT_TRUE(WaitForFile(starbake.project().root() / ".sluice" / "state.db", 20));
   // Wait until the first holds the lease: the second then reports it.
   ProcessResult second;
@@ -239,11 +236,12 @@ TEST(OrchestrateE2E, ASecondDaemonExitsOrWaitsWhileTheFirstIsActive) {
 TEST(OrchestrateE2E, SigtermLetsTheStepsInFlightFinishAndCancelsTheRest) {
   Starbake starbake;
   starbake.WriteScript("load sleep_ms=1500\n");
-  const pid_t daemon = starbake.project().Start(
-      {"daemon", "--now", kBeforeMidnight, "--interval", "100"},
-      starbake.Env({{"STARLAKE_DOUBLE_SCRIPT", starbake.script()}}), "daemon");
+  const pid_t daemon =
+      starbake.project().Start({"daemon", "--now", kBeforeMidnight, "--interval", "100"},
+                               starbake.Env({{"STARLAKE_DOUBLE_SCRIPT", starbake.script()}}), "daemon");
   // The double records a call as it starts: the preload, the stage and the three loads, sleeping.
-  for (int i = 0; i < 200 && starbake.Calls().size() < 5; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 200 && starbake.Calls().size() < 5; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ASSERT_EQ(starbake.Calls().size(), 5u);
   ASSERT_EQ(kill(daemon, SIGTERM), 0);
   EXPECT_EQ(WaitFor(daemon), 0) << starbake.project().Read("../daemon.err");
@@ -295,7 +293,7 @@ TEST_P(KillDaemonE2E, ARestartAfterKill9FiresNothingTwice) {
 
 INSTANTIATE_TEST_SUITE_P(PausePoints, KillDaemonE2E,
                          ::testing::Values("daemon_after_run_key_before_run", "daemon_after_run_before_tick",
-                                         "job_step_started"));
+                                           "job_step_started"));
 
 TEST(OrchestrateE2E, BadOptionsInAPipelineFileAreReportedBeforeAnythingRuns) {
   Starbake starbake;
