@@ -253,6 +253,23 @@ struct Asset {
 // The manifest's kinds.
 std::string AssetKindName(const Asset& asset);  // table | view | seed | stream_table | kafka | postgres | code
 
+// One replay_on_change rule (StreamBuild reference §8): `full`, or `bounded-<N><d|h|m|s>` (lookback_seconds = N in
+// seconds).
+struct ReplayRule {
+  bool bounded = false;
+  int64_t lookback_seconds = 0;
+  bool operator==(const ReplayRule&) const = default;
+};
+
+struct ReplayOnChange {
+  std::optional<ReplayRule> breaking;
+  std::optional<ReplayRule> non_breaking;
+  bool operator==(const ReplayOnChange&) const = default;
+};
+
+// What a seeded bounded replay becomes when the active table cannot give its history (it lacks the lineage columns).
+enum class BoundedReplayFallback { kFull, kBoundedWithoutHistory };
+
 struct Pipeline {
   std::string name;
   std::string directory;              // relative to the project root, e.g. "pipelines/orders"
@@ -264,6 +281,9 @@ struct Pipeline {
   std::optional<std::string> confirmation;
   std::string protection_warning;
   std::vector<std::pair<std::string, std::string>> replay_settings;  // applied to its replay INSERTs only
+  // Virtual pipelines: the effective replay policy (pipeline.toml, else the project's [defaults]).
+  std::optional<ReplayOnChange> replay_on_change;
+  BoundedReplayFallback bounded_replay_fallback = BoundedReplayFallback::kFull;
 };
 
 // A macro the project defines (the manifest lists them).

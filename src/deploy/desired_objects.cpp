@@ -1,6 +1,7 @@
 #include "deploy/desired_objects.hpp"
 
 #include "definitions/model_sql.hpp"
+#include "deploy/virtual_names.hpp"
 #include "sql/clickhouse_ddl.hpp"
 
 namespace sluice {
@@ -43,7 +44,12 @@ std::string ResolvedModelQuery(const Definitions& definitions, const Asset& mode
   });
 }
 
-std::string MaterializedViewName(const Asset& asset) { return "mv__" + asset.name(); }
+std::string MaterializedViewName(const Asset& asset) {
+  if (std::optional<PhysicalNameParts> parts = SplitPhysicalName(asset.relation_name)) {
+    return "mv__" + asset.name() + "__" + parts->deployment_id;
+  }
+  return "mv__" + asset.name();
+}
 
 namespace {
 

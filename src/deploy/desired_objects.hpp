@@ -55,7 +55,8 @@ std::vector<CompiledResource> SourceResources(const Definitions& definitions, co
                                               sql::SecretHandling secrets = sql::SecretHandling::kRedact,
                                               sql::CreateMode mode = sql::CreateMode::kCreate);
 
-// `mv__<name>`: the materialized view that fills a table model, or a managed Kafka source's landing view.
+// `mv__<name>`: the materialized view that fills a table model, or a managed Kafka source's landing view; a model
+// named by a deployment's physical relation (`<logical>__<id>`) gets `mv__<name>__<id>`.
 std::string MaterializedViewName(const Asset& asset);
 
 }  // namespace sluice

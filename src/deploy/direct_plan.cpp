@@ -47,8 +47,21 @@ std::string LineageMode(const Definitions& definitions, const Asset& upstream) {
 
 class DirectPlanner {
  public:
-  DirectPlanner(const Definitions& definitions, const Capabilities& capabilities)
-      : definitions_(definitions), capabilities_(capabilities) {}
+  DirectPlanner(const Definitions& definitions, const Capabilities& capabilities,
+                const ScopedPlanOptions* scoped = nullptr)
+      : definitions_(definitions), capabilities_(capabilities), scoped_(scoped) {}
+
+  DirectPlan PlanKeys(const std::vector<AssetKey>& scope) {
+    plan_.adapter = definitions_.project().adapter;
+    in_scope_.insert(scope.begin(), scope.end());
+    CollectScope();
+    if (plan_.adapter == "clickhouse") {
+      PlanClickHouse();
+    } else {
+      PlanDuckDb();
+    }
+    return std::move(plan_);
+  }
 
   DirectPlan Plan(const std::vector<std::string>& selection) {
     plan_.adapter = definitions_.project().adapter;
@@ -75,13 +88,21 @@ class DirectPlanner {
       if (asset == nullptr || asset->is_source()) continue;
       const Pipeline* pipeline = definitions_.FindPipeline(asset->pipeline);
       if (pipeline != nullptr && pipeline->virtual_mode) {
+        if (selection.empty()) continue;  // everything: the direct pipelines' part of it
         throw Error(Diagnostic{"SLU-DEPLOY-001",
                                "model '" + asset->name() + "' belongs to the virtual pipeline '" + pipeline->name +
                                    "', which is deployed in stages, not by a direct build",
-                               asset->defined_at, "select only direct pipelines, or set mode = \"direct\" in its pipeline.toml", {}});
+                               asset->defined_at,
+                               "deploy it with `sluice backfill` then `sluice publish`, or set mode = \"direct\" in its "
+                               "pipeline.toml",
+                               {}});
       }
       in_scope_.insert(key);
     }
+    CollectScope();
+  }
+
+  void CollectScope() {
     std::set<AssetKey> sources;
     std::map<std::string, PipelineScope> pipelines;
     for (const AssetKey& key : definitions_.TopologicalOrder()) {
@@ -205,6 +226,10 @@ class DirectPlanner {
           }
         } else if (std::holds_alternative<KafkaSource>(upstream.compute)) {
           feeds.push_back(ChQualified(upstream.key.name_space(), MaterializedViewName(upstream)));
+        } else if (scoped_ != nullptr) {
+          if (auto known = scoped_->upstream_feeds.find(driving->upstream); known != scoped_->upstream_feeds.end()) {
+            feeds = known->second;
+          }
         }
       }
       std::vector<ModelView>& views = views_[key];
@@ -348,6 +373,7 @@ class DirectPlanner {
 
   const Definitions& definitions_;
   const Capabilities& capabilities_;
+  const ScopedPlanOptions* scoped_ = nullptr;
   DirectPlan plan_;
   std::map<AssetKey, std::vector<ModelView>> views_;  // the materialized views of each table in scope
   std::set<AssetKey> in_scope_;
@@ -376,6 +402,11 @@ std::string DeployPhaseName(DeployPhase phase) {
 DirectPlan PlanDirect(const Definitions& definitions, const std::vector<std::string>& selection,
                       const Capabilities& capabilities) {
   return DirectPlanner(definitions, capabilities).Plan(selection);
+}
+
+DirectPlan PlanScope(const Definitions& definitions, const std::vector<AssetKey>& scope, const Capabilities& capabilities,
+                     const ScopedPlanOptions& options) {
+  return DirectPlanner(definitions, capabilities, &options).PlanKeys(scope);
 }
 
 Capabilities ModernClickHouseCapabilities() {

@@ -16,6 +16,7 @@
 // Thread-safety: plain values.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,20 @@ struct PlanStatement {
   std::string shown;
 };
 
+// A replay that keeps the history before a lower bound instead of replaying it (virtual deployments, StreamBuild
+// reference §8): rows of the anchor at or before the bound are not replayed; a seeded replay copies the active
+// table's rows at or before it first (its columns shared with the new table), an unseeded one leaves them out.
+struct BoundedReplay {
+  bool seeded = false;
+  // The bound: the active table's frontier (its highest lineage position per partition, time or cursor), or a time
+  // ("YYYY-MM-DD HH:MM:SS", UTC; given, or the boundary time minus a lookback) taken as the anchor's position then.
+  bool at_active_frontier = false;
+  std::string lower_time;
+  std::optional<int64_t> lookback_seconds;  // else: the bound is the boundary time minus this
+  std::string active_table;               // qualified: seeded from, its frontier read
+  std::vector<std::string> seed_columns;  // seeded replays: the columns copied
+};
+
 // What a replay step fills, and from where. The INSERT's WHERE holds kReplayBoundaryPlaceholder, replaced at run
 // time by the boundary the executor captures (per-partition offsets, a time, or a cursor).
 struct ReplaySpec {
@@ -46,6 +61,7 @@ struct ReplaySpec {
   // A managed Kafka source's landing view, detached while the replay runs so nothing lands meanwhile.
   std::optional<std::string> landing_view;
   std::vector<AssetKey> subtree;  // the root and the models in scope below it, upstream first
+  std::optional<BoundedReplay> bounded;  // unset: the whole history is replayed
 };
 
 inline constexpr const char* kReplayBoundaryPlaceholder = "{replay_boundary}";
@@ -83,6 +99,17 @@ struct DirectPlan {
 // model file, for a model that needs a feature the server lacks.
 DirectPlan PlanDirect(const Definitions& definitions, const std::vector<std::string>& selection,
                       const Capabilities& capabilities);
+
+// PlanDirect's machinery for a virtual deployment (deploy/virtual_plan.hpp): `definitions` name each model in `scope`
+// by its physical relation, the scope is given as keys (nothing is added), and no audit steps are planned.
+// `upstream_feeds`: for a model outside the scope that a model in scope is driven by, the (qualified) materialized
+// views that fill it; where views do not cascade, the new views must read those, since rows written by a view do not
+// fire views reading its table.
+struct ScopedPlanOptions {
+  std::map<AssetKey, std::vector<std::string>> upstream_feeds;
+};
+DirectPlan PlanScope(const Definitions& definitions, const std::vector<AssetKey>& scope, const Capabilities& capabilities,
+                     const ScopedPlanOptions& options);
 
 // The capabilities of a current ClickHouse (the server StreamBuild targets): what `compile` renders workflows for.
 Capabilities ModernClickHouseCapabilities();

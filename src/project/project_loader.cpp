@@ -408,6 +408,16 @@ class ProjectLoad {
         pipeline.protection_warning = settings.config.protection->warning;
       }
       pipeline.replay_settings.assign(settings.config.replay_settings.begin(), settings.config.replay_settings.end());
+      if (pipeline.virtual_mode) {
+        const ProjectDefaults& defaults = project_.config.defaults;
+        pipeline.replay_on_change = settings.config.replay_on_change;
+        if (!pipeline.replay_on_change && defaults.replay_on_change) pipeline.replay_on_change = defaults.replay_on_change->value;
+        if (settings.config.bounded_replay_fallback) {
+          pipeline.bounded_replay_fallback = *settings.config.bounded_replay_fallback;
+        } else if (defaults.bounded_replay_fallback) {
+          pipeline.bounded_replay_fallback = defaults.bounded_replay_fallback->value;
+        }
+      }
       std::vector<size_t>& by_name = pipeline_models_.emplace_back();
       for (; m < models_.size() && models_[m].pipeline == p; ++m) {
         const LoadedModel& model = models_[m];

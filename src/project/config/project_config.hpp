@@ -39,12 +39,12 @@
 #include <string>
 
 #include "definitions/checks.hpp"
+#include "definitions/definitions.hpp"
 #include "project/config/templating.hpp"
 
 namespace sluice {
 
 enum class PipelineMode { kDirect, kVirtual };
-enum class BoundedReplayFallback { kFull, kBoundedWithoutHistory };
 
 // "direct" | "virtual".
 const char* PipelineModeName(PipelineMode mode);
@@ -56,16 +56,7 @@ struct Located {
   ValueOrigin origin;
 };
 
-// One replay_on_change rule: `full`, or `bounded-<N><d|h|m|s>` (lookback_seconds = N in seconds).
-struct ReplayRule {
-  bool bounded = false;
-  int64_t lookback_seconds = 0;
-};
-
-struct ReplayOnChange {
-  std::optional<ReplayRule> breaking;
-  std::optional<ReplayRule> non_breaking;
-};
+// ReplayRule, ReplayOnChange and BoundedReplayFallback: definitions/definitions.hpp (pipelines carry them).
 
 // `[defaults.freshness]` (sources fall back to it): the thresholds as written (`<int>[smhd]`) and in
 // seconds. At least one is set, and warn_after ≤ error_after.

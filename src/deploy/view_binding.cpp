@@ -1,0 +1,107 @@
+#include "deploy/view_binding.hpp"
+
+#include <unistd.h>
+
+#include <set>
+
+#include "core/pause_point.hpp"
+#include "sql/dialect.hpp"
+
+namespace sluice {
+
+namespace {
+
+std::string StagingPrefix(const std::string& name_space, const std::string& logical) {
+  return name_space + "__" + logical + "__bind_";
+}
+
+void CheckNoTableInTheWay(Warehouse& warehouse, const std::string& name_space, const std::vector<ViewBinding>& bindings) {
+  for (const ViewBinding& binding : bindings) {
+    std::optional<TableInfo> existing = warehouse.Describe(Relation{name_space, binding.logical});
+    if (existing && !existing->is_view) {
+      throw Error(Diagnostic{"SLU-DEPLOY-030",
+                             "'" + name_space + "." + binding.logical +
+                                 "' is a table, not a stable view: a deployment cannot bind it",
+                             {}, "it is left from a direct build: rename or drop it (`sluice clean` lists it), then publish again",
+                             {}});
+    }
+  }
+}
+
+void BindClickHouse(Warehouse& warehouse, const std::string& name_space, const std::vector<ViewBinding>& bindings,
+                    const std::vector<std::string>& then_statements) {
+  const sql::Dialect dialect = sql::Dialect::kClickHouse;
+  auto name = [&](const std::string& db, const std::string& relation) { return sql::QualifiedName(dialect, db, relation); };
+  warehouse.EnsureSchema("_sluice");
+  // Staging views of killed calls.
+  Rows stale = warehouse.Query("SELECT name FROM system.tables WHERE database = '_sluice' AND startsWith(name, " +
+                               sql::QuoteString(dialect, name_space + "__") + ") AND position(name, '__bind_') > 0");
+  for (const auto& row : stale.rows) warehouse.Execute("DROP TABLE IF EXISTS " + name("_sluice", row[0].value_or("")));
+
+  const std::string suffix = std::to_string(getpid());
+  std::string renames;
+  std::vector<std::string> displaced;
+  for (const ViewBinding& binding : bindings) {
+    const std::string staging = StagingPrefix(name_space, binding.logical) + suffix;
+    warehouse.Execute("CREATE VIEW " + name("_sluice", staging) + " AS SELECT * FROM " +
+                      name(name_space, binding.physical));
+    if (warehouse.Describe(Relation{name_space, binding.logical})) {
+      const std::string aside = StagingPrefix(name_space, binding.logical) + suffix + "_old";
+      renames += (renames.empty() ? "" : ", ") + name(name_space, binding.logical) + " TO " + name("_sluice", aside);
+      displaced.push_back(aside);
+    }
+    renames += (renames.empty() ? "" : ", ") + name("_sluice", staging) + " TO " + name(name_space, binding.logical);
+  }
+  PausePoint("bind_before_switch");
+  if (!renames.empty()) warehouse.Execute("RENAME TABLE " + renames);
+  PausePoint("bind_after_switch");
+  for (const std::string& aside : displaced) warehouse.Execute("DROP TABLE IF EXISTS " + name("_sluice", aside));
+  for (const std::string& statement : then_statements) warehouse.Execute(statement);
+}
+
+void BindDuckDb(Warehouse& warehouse, const std::string& name_space, const std::vector<ViewBinding>& bindings,
+                const std::vector<std::string>& then_statements) {
+  const sql::Dialect dialect = sql::Dialect::kDuckDb;
+  std::string script = "BEGIN TRANSACTION;\n";
+  for (const ViewBinding& binding : bindings) {
+    script += "CREATE OR REPLACE VIEW " + sql::QualifiedName(dialect, name_space, binding.logical) +
+              " AS SELECT * FROM " + sql::QualifiedName(dialect, name_space, binding.physical) + ";\n";
+  }
+  for (const std::string& statement : then_statements) script += statement + ";\n";
+  PausePoint("bind_before_switch");
+  try {
+    warehouse.Execute(script + "COMMIT");
+  } catch (...) {
+    try {
+      warehouse.Execute("ROLLBACK");
+    } catch (const Error&) {
+      // No transaction left open: the failed script rolled back itself.
+    }
+    throw;
+  }
+  PausePoint("bind_after_switch");
+}
+
+}  // namespace
+
+void BindViews(Warehouse& warehouse, const std::string& name_space, const std::vector<ViewBinding>& bindings,
+               const std::vector<std::string>& then_statements) {
+  CheckNoTableInTheWay(warehouse, name_space, bindings);
+  if (warehouse.dialect() == sql::Dialect::kClickHouse) {
+    BindClickHouse(warehouse, name_space, bindings, then_statements);
+  } else {
+    BindDuckDb(warehouse, name_space, bindings, then_statements);
+  }
+}
+
+void UnbindViews(Warehouse& warehouse, const std::string& name_space, const std::vector<std::string>& logicals) {
+  for (const std::string& logical : logicals) {
+    std::optional<TableInfo> existing = warehouse.Describe(Relation{name_space, logical});
+    if (!existing || !existing->is_view) continue;
+    warehouse.Execute(std::string(warehouse.dialect() == sql::Dialect::kClickHouse ? "DROP TABLE IF EXISTS "
+                                                                                     : "DROP VIEW IF EXISTS ") +
+                      warehouse.QualifiedName(Relation{name_space, logical}));
+  }
+}
+
+}  // namespace sluice
