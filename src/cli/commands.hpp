@@ -55,6 +55,10 @@ struct CleanOptions {
 struct PlanOptions {
   std::vector<std::string> select;
   bool json = false;
+  // Virtual pipelines only (StreamBuild's plan flags).
+  std::string deployment_id;
+  bool full_refresh = false;
+  std::string start_time;
 };
 
 struct BuildOptions {

@@ -23,6 +23,7 @@
 #include "deploy/direct_executor.hpp"
 #include "deploy/direct_plan.hpp"
 #include "deploy/plan_explainer.hpp"
+#include "deploy/virtual_plan.hpp"
 #include "engine/run_executor.hpp"
 #include "state/open_state_store.hpp"
 
@@ -82,6 +83,47 @@ std::string Ask(const std::string& prompt) {
 
 }  // namespace
 
+namespace {
+
+// The virtual pipelines' part of `plan`: the staged deployment `backfill` would start, in target/run/plan/virtual/
+// (or target/run/plan/ when the project has no direct part).
+int PlanVirtualPart(const Project& project, Warehouse* warehouse, const PlanOptions& options,
+                    const std::string& name_space, bool alone) {
+  SystemClock clock;
+  const VirtualActualState actual = warehouse ? ReadVirtualActualState(*warehouse, name_space) : VirtualActualState{};
+  VirtualPlanOptions virtual_options;
+  virtual_options.selection = options.select;
+  virtual_options.full_refresh = options.full_refresh;
+  if (!options.start_time.empty()) virtual_options.start_time = options.start_time;
+  if (!options.deployment_id.empty()) virtual_options.deployment_id = options.deployment_id;
+  const VirtualPlan plan = CheckingArguments([&] {
+    return PlanVirtual(project.definitions, actual, warehouse ? warehouse->capabilities() : Capabilities{},
+                       virtual_options, clock);
+  });
+  std::map<std::string, std::string> files = WorkflowFiles(plan.steps);
+  const std::string& plan_json = files["plan.json"] = VirtualPlanJson(plan);
+  std::filesystem::path directory = project.root / "target" / "run" / "plan";
+  if (!alone) directory /= "virtual";
+  ReplaceFolder(directory, files);
+  if (options.json) {
+    std::printf("%s", plan_json.c_str());
+  } else {
+    std::printf("%s", VirtualPlanText(plan).c_str());
+    std::printf("plan written to %s/ (nothing was changed in the warehouse)\n",
+                std::filesystem::relative(directory, project.root).c_str());
+  }
+  return 0;
+}
+
+bool HasDirectModels(const Definitions& definitions) {
+  for (const Pipeline& pipeline : definitions.pipelines()) {
+    if (!pipeline.virtual_mode) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 int Plan(const GlobalOptions& global, const PlanOptions& options) {
   const Project& project = LoadProjectFor(global);
   WarehouseConfig config = WarehouseConfigFor(project, AccessMode::kReadOnly);
@@ -91,6 +133,14 @@ int Plan(const GlobalOptions& global, const PlanOptions& options) {
   } catch (const Error& error) {
     // A DuckDB file that does not exist yet: nothing is built, and plan must not create it.
     if (error.diagnostics().front().code != "SLU-WAREHOUSE-003") throw;
+  }
+  const std::optional<std::string> virtual_namespace =
+      CheckingArguments([&] { return VirtualNamespaceOf(project.definitions, options.select); });
+  const bool virtual_only = virtual_namespace && (!options.select.empty() || !HasDirectModels(project.definitions));
+  if (virtual_only) return PlanVirtualPart(project, warehouse.get(), options, *virtual_namespace, true);
+  if (!options.deployment_id.empty() || options.full_refresh || !options.start_time.empty()) {
+    throw UsageError(Diagnostic{"SLU-CLI-004", "--deployment-id, --full-refresh and --start-time apply to virtual pipelines", {},
+                                "select a virtual pipeline with --select", {}});
   }
   const DirectPlan plan = CheckingArguments([&] {
     return PlanDirect(project.definitions, options.select, warehouse ? warehouse->capabilities() : Capabilities{});
@@ -110,6 +160,7 @@ int Plan(const GlobalOptions& global, const PlanOptions& options) {
                 std::filesystem::relative(directory, project.root).c_str());
   }
   if (!state.blockers.empty()) throw Error(state.blockers);  // build would stop here: say so, exit 1
+  if (virtual_namespace && !options.json) PlanVirtualPart(project, warehouse.get(), options, *virtual_namespace, false);
   return 0;
 }
 

@@ -12,6 +12,7 @@
 
 #include "cli/color_choice.hpp"
 #include "cli/commands.hpp"
+#include "cli/deployment_commands.hpp"
 #include "cli/orchestrate_commands.hpp"
 #include "cli/usage_error.hpp"
 #include "core/daily_partitions.hpp"
@@ -144,10 +145,17 @@ int Main(int argc, char** argv) {
 
   PlanOptions plan;
   CLI::App* plan_cmd = app.add_subcommand(
-      "plan", "Show what `build` would do (direct mode), read from the warehouse; changes nothing");
+      "plan", "Show what `build` (direct pipelines) or `backfill` (virtual pipelines) would do, read from the warehouse; "
+              "changes nothing");
   plan_cmd->add_option("-s,--select", plan.select,
                        "Pipelines or models to build (their downstream is always included); default: everything");
   plan_cmd->add_flag("--json", plan.json, "Print the plan as JSON");
+  plan_cmd->add_option("--deployment-id", plan.deployment_id, "Virtual pipelines: plan under this deployment id");
+  auto* plan_full = plan_cmd->add_flag("--full-refresh", plan.full_refresh,
+                                       "Virtual pipelines: replay the selected roots' whole history (needs --select)");
+  auto* plan_start = plan_cmd->add_option("--start-time", plan.start_time,
+                                          "Virtual pipelines: keep the history before this UTC time (needs --select)");
+  plan_full->excludes(plan_start);
 
   BuildOptions build;
   CLI::App* build_cmd = app.add_subcommand(
@@ -304,11 +312,16 @@ int Main(int argc, char** argv) {
 
   std::optional<OrchestrateCommands> orchestrate_commands;
   if (code == nullptr) orchestrate_commands.emplace(app, *starlake_cmd);
+  CLI::App* deployment_cmd =
+      app.add_subcommand("deployment", "Staged deployments: list, show, diff, audit, promote, rollback");
+  deployment_cmd->require_subcommand(1);
+  std::optional<DeploymentCommands> deployment_commands;
+  if (code == nullptr) deployment_commands.emplace(app, *audit_cmd, *deployment_cmd);
 
   if (code != nullptr) {  // the commands over a project's files, and their flags, are sluice's
     // Removing destroys them (and their children): each pointer is cleared so nothing reads them after.
-    for (CLI::App** command :
-         {&discover_cmd, &compile_cmd, &plan_cmd, &build_cmd, &test_cmd, &audit_cmd, &starlake_cmd, &pipelines_cmd}) {
+    for (CLI::App** command : {&discover_cmd, &compile_cmd, &plan_cmd, &build_cmd, &test_cmd, &audit_cmd, &starlake_cmd,
+                               &pipelines_cmd, &deployment_cmd}) {
       app.remove_subcommand(*command);
       *command = nullptr;
     }
@@ -360,6 +373,9 @@ int Main(int argc, char** argv) {
       });
     }
 
+    if (deployment_commands) {  // before `audit`, whose `backfill` subcommand is theirs
+      if (std::optional<int> exit_code = deployment_commands->Dispatch(global)) return *exit_code;
+    }
     if (parsed(discover_cmd)) return Discover(global);
     if (parsed(compile_cmd)) return Compile(global, compile);
     if (parsed(run_cmd)) return Run(global, run);

@@ -88,7 +88,7 @@ BuildOutcome DirectExecutor::Execute(const DirectPlan& plan, const std::string& 
   }
   RunRecord record;
   record.run_id = run_id;
-  record.selection = "build " + options_.selection_text;
+  record.selection = options_.command + " " + options_.selection_text;
   record.created_at = FormatUtc(clock_.Now());
   record.pid = getpid();
   record.pid_start_time = ProcessStartTime(record.pid);
@@ -207,29 +207,125 @@ std::pair<std::string, std::string> DirectExecutor::Watermark(const ReplaySpec& 
   return {blocks, count.rows.empty() ? "" : count.rows[0][0].value_or("")};
 }
 
-std::string DirectExecutor::CaptureBoundary(const ReplaySpec& spec) {
+namespace {
+
+std::string LineageColumn(const std::string& mode) {
+  return mode == "cursor" ? "_replay_cursor" : mode == "landed_at" ? "_replay_landed_at" : "_replay_timestamp";
+}
+
+// "YYYY-MM-DD HH:MM:SS" of a time point, UTC: what a DateTime column compares with.
+std::string DateTimeLiteral(std::chrono::system_clock::time_point time) {
+  const std::string iso = FormatUtc(time);  // 2026-12-02T16:27:25.123Z
+  return iso.substr(0, 10) + " " + iso.substr(11, 8);
+}
+
+// Per-partition maxima of `relation` (offsets mode), optionally of the rows matching `where`.
+std::vector<BoundaryValue> PartitionMaxima(Warehouse& warehouse, const std::string& relation, const std::string& where) {
+  Rows rows = warehouse.Query("SELECT toString(_replay_partition), toString(max(_replay_offset)) FROM " + relation +
+                              " WHERE _replay_partition IS NOT NULL AND _replay_offset IS NOT NULL" +
+                              (where.empty() ? "" : " AND (" + where + ")") +
+                              " GROUP BY _replay_partition ORDER BY _replay_partition");
+  std::vector<BoundaryValue> values;
+  for (const auto& row : rows.rows) values.push_back({row[0].value_or("0"), row[1].value_or("0")});
+  return values;
+}
+
+}  // namespace
+
+CapturedBoundary DirectExecutor::CaptureBoundary(const ReplaySpec& spec) {
   const Asset& driving = *definitions_.Find(spec.driving);
   const std::string relation = UpstreamRelation(driving, true);
+  CapturedBoundary boundary;
   if (spec.mode == "offsets") {
-    Rows rows = warehouse_.Query("SELECT toString(_replay_partition), toString(max(_replay_offset)) FROM " + relation +
-                                 " WHERE _replay_partition IS NOT NULL AND _replay_offset IS NOT NULL"
-                                 " GROUP BY _replay_partition ORDER BY _replay_partition");
+    boundary.values = PartitionMaxima(warehouse_, relation, "");
     std::string condition;
-    for (const auto& row : rows.rows) {
-      condition += (condition.empty() ? "" : " OR ") + std::string("(_replay_partition = ") + row[0].value_or("0") +
-                   " AND _replay_offset <= " + row[1].value_or("0") + ")";
+    for (const BoundaryValue& value : boundary.values) {
+      condition += (condition.empty() ? "" : " OR ") + std::string("(_replay_partition = ") + *value.partition +
+                   " AND _replay_offset <= " + value.value + ")";
     }
     if (condition.empty()) condition = "0";
-    return "(" + condition + ") OR _replay_partition IS NULL OR _replay_offset IS NULL";
+    boundary.keep = "(" + condition + ") OR _replay_partition IS NULL OR _replay_offset IS NULL";
+    return boundary;
   }
-  const std::string column = spec.mode == "cursor"      ? "_replay_cursor"
-                             : spec.mode == "landed_at" ? "_replay_landed_at"
-                                                        : "_replay_timestamp";
+  const std::string column = LineageColumn(spec.mode);
   Rows rows = warehouse_.Query("SELECT toString(max(" + column + ")), toString(count()) FROM " + relation);
   std::optional<std::string> max = rows.rows.empty() ? std::nullopt : rows.rows[0][0];
-  if (!max || rows.rows[0][1].value_or("0") == "0") return column + " IS NULL";
+  if (!max || rows.rows[0][1].value_or("0") == "0") {
+    boundary.keep = column + " IS NULL";
+    return boundary;
+  }
+  boundary.values.push_back({std::nullopt, *max});
   const std::string literal = spec.mode == "cursor" ? *max : ChString(*max);
-  return column + " <= " + literal + " OR " + column + " IS NULL";
+  boundary.keep = column + " <= " + literal + " OR " + column + " IS NULL";
+  return boundary;
+}
+
+CapturedBoundary DirectExecutor::CaptureLowerBound(const ReplaySpec& spec) {
+  const BoundedReplay& bounded = *spec.bounded;
+  const std::string anchor = UpstreamRelation(*definitions_.Find(spec.driving), true);
+  std::string time = bounded.lower_time;
+  if (!bounded.at_active_frontier && bounded.lookback_seconds) {
+    time = DateTimeLiteral(clock_.Now() - std::chrono::seconds(*bounded.lookback_seconds));
+  }
+  CapturedBoundary lower;
+  if (spec.mode == "offsets") {
+    lower.values = bounded.at_active_frontier
+                       ? PartitionMaxima(warehouse_, bounded.active_table, "")
+                       : PartitionMaxima(warehouse_, anchor, "_replay_timestamp <= " + ChString(time));
+    std::string keep, seed, listed;
+    for (const BoundaryValue& value : lower.values) {
+      keep += " OR (_replay_partition = " + *value.partition + " AND _replay_offset > " + value.value + ")";
+      seed += (seed.empty() ? "" : " OR ") + std::string("(_replay_partition = ") + *value.partition +
+              " AND _replay_offset <= " + value.value + ")";
+      listed += (listed.empty() ? "" : ", ") + *value.partition;
+    }
+    lower.keep = listed.empty() ? "1" : "_replay_partition NOT IN (" + listed + ")" + keep;
+    lower.seed = seed.empty() ? "0" : seed;
+    return lower;
+  }
+  const std::string column = LineageColumn(spec.mode);
+  if (bounded.at_active_frontier) {
+    Rows rows = warehouse_.Query("SELECT toString(max(" + column + ")), toString(count()) FROM " + bounded.active_table);
+    if (rows.rows.empty() || !rows.rows[0][0] || rows.rows[0][1].value_or("0") == "0") {
+      lower.keep = "1";
+      lower.seed = "0";
+      return lower;
+    }
+    time = *rows.rows[0][0];
+  }
+  if (spec.mode == "cursor" && !bounded.at_active_frontier) {
+    // The first cursor at or after the time: it and everything above it is replayed.
+    Rows rows = warehouse_.Query("SELECT toString(min(_replay_cursor)), toString(count()) FROM " + anchor +
+                                 " WHERE _replay_timestamp >= " + ChString(time));
+    if (rows.rows.empty() || !rows.rows[0][0] || rows.rows[0][1].value_or("0") == "0") {
+      lower.keep = "0";
+      lower.seed = "1";
+      return lower;
+    }
+    lower.values.push_back({std::nullopt, *rows.rows[0][0]});
+    lower.keep = "_replay_cursor >= " + *rows.rows[0][0];
+    lower.seed = "_replay_cursor < " + *rows.rows[0][0];
+    return lower;
+  }
+  const std::string literal = spec.mode == "cursor" ? time : ChString(time);
+  lower.values.push_back({std::nullopt, time});
+  lower.keep = column + " > " + literal;
+  lower.seed = column + " <= " + literal;
+  return lower;
+}
+
+void DirectExecutor::Seed(const PlanStep& step, const ReplaySpec& spec, const CapturedBoundary& lower,
+                          const std::string& run_id) {
+  const BoundedReplay& bounded = *spec.bounded;
+  if (!bounded.seeded || bounded.seed_columns.empty()) return;
+  std::string columns;
+  for (const std::string& column : bounded.seed_columns) {
+    columns += (columns.empty() ? "" : ", ") + sql::QuoteIdentifier(sql::Dialect::kClickHouse, column);
+  }
+  const Asset& root = *definitions_.Find(spec.root);
+  const std::string sql = "INSERT INTO " + ChQualified(spec.root.name_space(), root.relation_name) + " (" + columns +
+                          ")\nSELECT " + columns + " FROM " + bounded.active_table + " WHERE " + lower.seed;
+  Run(step, {sql, sql}, run_id);
 }
 
 void DirectExecutor::WaitForInsertsOlderThan(SteadyClock::time_point since) {
@@ -269,9 +365,13 @@ void DirectExecutor::Replay(const DirectPlan& plan, const PlanStep& step, const 
     if (attempt > 1) RebuildSubtree(plan, spec, run_id);
     if (!detach.empty()) Run(step, {detach, detach}, run_id);
     bool quiet = false;
+    CapturedBoundary cutoff;
+    std::optional<CapturedBoundary> lower;
     try {
       const auto before = Watermark(spec);
-      outcome.boundary = CaptureBoundary(spec);
+      cutoff = CaptureBoundary(spec);
+      if (spec.bounded) lower = CaptureLowerBound(spec);
+      outcome.boundary = "(" + cutoff.keep + ")" + (lower ? " AND (" + lower->keep + ")" : "");
       const auto view_created = SteadyClock::now();
       for (const PlanStatement& statement : step.statements) {
         if (statement.sql.find(kReplayBoundaryPlaceholder) == std::string::npos) {
@@ -279,6 +379,7 @@ void DirectExecutor::Replay(const DirectPlan& plan, const PlanStep& step, const 
           continue;
         }
         PausePoint("build_before_replay_insert");
+        if (lower) Seed(step, spec, *lower, run_id);
         std::string sql = statement.sql;
         sql.replace(sql.find(kReplayBoundaryPlaceholder), std::string(kReplayBoundaryPlaceholder).size(),
                     "(" + outcome.boundary + ")");
@@ -310,6 +411,7 @@ void DirectExecutor::Replay(const DirectPlan& plan, const PlanStep& step, const 
     }
     if (!attach.empty()) Run(step, {attach, attach}, run_id);
     if (quiet) {
+      if (options_.on_boundary) options_.on_boundary(spec, cutoff, lower ? &*lower : nullptr);
       Rows count = warehouse_.Query("SELECT toString(count()) FROM " +
                                     ChQualified(spec.root.name_space(), root.relation_name));
       outcome.rows = count.rows.empty() ? 0 : std::stoll(count.rows[0][0].value_or("0"));

@@ -13,7 +13,9 @@
 // An unchanged watermark proves that no insert reached the driving table inside the window: each row came either
 // through the replay (it was there before) or through the view (it came after), never both, never neither. A
 // changed one means rows arrived meanwhile: the root's subtree is dropped, recreated and replayed again (at most
-// kReplayAttempts times, then SLU-DEPLOY-010). Pause points (core/pause_point.hpp): build_after_teardown,
+// kReplayAttempts times, then SLU-DEPLOY-010). A bounded replay (ReplaySpec::bounded, virtual deployments) also
+// captures its lower bound in step 3, inserts only the anchor's rows above it in step 5 and, when seeded, first copies
+// the active table's rows at or below it. Pause points (core/pause_point.hpp): build_after_teardown,
 // build_after_realization (before any replay), build_before_replay_insert (the view exists, the history not yet
 // inserted), build_after_replay (before the ledger rows).
 // After the replays, each model's ledger row and fingerprint are recorded; then the audits run (a failing
@@ -77,6 +79,18 @@ struct BuildProgress {
   const BuildStepOutcome* outcome = nullptr;  // step_finished
 };
 
+// What a replay captured: per partition (offsets mode) or one value (time and cursor modes), as SQL literals' text.
+struct BoundaryValue {
+  std::optional<std::string> partition;
+  std::string value;
+};
+
+struct CapturedBoundary {
+  std::vector<BoundaryValue> values;  // empty: the relation had no rows
+  std::string keep;                   // SQL condition on the anchor's rows: what the replay inserts
+  std::string seed;                   // bounded replays: the condition on the active table's rows a seed copies
+};
+
 struct DirectExecutorOptions {
   std::string project_root;
   const std::atomic<bool>* cancel = nullptr;
@@ -84,6 +98,10 @@ struct DirectExecutorOptions {
   std::optional<std::filesystem::path> statements_file;
   std::function<void(const BuildProgress&)> on_progress;
   std::string selection_text = "*";
+  std::string command = "build";  // the run's selection reads "<command> <selection_text>"
+  // Called once per replay step, after its quiet window: the cut-off captured and, for a bounded replay, the lower
+  // bound.
+  std::function<void(const ReplaySpec&, const CapturedBoundary& cutoff, const CapturedBoundary* lower)> on_boundary;
 };
 
 class DirectExecutor {
@@ -100,7 +118,9 @@ class DirectExecutor {
   void RunStatements(const PlanStep& step, const std::string& run_id);
   void Run(const PlanStep& step, const PlanStatement& statement, const std::string& run_id);
   void Replay(const DirectPlan& plan, const PlanStep& step, const std::string& run_id, BuildStepOutcome& outcome);
-  std::string CaptureBoundary(const ReplaySpec& spec);
+  CapturedBoundary CaptureBoundary(const ReplaySpec& spec);
+  CapturedBoundary CaptureLowerBound(const ReplaySpec& spec);
+  void Seed(const PlanStep& step, const ReplaySpec& spec, const CapturedBoundary& lower, const std::string& run_id);
   std::pair<std::string, std::string> Watermark(const ReplaySpec& spec);
   void WaitForInsertsOlderThan(std::chrono::steady_clock::time_point since);
   void RebuildSubtree(const DirectPlan& plan, const ReplaySpec& spec, const std::string& run_id);

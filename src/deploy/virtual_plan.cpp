@@ -549,11 +549,13 @@ std::string ObjectFingerprint(const Definitions& definitions, const Asset& model
   return Sha256Hex(spec.dump());
 }
 
-bool SelectsVirtualModels(const Definitions& definitions, const std::vector<std::string>& selection) {
+std::optional<std::string> VirtualNamespaceOf(const Definitions& definitions, const std::vector<std::string>& selection) {
   const std::vector<AssetKey> keys = selection.empty() ? definitions.TopologicalOrder()
                                                        : definitions.DownstreamClosure(ResolveSelection(definitions, selection));
-  return std::any_of(keys.begin(), keys.end(),
-                     [&](const AssetKey& key) { return IsVirtualModel(definitions, *definitions.Find(key)); });
+  for (const AssetKey& key : keys) {
+    if (IsVirtualModel(definitions, *definitions.Find(key))) return key.name_space();
+  }
+  return std::nullopt;
 }
 
 std::string VirtualPlanJson(const VirtualPlan& plan) {

@@ -120,7 +120,8 @@ std::string VirtualPlanText(const VirtualPlan& plan);
 // The spec fingerprint of a model as deployed: sha256 over its columns, storage and canonical query.
 std::string ObjectFingerprint(const Definitions& definitions, const Asset& model);
 
-// Whether a selection reaches a virtual pipeline (nothing selected: whether the project has one).
-bool SelectsVirtualModels(const Definitions& definitions, const std::vector<std::string>& selection);
+// The namespace of the first virtual model a selection reaches (with its downstream; nothing selected: the project's
+// first), or nullopt when it reaches none.
+std::optional<std::string> VirtualNamespaceOf(const Definitions& definitions, const std::vector<std::string>& selection);
 
 }  // namespace sluice
