@@ -105,6 +105,8 @@ int PlanVirtualPart(const Project& project, Warehouse* warehouse, const PlanOpti
   std::filesystem::path directory = project.root / "target" / "run" / "plan";
   if (!alone) directory /= "virtual";
   ReplaceFolder(directory, files);
+  const ActualState checked = warehouse ? ReadActualState(*plan.physical, plan.steps, *warehouse, project.root.string())
+                                        : ActualState{};
   if (options.json) {
     std::printf("%s", plan_json.c_str());
   } else {
@@ -112,6 +114,7 @@ int PlanVirtualPart(const Project& project, Warehouse* warehouse, const PlanOpti
     std::printf("plan written to %s/ (nothing was changed in the warehouse)\n",
                 std::filesystem::relative(directory, project.root).c_str());
   }
+  if (!checked.blockers.empty()) throw Error(checked.blockers);  // backfill would stop here: say so, exit 1
   return 0;
 }
 

@@ -10,6 +10,7 @@
 #include "cli/usage_error.hpp"
 #include "core/clock.hpp"
 #include "core/file_system.hpp"
+#include "deploy/actual_state.hpp"
 #include "deploy/plan_explainer.hpp"
 #include "deploy/publisher.hpp"
 #include "deploy/readiness.hpp"
@@ -159,6 +160,10 @@ int DeploymentCommands::RunBackfill(const GlobalOptions& global) {
       resumed = true;
     }
   }
+  // The checks a build makes before changing anything: adopted tables and their replay columns, the server's features
+  // (e.g. a managed Kafka source on a server that cannot land it).
+  const ActualState checked = ReadActualState(*plan.physical, plan.steps, *warehouse, project.root.string());
+  if (!checked.blockers.empty()) throw Error(checked.blockers);
   if (plan.Empty()) {
     if (backfill_.json) {
       std::printf("%s\n", json{{"deployment_id", nullptr}, {"status", "NOTHING_TO_DO"}}.dump(2).c_str());
