@@ -16,6 +16,8 @@ demo: build
 	@bash examples/sdk_orders/run_demo.sh build/release/examples/sdk_orders/sdk_orders
 	@echo
 	@bash examples/starbake/run_demo.sh build/release/src/cli/sluice build/release/tests/starlake_double
+	@echo
+	@bash examples/staged_orders/run_demo.sh build/release/src/cli/sluice
 
 test: build
 	@ctest --preset release -j $(JOBS)

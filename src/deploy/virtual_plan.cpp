@@ -325,7 +325,7 @@ class VirtualPlanner {
         root.logical = model.relation_name;
         const Asset& anchor = *plan_.physical->Find(driving->upstream);
         root.anchor = UpstreamRelation(anchor, true);
-        root.mode = "full";
+        root.mode = "snapshot";
         root.reason = "DuckDB replays each rebuilt table in full from its upstreams";
         root.affected = definitions_.DownstreamClosure({key});
         std::erase_if(root.affected, [&](const AssetKey& k) { return rebuilt_.count(k) == 0; });
