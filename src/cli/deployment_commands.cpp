@@ -1,5 +1,7 @@
 #include "cli/deployment_commands.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 
@@ -10,6 +12,7 @@
 #include "cli/usage_error.hpp"
 #include "core/clock.hpp"
 #include "core/file_system.hpp"
+#include "core/sha256.hpp"
 #include "deploy/actual_state.hpp"
 #include "deploy/plan_explainer.hpp"
 #include "deploy/publisher.hpp"
@@ -62,6 +65,49 @@ std::string StepLine(const BuildStepOutcome& step) {
   for (const Diagnostic& d : step.diagnostics) line += "\n    error[" + d.code + "]: " + d.message;
   return line;
 }
+
+// A publish or rollback recorded as a run in the state store: each statement it sends, with its sha256, in the run's
+// events (`sluice logs RUN`), like a backfill's.
+class RecordedRun {
+ public:
+  RecordedRun(StateStore& store, const Clock& clock, const std::string& selection) : store_(store), clock_(clock) {
+    RunRecord record;
+    record.run_id = run_id_ = NewRunId(clock);
+    record.selection = selection;
+    record.created_at = FormatUtc(clock.Now());
+    record.pid = getpid();
+    record.pid_start_time = ProcessStartTime(record.pid);
+    store_.CreateRun(record);
+    store_.MarkStarted(run_id_, FormatUtc(clock.Now()));
+    store_.Append(run_id_, FormatUtc(clock.Now()), RunStartedEvent{selection, {}});
+  }
+  StatementSink Sink(const std::string& step) {
+    return [this, step](const std::string& sql) {
+      store_.Append(run_id_, FormatUtc(clock_.Now()), StatementEvent{step, Sha256Hex(sql), sql});
+    };
+  }
+  // Runs `f`, finishing the run with its outcome.
+  template <typename F>
+  auto Around(F&& f) {
+    try {
+      auto result = f();
+      Finish(RunStatus::kSuccess, "");
+      return result;
+    } catch (const Error& error) {
+      Finish(RunStatus::kFailure, error.diagnostics().front().message);
+      throw;
+    }
+  }
+
+ private:
+  void Finish(RunStatus status, const std::string& message) {
+    store_.Append(run_id_, FormatUtc(clock_.Now()), RunFinishedEvent{RunStatusName(status), message});
+    store_.FinishRun(run_id_, status, FormatUtc(clock_.Now()), message);
+  }
+  StateStore& store_;
+  const Clock& clock_;
+  std::string run_id_;
+};
 
 }  // namespace
 
@@ -265,7 +311,10 @@ int DeploymentCommands::RunPublish(const GlobalOptions& global, const std::strin
   const DeploymentReadiness& thresholds = project.config.defaults.deployment_readiness;
   request.maximum_lag_seconds = thresholds.maximum_lag_seconds;
   request.minimum_staged_row_ratio = thresholds.minimum_staged_row_ratio;
-  const PublishOutcome outcome = Publish(project.definitions, *warehouse, clock, request);
+  std::unique_ptr<StateStore> store = OpenStateStore(project.root);
+  RecordedRun run(*store, clock, "publish " + request.deployment_id);
+  request.on_statement = run.Sink("publish");
+  const PublishOutcome outcome = run.Around([&] { return Publish(project.definitions, *warehouse, clock, request); });
   if (json_output) {
     std::printf("%s", PublishJson(outcome).c_str());
   } else if (outcome.already_live) {
@@ -297,7 +346,10 @@ int DeploymentCommands::RunRollback(const GlobalOptions& global) {
   request.name_space = name_space;
   request.deployment_id = id_;
   request.previous = previous_;
-  const PublishOutcome outcome = Rollback(*warehouse, clock, request);
+  std::unique_ptr<StateStore> store = OpenStateStore(project.root);
+  RecordedRun run(*store, clock, "rollback " + (previous_ ? std::string("--previous") : id_));
+  request.on_statement = run.Sink("rollback");
+  const PublishOutcome outcome = run.Around([&] { return Rollback(*warehouse, clock, request); });
   if (json_) {
     std::printf("%s", PublishJson(outcome).c_str());
   } else {

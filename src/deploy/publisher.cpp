@@ -142,7 +142,7 @@ void CheckPhysicalExist(Warehouse& warehouse, const std::string& name_space, con
 // Switches the bindings and records the publication; `previous` maps each logical to the deployment it was bound to.
 PublishOutcome Switch(Warehouse& warehouse, DeploymentMetadata& metadata, const Clock& clock,
                       const std::string& name_space, const std::string& deployment_id, const std::string& operation,
-                      std::vector<ViewBinding> bindings, std::vector<std::string> removals) {
+                      std::vector<ViewBinding> bindings, std::vector<std::string> removals, const StatementSink& sink) {
   PublishOutcome outcome;
   outcome.operation = operation;
   outcome.deployment_id = deployment_id;
@@ -191,10 +191,14 @@ PublishOutcome Switch(Warehouse& warehouse, DeploymentMetadata& metadata, const 
         break;
       }
     }
-    if (!outcome.publication_id.empty()) metadata.Append(rows);
+    if (!outcome.publication_id.empty()) {
+      const std::string insert = metadata.InsertStatement(rows);
+      if (sink) sink(insert);
+      warehouse.Execute(insert);
+    }
   } else {
-    BindViews(warehouse, name_space, bindings, {metadata.InsertStatement(rows)});
-    UnbindViews(warehouse, name_space, removals);
+    BindViews(warehouse, name_space, bindings, {metadata.InsertStatement(rows)}, sink);
+    UnbindViews(warehouse, name_space, removals, sink);
   }
   outcome.bindings = std::move(bindings);
   outcome.removed = std::move(removals);
@@ -266,7 +270,7 @@ PublishOutcome Publish(const Definitions& definitions, Warehouse& warehouse, con
     }
   }
   outcome = Switch(warehouse, metadata, clock, request.name_space, id, "promote", std::move(bindings),
-                   {removals.begin(), removals.end()});
+                   {removals.begin(), removals.end()}, request.on_statement);
   outcome.readiness = std::move(readiness);
   return outcome;
 }
@@ -316,7 +320,8 @@ PublishOutcome Rollback(Warehouse& warehouse, const Clock& clock, const PublishR
   for (const auto& [logical, physical] : to.bindings) bindings.push_back({logical, physical});
   CheckPhysicalExist(warehouse, request.name_space, to.deployment_id, bindings);
   PublishOutcome outcome =
-      Switch(warehouse, metadata, clock, request.name_space, to.deployment_id, "rollback", std::move(bindings), {});
+      Switch(warehouse, metadata, clock, request.name_space, to.deployment_id, "rollback", std::move(bindings), {},
+             request.on_statement);
   if (outcome.previous_deployment_id.empty()) outcome.previous_deployment_id = publications[*current].deployment_id;
   return outcome;
 }

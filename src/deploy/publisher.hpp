@@ -42,6 +42,7 @@ struct PublishRequest {
   bool previous = false;      // rollback --previous
   int64_t maximum_lag_seconds = 30;
   double minimum_staged_row_ratio = 0.5;
+  StatementSink on_statement;  // each statement that changes the warehouse, before it is sent
 };
 
 struct PublishOutcome {

@@ -29,22 +29,25 @@ void CheckNoTableInTheWay(Warehouse& warehouse, const std::string& name_space, c
 }
 
 void BindClickHouse(Warehouse& warehouse, const std::string& name_space, const std::vector<ViewBinding>& bindings,
-                    const std::vector<std::string>& then_statements) {
+                    const std::vector<std::string>& then_statements, const StatementSink& sink) {
+  auto execute = [&](const std::string& sql) {
+    if (sink) sink(sql);
+    warehouse.Execute(sql);
+  };
   const sql::Dialect dialect = sql::Dialect::kClickHouse;
   auto name = [&](const std::string& db, const std::string& relation) { return sql::QualifiedName(dialect, db, relation); };
   warehouse.EnsureSchema("_sluice");
   // Staging views of killed calls.
   Rows stale = warehouse.Query("SELECT name FROM system.tables WHERE database = '_sluice' AND startsWith(name, " +
                                sql::QuoteString(dialect, name_space + "__") + ") AND position(name, '__bind_') > 0");
-  for (const auto& row : stale.rows) warehouse.Execute("DROP TABLE IF EXISTS " + name("_sluice", row[0].value_or("")));
+  for (const auto& row : stale.rows) execute("DROP TABLE IF EXISTS " + name("_sluice", row[0].value_or("")));
 
   const std::string suffix = std::to_string(getpid());
   std::string renames;
   std::vector<std::string> displaced;
   for (const ViewBinding& binding : bindings) {
     const std::string staging = StagingPrefix(name_space, binding.logical) + suffix;
-    warehouse.Execute("CREATE VIEW " + name("_sluice", staging) + " AS SELECT * FROM " +
-                      name(name_space, binding.physical));
+    execute("CREATE VIEW " + name("_sluice", staging) + " AS SELECT * FROM " + name(name_space, binding.physical));
     if (warehouse.Describe(Relation{name_space, binding.logical})) {
       const std::string aside = StagingPrefix(name_space, binding.logical) + suffix + "_old";
       renames += (renames.empty() ? "" : ", ") + name(name_space, binding.logical) + " TO " + name("_sluice", aside);
@@ -53,14 +56,14 @@ void BindClickHouse(Warehouse& warehouse, const std::string& name_space, const s
     renames += (renames.empty() ? "" : ", ") + name("_sluice", staging) + " TO " + name(name_space, binding.logical);
   }
   PausePoint("bind_before_switch");
-  if (!renames.empty()) warehouse.Execute("RENAME TABLE " + renames);
+  if (!renames.empty()) execute("RENAME TABLE " + renames);
   PausePoint("bind_after_switch");
-  for (const std::string& aside : displaced) warehouse.Execute("DROP TABLE IF EXISTS " + name("_sluice", aside));
-  for (const std::string& statement : then_statements) warehouse.Execute(statement);
+  for (const std::string& aside : displaced) execute("DROP TABLE IF EXISTS " + name("_sluice", aside));
+  for (const std::string& statement : then_statements) execute(statement);
 }
 
 void BindDuckDb(Warehouse& warehouse, const std::string& name_space, const std::vector<ViewBinding>& bindings,
-                const std::vector<std::string>& then_statements) {
+                const std::vector<std::string>& then_statements, const StatementSink& sink) {
   const sql::Dialect dialect = sql::Dialect::kDuckDb;
   std::string script = "BEGIN TRANSACTION;\n";
   for (const ViewBinding& binding : bindings) {
@@ -70,6 +73,7 @@ void BindDuckDb(Warehouse& warehouse, const std::string& name_space, const std::
   for (const std::string& statement : then_statements) script += statement + ";\n";
   PausePoint("bind_before_switch");
   try {
+    if (sink) sink(script + "COMMIT");
     warehouse.Execute(script + "COMMIT");
   } catch (...) {
     try {
@@ -85,22 +89,25 @@ void BindDuckDb(Warehouse& warehouse, const std::string& name_space, const std::
 }  // namespace
 
 void BindViews(Warehouse& warehouse, const std::string& name_space, const std::vector<ViewBinding>& bindings,
-               const std::vector<std::string>& then_statements) {
+               const std::vector<std::string>& then_statements, const StatementSink& sink) {
   CheckNoTableInTheWay(warehouse, name_space, bindings);
   if (warehouse.dialect() == sql::Dialect::kClickHouse) {
-    BindClickHouse(warehouse, name_space, bindings, then_statements);
+    BindClickHouse(warehouse, name_space, bindings, then_statements, sink);
   } else {
-    BindDuckDb(warehouse, name_space, bindings, then_statements);
+    BindDuckDb(warehouse, name_space, bindings, then_statements, sink);
   }
 }
 
-void UnbindViews(Warehouse& warehouse, const std::string& name_space, const std::vector<std::string>& logicals) {
+void UnbindViews(Warehouse& warehouse, const std::string& name_space, const std::vector<std::string>& logicals,
+                 const StatementSink& sink) {
   for (const std::string& logical : logicals) {
     std::optional<TableInfo> existing = warehouse.Describe(Relation{name_space, logical});
     if (!existing || !existing->is_view) continue;
-    warehouse.Execute(std::string(warehouse.dialect() == sql::Dialect::kClickHouse ? "DROP TABLE IF EXISTS "
-                                                                                     : "DROP VIEW IF EXISTS ") +
-                      warehouse.QualifiedName(Relation{name_space, logical}));
+    const std::string sql = std::string(warehouse.dialect() == sql::Dialect::kClickHouse ? "DROP TABLE IF EXISTS "
+                                                                                           : "DROP VIEW IF EXISTS ") +
+                            warehouse.QualifiedName(Relation{name_space, logical});
+    if (sink) sink(sql);
+    warehouse.Execute(sql);
   }
 }
 

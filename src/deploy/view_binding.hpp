@@ -14,6 +14,7 @@
 // Thread-safety: one call at a time per namespace (publish holds the deployment lock).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,11 +27,15 @@ struct ViewBinding {
   std::string physical;  // the relation it will select * from, in the namespace
 };
 
+// Receives each statement right before it is sent (to record it with its hash).
+using StatementSink = std::function<void(const std::string& sql)>;
+
 // Throws SLU-DEPLOY-030 when a logical name is held by a table (not a view): nothing is changed.
 void BindViews(Warehouse& warehouse, const std::string& name_space, const std::vector<ViewBinding>& bindings,
-               const std::vector<std::string>& then_statements = {});
+               const std::vector<std::string>& then_statements = {}, const StatementSink& sink = {});
 
 // Drops logical views (bindings removed by a publication); absent ones are skipped.
-void UnbindViews(Warehouse& warehouse, const std::string& name_space, const std::vector<std::string>& logicals);
+void UnbindViews(Warehouse& warehouse, const std::string& name_space, const std::vector<std::string>& logicals,
+                 const StatementSink& sink = {});
 
 }  // namespace sluice
