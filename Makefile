@@ -1,5 +1,5 @@
 # Thin wrappers over scripts/ and CMake presets. See README.md.
-.PHONY: setup build demo test bench bench-engine bench-clickhouse bench-backfill bench-orchestrate debug fuzz clean
+.PHONY: setup build demo test bench bench-engine bench-clickhouse bench-backfill bench-orchestrate bench-deploy debug fuzz clean
 
 JOBS ?= $(shell nproc)
 
@@ -49,6 +49,12 @@ bench-orchestrate: build
 	@python3 bench/orchestrate/run_bench_orchestrate.py --sluice build/release/src/cli/sluice \
 	  --bench build/release/bench/orchestrate_bench --double build/release/tests/starlake_double \
 	  --work build/bench/orchestrate $(ORCHESTRATE_BENCH_ARGS)
+
+# `plan` of a 100- and a 1,000-model virtual project against a live ClickHouse server (started and stopped here):
+# its warehouse calls (a constant) and its time against compile.
+bench-deploy: build
+	@python3 bench/deploy/run_bench.py --bench build/release/bench/virtual_plan_bench \
+	  --work build/bench/deploy $(DEPLOY_BENCH_ARGS)
 
 debug: setup
 	@cmake --preset debug >/dev/null
