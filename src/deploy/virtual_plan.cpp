@@ -87,6 +87,9 @@ std::vector<ColumnSpec> ColumnsFromJson(const std::string& text) {
 
 std::string Qualified(const std::string& ns, const std::string& name) { return ns + "." + name; }
 
+// ObjectFingerprint of a model whose canonical query is already rendered.
+std::string SpecFingerprint(const SqlCompute& compute, const std::string& canonical_query);
+
 class VirtualPlanner {
  public:
   VirtualPlanner(const Definitions& definitions, const VirtualActualState& actual, const Capabilities& capabilities,
@@ -192,7 +195,7 @@ class VirtualPlanner {
     object.object_type = compute.kind == ModelKind::kView ? "view" : "table";
     object.columns = DesiredColumns(compute);
     object.canonical_query = CanonicalSql(definitions_, model);
-    object.fingerprint = ObjectFingerprint(definitions_, model);
+    object.fingerprint = SpecFingerprint(compute, object.canonical_query);
     object.active_physical = BoundPhysical(object.logical);
     const bool forced = (options_.full_refresh || options_.start_time) && selected_.count(model.key) > 0;
     if (!object.active_physical) {
@@ -533,10 +536,15 @@ VirtualPlan PlanVirtual(const Definitions& definitions, const VirtualActualState
 }
 
 std::string ObjectFingerprint(const Definitions& definitions, const Asset& model) {
-  const SqlCompute& compute = *SqlOf(model);
+  return SpecFingerprint(*SqlOf(model), CanonicalSql(definitions, model));
+}
+
+namespace {
+
+std::string SpecFingerprint(const SqlCompute& compute, const std::string& canonical_query) {
   json spec{{"kind", compute.kind == ModelKind::kView ? "view" : "table"},
             {"columns", ColumnsJson(DesiredColumns(compute))},
-            {"query", CanonicalSql(definitions, model)}};
+            {"query", canonical_query}};
   if (compute.kind == ModelKind::kTable) {
     spec["engine"] = compute.storage.engine;
     spec["order_by"] = compute.storage.order_by;
@@ -548,6 +556,8 @@ std::string ObjectFingerprint(const Definitions& definitions, const Asset& model
   }
   return Sha256Hex(spec.dump());
 }
+
+}  // namespace
 
 std::optional<std::string> VirtualNamespaceOf(const Definitions& definitions, const std::vector<std::string>& selection) {
   const std::vector<AssetKey> keys = selection.empty() ? definitions.TopologicalOrder()

@@ -30,5 +30,44 @@ TEST(DemoE2E, OrdersDemoRunsEndToEnd) {
   EXPECT_EQ(value("SELECT sum(revenue) FROM sales.revenue_by_region"), value("SELECT sum(revenue) FROM sales.daily_revenue"));
 }
 
+// docs/deployments.md's worked example: examples/staged_orders deployed, changed, deployed again, rolled back.
+TEST(DemoE2E, StagedOrdersDeploysAChangeAndRollsBack) {
+  ScratchProject project("examples/staged_orders");
+  ProcessResult plan = project.Run({"plan"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.out << plan.err;
+  EXPECT_NE(plan.out.find("2 object(s): 2 create, 0 rebuild, 0 no_op"), std::string::npos) << plan.out;
+  ProcessResult backfill = project.Run({"backfill", "--json"});
+  ASSERT_EQ(backfill.exit_code, 0) << backfill.out << backfill.err;
+  ProcessResult audit = project.Run({"audit", "backfill"});
+  ASSERT_EQ(audit.exit_code, 0) << audit.out << audit.err;
+  EXPECT_NE(audit.out.find("(backfilled): ready"), std::string::npos) << audit.out;
+  ProcessResult publish = project.Run({"publish"});
+  ASSERT_EQ(publish.exit_code, 0) << publish.out << publish.err;
+  auto value = [&](const std::string& sql) {
+    auto warehouse = DuckDbWarehouse::Open(project.root() / ".sluice" / "dev.duckdb", true, {});
+    return warehouse->Query(sql).rows.at(0).at(0).value_or("NULL");
+  };
+  EXPECT_EQ(value("SELECT count(*) FROM shop.tbl__paid_orders"), "5");
+  EXPECT_EQ(value("SELECT count(*) FROM shop.tbl__daily_revenue"), "4");
+  EXPECT_EQ(value("SELECT sum(revenue) FROM shop.tbl__daily_revenue"), value("SELECT sum(amount) FROM shop.tbl__paid_orders"));
+
+  std::string model = project.Read("pipelines/pl__orders/paid_orders.sql");
+  const std::string amount = "  CAST(amount AS DOUBLE) AS amount,\n";
+  model.insert(model.find(amount) + amount.size(), "  CAST(amount >= 100 AS BOOLEAN) AS large,\n");
+  project.Write("pipelines/pl__orders/paid_orders.sql", model);
+  plan = project.Run({"plan"});
+  EXPECT_NE(plan.out.find("(columns changed; +large non_breaking, seedable)"), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("(upstream paid_orders is rebuilt)"), std::string::npos) << plan.out;
+  ASSERT_EQ(project.Run({"backfill"}).exit_code, 0);
+  ASSERT_EQ(project.Run({"publish"}).exit_code, 0);
+  EXPECT_EQ(value("SELECT count(*) FROM shop.tbl__paid_orders WHERE large"), "1");
+  ProcessResult rollback = project.Run({"deployment", "rollback", "--previous"});
+  ASSERT_EQ(rollback.exit_code, 0) << rollback.out << rollback.err;
+  EXPECT_EQ(value("SELECT count(*) FROM information_schema.columns WHERE table_schema = 'shop' AND "
+                  "table_name = 'tbl__paid_orders' AND column_name = 'large'"),
+            "0");
+  EXPECT_EQ(value("SELECT count(*) FROM shop.tbl__paid_orders"), "5");
+}
+
 }  // namespace
 }  // namespace sluice::testing
