@@ -37,7 +37,7 @@
 #include "core/diagnostic.hpp"
 #include "deploy/deployment_metadata.hpp"
 #include "deploy/view_binding.hpp"
-#include "deploy/virtual_names.hpp"
+#include "core/virtual_names.hpp"
 #include "deploy/virtual_plan.hpp"
 #include "project/project_loader.hpp"
 #include "sql/dialect.hpp"

@@ -2,7 +2,7 @@
 
 #include <regex>
 
-#include "deploy/virtual_names.hpp"
+#include "core/virtual_names.hpp"
 #include "sql/dialect.hpp"
 
 namespace sluice {

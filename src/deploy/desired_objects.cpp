@@ -1,7 +1,7 @@
 #include "deploy/desired_objects.hpp"
 
 #include "definitions/model_sql.hpp"
-#include "deploy/virtual_names.hpp"
+#include "core/virtual_names.hpp"
 #include "sql/clickhouse_ddl.hpp"
 
 namespace sluice {

@@ -10,7 +10,7 @@
 
 #include "core/sha256.hpp"
 #include "deploy/deployment_metadata.hpp"
-#include "deploy/virtual_names.hpp"
+#include "core/virtual_names.hpp"
 #include "sql/dialect.hpp"
 #include "state/state_store.hpp"
 

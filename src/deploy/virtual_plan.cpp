@@ -9,7 +9,7 @@
 
 #include "core/sha256.hpp"
 #include "deploy/desired_objects.hpp"
-#include "deploy/virtual_names.hpp"
+#include "core/virtual_names.hpp"
 #include "engine/selection.hpp"
 #include "sql/dialect.hpp"
 

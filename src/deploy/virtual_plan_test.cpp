@@ -4,7 +4,7 @@
 
 #include "core/logical_datetime.hpp"
 #include "deploy/column_diff.hpp"
-#include "deploy/virtual_names.hpp"
+#include "core/virtual_names.hpp"
 
 namespace sluice {
 namespace {

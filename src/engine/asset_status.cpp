@@ -1,5 +1,7 @@
 #include "engine/asset_status.hpp"
 
+#include "core/virtual_names.hpp"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -170,6 +172,11 @@ std::vector<TableInfo> OrphanRelations(const Definitions& definitions, const std
   for (const TableInfo& info : catalog) {
     std::string name = RelationKey(info.relation);
     if (shared_ledger && !namespaces.count(RelationKey(Relation{info.relation.name_space, ""}))) continue;
+    // A deployment's physical object of a current relation is the janitor's to drop, within its retention rules.
+    if (std::optional<PhysicalNameParts> parts = SplitPhysicalName(info.relation.name);
+        parts && current.count(RelationKey(Relation{info.relation.name_space, parts->logical}))) {
+      continue;
+    }
     if (written.count(name) && !current.count(name)) orphans.push_back(info);
   }
   return orphans;

@@ -80,7 +80,9 @@ Relation RelationOf(const Asset& asset);
 
 // Relations left behind: written by Sluice (the ledger records them), still in the warehouse (`catalog`), and no
 // asset's relation any more (its model was removed or renamed, or its relation_name changed). Names compare
-// case-insensitively, as DuckDB resolves them. Sorted; each once, as the catalog spells it, with its kind.
+// case-insensitively, as DuckDB resolves them. A staged deployment's physical object of a current relation
+// (`<relation>__<deployment id>`) is never one: `janitor` drops those. Sorted; each once, as the catalog spells it, with
+// its kind.
 // A server warehouse (any adapter but duckdb, whose file is the project's own) keeps one ledger for every project
 // that writes to it: there only relations in the project's own namespaces count.
 std::vector<TableInfo> OrphanRelations(const Definitions& definitions, const std::vector<LedgerEntry>& ledger,

@@ -1,4 +1,4 @@
-#include "deploy/virtual_names.hpp"
+#include "core/virtual_names.hpp"
 
 #include <cstdio>
 #include <random>
