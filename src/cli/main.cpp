@@ -12,6 +12,7 @@
 
 #include "cli/color_choice.hpp"
 #include "cli/commands.hpp"
+#include "cli/deployment_operations_commands.hpp"
 #include "cli/orchestrate_commands.hpp"
 #include "cli/usage_error.hpp"
 #include "core/daily_partitions.hpp"
@@ -302,8 +303,14 @@ int Main(int argc, char** argv) {
                                    "Print the job graph of all the files as one {\"jobs\": [...]} document");
   pipelines_validate_cmd->footer("Exit codes: 0 every file is valid; 1 a file has an error, or the folder cannot be read.");
 
+  CLI::App* deployment_cmd =
+      app.add_subcommand("deployment", "Staged deployments: list, show, diff, audit, promote, rollback");
+  deployment_cmd->require_subcommand(1);
+
   std::optional<OrchestrateCommands> orchestrate_commands;
   if (code == nullptr) orchestrate_commands.emplace(app, *starlake_cmd);
+  std::optional<DeploymentOperationsCommands> deployment_operations_commands;
+  if (code == nullptr) deployment_operations_commands.emplace(app, *deployment_cmd);
 
   if (code != nullptr) {  // the commands over a project's files, and their flags, are sluice's
     // Removing destroys them (and their children): each pointer is cleared so nothing reads them after.
@@ -382,6 +389,9 @@ int Main(int argc, char** argv) {
     if (parsed(pipelines_validate_cmd)) return PipelinesValidate(pipelines_validate);
     if (orchestrate_commands) {
       if (std::optional<int> exit_code = orchestrate_commands->Dispatch(global)) return *exit_code;
+    }
+    if (deployment_operations_commands) {
+      if (std::optional<int> exit_code = deployment_operations_commands->Dispatch(global)) return *exit_code;
     }
   } catch (const UsageError& error) {
     return Render(error, kUsageError);
