@@ -205,6 +205,17 @@ std::optional<std::string> DeploymentIdOfRelation(const std::string& name) {
 
 // ---- Inventory ----------------------------------------------------------------------------------------------------
 
+namespace {
+
+// The deployment a stable view reads: a view whose own name carries no deployment id (a deployment's physical views
+// also select * from its tables) and whose query is `SELECT *` over a relation carrying one.
+std::optional<std::string> BoundDeployment(const LiveBinding& binding) {
+  if (!binding.physical || DeploymentIdOfRelation(binding.logical)) return std::nullopt;
+  return DeploymentIdOfRelation(*binding.physical);
+}
+
+}  // namespace
+
 const DeploymentSummary* DeploymentInventory::Find(const std::string& deployment_id) const {
   for (const DeploymentSummary& summary : deployments) {
     if (summary.deployment_id == deployment_id) return &summary;
@@ -261,9 +272,7 @@ DeploymentInventory ReadDeploymentInventory(Warehouse& warehouse, const std::str
       if (DeploymentIdOfRelation(object.name) == *id) summary.relations.push_back(object);
     }
     for (const LiveBinding& binding : inventory.bindings) {
-      if (binding.physical && DeploymentIdOfRelation(*binding.physical) == *id) {
-        summary.active_logicals.push_back(binding.logical);
-      }
+      if (BoundDeployment(binding) == *id) summary.active_logicals.push_back(binding.logical);
     }
     for (const PublicationRow& row : inventory.publications) {
       if (row.deployment_id != *id) continue;
@@ -333,7 +342,7 @@ std::map<std::string, std::string> SideRelations(const DeploymentInventory& inve
   std::map<std::string, std::string> relations;
   if (side == kActive) {
     for (const LiveBinding& binding : inventory.bindings) {
-      if (binding.physical && DeploymentIdOfRelation(*binding.physical)) relations[binding.logical] = *binding.physical;
+      if (BoundDeployment(binding)) relations[binding.logical] = *binding.physical;
     }
     return relations;
   }
@@ -649,10 +658,14 @@ JanitorPlan PlanJanitor(const DeploymentInventory& inventory, const JanitorOptio
   plan.options = options;
   const std::string cutoff = SecondsKey(FormatUtc(now - std::chrono::hours(24) * options.retention_days));
 
-  // Rollback points: the latest published deployments that are not active.
+  // Rollback points: the latest published deployments that are not active and still whole.
   std::vector<const DeploymentSummary*> published;
   for (const DeploymentSummary& summary : inventory.deployments) {
-    if (summary.published && summary.state != InventoryState::kActive) published.push_back(&summary);
+    // A deployment whose relations are gone cannot be rolled back to.
+    if (summary.published && summary.state != InventoryState::kActive &&
+        summary.state != InventoryState::kPhysicalMissing) {
+      published.push_back(&summary);
+    }
   }
   std::stable_sort(published.begin(), published.end(), [](const DeploymentSummary* a, const DeploymentSummary* b) {
     return SecondsKey(*a->last_published_at) > SecondsKey(*b->last_published_at);
@@ -683,7 +696,7 @@ JanitorPlan PlanJanitor(const DeploymentInventory& inventory, const JanitorOptio
   // to a protected table and the relations a protected materialized view reads.
   std::set<std::string> used;
   for (const LiveBinding& binding : inventory.bindings) {
-    if (binding.physical) used.insert(*binding.physical);
+    if (BoundDeployment(binding)) used.insert(*binding.physical);
   }
   for (const DeploymentSummary& summary : inventory.deployments) {
     if (kept.count(summary.deployment_id) == 0) continue;
@@ -727,9 +740,10 @@ void ApplyJanitor(Warehouse& warehouse, JanitorPlan& plan) {
   std::set<std::string> bound_relations;
   std::set<std::string> bound_deployments;
   for (const LiveBinding& binding : DeploymentMetadata(warehouse).Bindings(plan.name_space)) {
-    if (!binding.physical) continue;
-    bound_relations.insert(*binding.physical);
-    if (std::optional<std::string> id = DeploymentIdOfRelation(*binding.physical)) bound_deployments.insert(*id);
+    if (std::optional<std::string> id = BoundDeployment(binding)) {
+      bound_relations.insert(*binding.physical);
+      bound_deployments.insert(*id);
+    }
   }
   for (JanitorDrop& drop : plan.drops) {
     if (bound_relations.count(drop.name) > 0 || bound_deployments.count(drop.deployment_id) > 0) {

@@ -201,7 +201,8 @@ class DeploymentOperationsTest : public ::testing::TestWithParam<Engine> {
     CreateModelTable("paid_orders", PhysicalName(logical, id));
     RecordState(id, DeploymentState::kPlanned, at);
     RecordObject(id, logical, "table", "", "f", at);
-    RecordState(id, DeploymentState::kBackfilled, at);
+    // Later than `planned`: the metadata orders a deployment's states by their time.
+    RecordState(id, DeploymentState::kBackfilled, at.substr(0, 20) + "500Z");
   }
 
   DeploymentMetadata& metadata() {
