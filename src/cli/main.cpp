@@ -13,6 +13,7 @@
 #include "cli/color_choice.hpp"
 #include "cli/commands.hpp"
 #include "cli/deployment_commands.hpp"
+#include "cli/deployment_operations_commands.hpp"
 #include "cli/orchestrate_commands.hpp"
 #include "cli/usage_error.hpp"
 #include "core/daily_partitions.hpp"
@@ -316,7 +317,11 @@ int Main(int argc, char** argv) {
       app.add_subcommand("deployment", "Staged deployments: list, show, diff, audit, promote, rollback");
   deployment_cmd->require_subcommand(1);
   std::optional<DeploymentCommands> deployment_commands;
-  if (code == nullptr) deployment_commands.emplace(app, *audit_cmd, *deployment_cmd);
+  std::optional<DeploymentOperationsCommands> deployment_operations_commands;
+  if (code == nullptr) {
+    deployment_commands.emplace(app, *audit_cmd, *deployment_cmd);
+    deployment_operations_commands.emplace(app, *deployment_cmd);
+  }
 
   if (code != nullptr) {  // the commands over a project's files, and their flags, are sluice's
     // Removing destroys them (and their children): each pointer is cleared so nothing reads them after.
@@ -398,6 +403,9 @@ int Main(int argc, char** argv) {
     if (parsed(pipelines_validate_cmd)) return PipelinesValidate(pipelines_validate);
     if (orchestrate_commands) {
       if (std::optional<int> exit_code = orchestrate_commands->Dispatch(global)) return *exit_code;
+    }
+    if (deployment_operations_commands) {
+      if (std::optional<int> exit_code = deployment_operations_commands->Dispatch(global)) return *exit_code;
     }
   } catch (const UsageError& error) {
     return Render(error, kUsageError);

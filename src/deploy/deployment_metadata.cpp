@@ -1,5 +1,6 @@
 #include "deploy/deployment_metadata.hpp"
 
+#include <algorithm>
 #include <regex>
 
 #include "core/virtual_names.hpp"
@@ -235,6 +236,7 @@ std::vector<LiveBinding> DeploymentMetadata::Bindings(const std::string& name_sp
           : "SELECT view_name, sql FROM duckdb_views() WHERE schema_name = " + ns + " AND NOT internal ORDER BY view_name");
   std::vector<LiveBinding> out;
   for (const auto& row : rows.rows) {
+    if (SplitPhysicalName(Text(row[0]))) continue;  // a deployment's own view (view__x__<id>), not a stable one
     LiveBinding binding;
     binding.name_space = name_space;
     binding.logical = Text(row[0]);
@@ -252,8 +254,16 @@ std::vector<LiveBinding> DeploymentMetadata::Bindings(const std::string& name_sp
 }
 
 std::map<std::string, DeploymentRow> LatestDeploymentStates(const std::vector<DeploymentRow>& rows) {
+  // Oldest first; rows recorded in the same millisecond (ClickHouse returns them in any order) by how far the state
+  // goes: planned, then failed or backfilled.
+  std::vector<const DeploymentRow*> ordered;
+  for (const DeploymentRow& row : rows) ordered.push_back(&row);
+  std::stable_sort(ordered.begin(), ordered.end(), [](const DeploymentRow* a, const DeploymentRow* b) {
+    if (a->recorded_at != b->recorded_at) return a->recorded_at < b->recorded_at;
+    return (a->state != DeploymentState::kPlanned) < (b->state != DeploymentState::kPlanned);
+  });
   std::map<std::string, DeploymentRow> latest;
-  for (const DeploymentRow& row : rows) latest[row.deployment_id] = row;  // rows come oldest first
+  for (const DeploymentRow* row : ordered) latest[row->deployment_id] = *row;
   return latest;
 }
 

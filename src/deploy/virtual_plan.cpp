@@ -21,12 +21,6 @@ using nlohmann::json;
 
 const SqlCompute* SqlOf(const Asset& asset) { return std::get_if<SqlCompute>(&asset.compute); }
 
-bool IsVirtualModel(const Definitions& definitions, const Asset& asset) {
-  if (SqlOf(asset) == nullptr) return false;
-  const Pipeline* pipeline = definitions.FindPipeline(asset.pipeline);
-  return pipeline != nullptr && pipeline->virtual_mode;
-}
-
 const AssetDependency* DrivingInput(const Asset& model) {
   for (const AssetDependency& dep : model.deps) {
     if (dep.edge == EdgeType::kDrivingInput) return &dep;
@@ -480,6 +474,12 @@ class VirtualPlanner {
 };
 
 }  // namespace
+
+bool IsVirtualModel(const Definitions& definitions, const Asset& asset) {
+  if (SqlOf(asset) == nullptr) return false;
+  const Pipeline* pipeline = definitions.FindPipeline(asset.pipeline);
+  return pipeline != nullptr && pipeline->virtual_mode;
+}
 
 std::string ObjectActionName(ObjectAction action) {
   switch (action) {

@@ -120,6 +120,9 @@ std::string VirtualPlanText(const VirtualPlan& plan);
 // The spec fingerprint of a model as deployed: sha256 over its columns, storage and canonical query.
 std::string ObjectFingerprint(const Definitions& definitions, const Asset& model);
 
+// Whether an asset is a SQL model of a virtual pipeline.
+bool IsVirtualModel(const Definitions& definitions, const Asset& asset);
+
 // The namespace of the first virtual model a selection reaches (with its downstream; nothing selected: the project's
 // first), or nullopt when it reaches none.
 std::optional<std::string> VirtualNamespaceOf(const Definitions& definitions, const std::vector<std::string>& selection);

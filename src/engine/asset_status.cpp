@@ -1,10 +1,10 @@
 #include "engine/asset_status.hpp"
 
-#include "core/virtual_names.hpp"
-
 #include <algorithm>
 #include <map>
 #include <set>
+
+#include "core/virtual_names.hpp"
 
 namespace sluice {
 
