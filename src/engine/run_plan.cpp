@@ -19,6 +19,16 @@ RunPlan PlanRun(const Definitions& definitions, const RunRequest& request, Date 
   for (const AssetKey& key : definitions.TopologicalOrder()) {
     if (!chosen.count(key)) continue;
     const Asset& asset = *definitions.Find(key);
+    // A virtual pipeline's relations are stable views over its published deployment: written only by `backfill`.
+    if (const Pipeline* pipeline = definitions.FindPipeline(asset.pipeline);
+        pipeline != nullptr && pipeline->virtual_mode && !asset.is_source()) {
+      if (request.selection.empty() && !request.assets) continue;
+      throw Error(Diagnostic{"SLU-DEPLOY-001",
+                             "model '" + asset.name() + "' belongs to the virtual pipeline '" + pipeline->name +
+                                 "': its relation is a stable view over the published deployment, which `run` would "
+                                 "replace",
+                             asset.defined_at, "deploy it with `sluice backfill` then `sluice publish`", {}});
+    }
     StepPlan step{key, std::nullopt, {}};
     step.full_refresh = request.full_refresh;
     if (asset.partitions) {

@@ -3,7 +3,8 @@
 // Partitioned models run one key (`from == to`), an inclusive key range (one window), or by default their
 // last complete partition (yesterday, UTC); with full_refresh, from their start date instead. Unpartitioned assets
 // run once. Keys are validated against each
-// partitioned model's own start date (SLU-PARTITION-*).
+// partitioned model's own start date (SLU-PARTITION-*). The models of virtual pipelines are deployed in stages
+// (deploy/virtual_plan.hpp), never run: left out of an unselected run, SLU-DEPLOY-001 when selected.
 // Thread-safety: pure function; a RunPlan is an immutable value.
 #pragma once
 

@@ -50,6 +50,13 @@ TEST(DemoE2E, StagedOrdersDeploysAChangeAndRollsBack) {
   EXPECT_EQ(value("SELECT count(*) FROM shop.tbl__paid_orders"), "5");
   EXPECT_EQ(value("SELECT count(*) FROM shop.tbl__daily_revenue"), "4");
   EXPECT_EQ(value("SELECT sum(revenue) FROM shop.tbl__daily_revenue"), value("SELECT sum(amount) FROM shop.tbl__paid_orders"));
+  // `run` never replaces a stable view.
+  ProcessResult run = project.Run({"run", "--select", "paid_orders"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("SLU-DEPLOY-001"), std::string::npos) << run.err;
+  EXPECT_EQ(value("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'shop' AND "
+                  "table_name = 'tbl__paid_orders' AND table_type = 'VIEW'"),
+            "1");
 
   std::string model = project.Read("pipelines/pl__orders/paid_orders.sql");
   const std::string amount = "  CAST(amount AS DOUBLE) AS amount,\n";
