@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/build_progress.hpp"
 #include "cli/cancel_on_signal.hpp"
 #include "cli/commands.hpp"
 #include "cli/project_context.hpp"
@@ -34,43 +35,6 @@ namespace {
 using nlohmann::json;
 
 constexpr int kCanceledExit = 130;
-
-std::string SelectionText(const std::vector<std::string>& select) {
-  std::string text;
-  for (const std::string& item : select) text += (text.empty() ? "" : " ") + item;
-  return text.empty() ? "*" : text;
-}
-
-json OutcomeJson(const BuildStepOutcome& step) {
-  json out{{"step", step.step},
-           {"phase", DeployPhaseName(step.phase)},
-           {"status", BuildStepStatusName(step.status)},
-           {"duration_ms", step.duration_ms}};
-  if (step.rows >= 0) out["rows"] = step.rows;
-  if (step.attempts > 0) out["attempts"] = step.attempts;
-  if (!step.boundary.empty()) out["boundary"] = step.boundary;
-  if (!step.note.empty()) out["note"] = step.note;
-  json diagnostics = json::array();
-  for (const Diagnostic& d : step.diagnostics) diagnostics.push_back(DiagnosticJson(d));
-  if (!diagnostics.empty()) out["diagnostics"] = diagnostics;
-  return out;
-}
-
-std::string OutcomeLine(const BuildStepOutcome& step) {
-  std::string line = BuildStepStatusName(step.status);
-  line.resize(10, ' ');
-  line += DeployPhaseName(step.phase);
-  line.resize(23, ' ');
-  line += step.step;
-  if (step.rows >= 0 && step.phase != DeployPhase::kAudit) line += "  " + FormatCount(step.rows) + " rows";
-  if (step.attempts > 1) line += "  (" + std::to_string(step.attempts) + " replay windows)";
-  if (!step.note.empty()) line += "  (" + step.note + ")";
-  char seconds[32];
-  std::snprintf(seconds, sizeof seconds, "  %.2fs", static_cast<double>(step.duration_ms) / 1000.0);
-  line += seconds;
-  for (const Diagnostic& d : step.diagnostics) line += "\n    error[" + d.code + "]: " + d.message;
-  return line;
-}
 
 // Reads one line from the terminal after `prompt`; empty when stdin is closed.
 std::string Ask(const std::string& prompt) {
@@ -226,23 +190,7 @@ int Build(const GlobalOptions& global, const BuildOptions& options) {
   executor_options.cancel = &cancel.canceled();
   executor_options.statements_file = directory / "statements.sql";
   executor_options.selection_text = SelectionText(options.select);
-  executor_options.on_progress = [&](const BuildProgress& progress) {
-    if (options.events) {
-      json event{{"event", progress.kind}, {"run_id", run_id}, {"step", progress.step},
-                 {"phase", DeployPhaseName(progress.phase)}};
-      if (progress.kind == "statement") event["sha256"] = progress.detail;
-      if (progress.kind == "replay_retry") event["reason"] = progress.detail;
-      if (progress.outcome != nullptr) event["outcome"] = OutcomeJson(*progress.outcome);
-      std::printf("%s\n", event.dump().c_str());
-      std::fflush(stdout);
-    } else if (!options.json && progress.kind == "step_finished" && progress.outcome != nullptr) {
-      std::printf("%s\n", OutcomeLine(*progress.outcome).c_str());
-      std::fflush(stdout);
-    } else if (!options.json && progress.kind == "replay_retry") {
-      std::printf("note      %s\n", progress.detail.c_str());
-      std::fflush(stdout);
-    }
-  };
+  executor_options.on_progress = BuildProgressPrinter(run_id, options.events, options.json, json::object());
   if (!quiet) std::printf("build %s: %zu step(s)\n", run_id.c_str(), plan.steps.size());
   DirectExecutor executor(project.definitions, *warehouse, *store, *store, *store, clock, executor_options);
   const BuildOutcome outcome = executor.Execute(plan, run_id);

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/build_progress.hpp"
 #include "cli/cancel_on_signal.hpp"
 #include "cli/project_context.hpp"
 #include "cli/usage_error.hpp"
@@ -51,19 +52,6 @@ std::string StagedOrThrow(Warehouse& warehouse, const std::string& name_space, c
                            "run `sluice backfill` first; `sluice deployment list` shows the deployments", {}});
   }
   return *latest;
-}
-
-std::string StepLine(const BuildStepOutcome& step) {
-  std::string line = BuildStepStatusName(step.status);
-  line.resize(10, ' ');
-  line += DeployPhaseName(step.phase);
-  line.resize(23, ' ');
-  line += step.step;
-  if (step.rows >= 0) line += "  " + FormatCount(step.rows) + " rows";
-  if (step.attempts > 1) line += "  (" + std::to_string(step.attempts) + " replay windows)";
-  if (!step.note.empty()) line += "  (" + step.note + ")";
-  for (const Diagnostic& d : step.diagnostics) line += "\n    error[" + d.code + "]: " + d.message;
-  return line;
 }
 
 // A publish or rollback recorded as a run in the state store: each statement it sends, with its sha256, in the run's
@@ -233,26 +221,10 @@ int DeploymentCommands::RunBackfill(const GlobalOptions& global) {
   backfill_options.project_root = project.root.string();
   backfill_options.cancel = &cancel.canceled();
   backfill_options.statements_file = directory / "statements.sql";
-  std::string selection;
-  for (const std::string& item : backfill_.select) selection += (selection.empty() ? "" : " ") + item;
-  backfill_options.selection_text = selection.empty() ? "*" : selection;
+  backfill_options.selection_text = SelectionText(backfill_.select);
   backfill_options.tool_version = kToolVersion;
-  backfill_options.on_progress = [&](const BuildProgress& progress) {
-    if (backfill_.events) {
-      json event{{"event", progress.kind}, {"run_id", run_id}, {"deployment_id", plan.deployment_id},
-                 {"step", progress.step}, {"phase", DeployPhaseName(progress.phase)}};
-      if (progress.kind == "statement") event["sha256"] = progress.detail;
-      if (progress.kind == "replay_retry") event["reason"] = progress.detail;
-      std::printf("%s\n", event.dump().c_str());
-      std::fflush(stdout);
-    } else if (!backfill_.json && progress.kind == "step_finished" && progress.outcome != nullptr) {
-      std::printf("%s\n", StepLine(*progress.outcome).c_str());
-      std::fflush(stdout);
-    } else if (!backfill_.json && progress.kind == "replay_retry") {
-      std::printf("note      %s\n", progress.detail.c_str());
-      std::fflush(stdout);
-    }
-  };
+  backfill_options.on_progress =
+      BuildProgressPrinter(run_id, backfill_.events, backfill_.json, json{{"deployment_id", plan.deployment_id}});
   if (!quiet) std::printf("backfill %s (run %s): %zu step(s)\n", plan.deployment_id.c_str(), run_id.c_str(), plan.steps.steps.size());
   const StagedBackfillOutcome outcome =
       BackfillDeployment(plan, *warehouse, *store, *store, *store, clock, run_id, backfill_options);

@@ -1,0 +1,70 @@
+#include "cli/build_progress.hpp"
+
+#include <cstdio>
+
+#include "cli/project_context.hpp"
+
+namespace sluice::cli {
+
+using nlohmann::json;
+
+std::string SelectionText(const std::vector<std::string>& select) {
+  std::string text;
+  for (const std::string& item : select) text += (text.empty() ? "" : " ") + item;
+  return text.empty() ? "*" : text;
+}
+
+json OutcomeJson(const BuildStepOutcome& step) {
+  json out{{"step", step.step},
+           {"phase", DeployPhaseName(step.phase)},
+           {"status", BuildStepStatusName(step.status)},
+           {"duration_ms", step.duration_ms}};
+  if (step.rows >= 0) out["rows"] = step.rows;
+  if (step.attempts > 0) out["attempts"] = step.attempts;
+  if (!step.boundary.empty()) out["boundary"] = step.boundary;
+  if (!step.note.empty()) out["note"] = step.note;
+  json diagnostics = json::array();
+  for (const Diagnostic& d : step.diagnostics) diagnostics.push_back(DiagnosticJson(d));
+  if (!diagnostics.empty()) out["diagnostics"] = diagnostics;
+  return out;
+}
+
+std::string OutcomeLine(const BuildStepOutcome& step) {
+  std::string line = BuildStepStatusName(step.status);
+  line.resize(10, ' ');
+  line += DeployPhaseName(step.phase);
+  line.resize(23, ' ');
+  line += step.step;
+  if (step.rows >= 0 && step.phase != DeployPhase::kAudit) line += "  " + FormatCount(step.rows) + " rows";
+  if (step.attempts > 1) line += "  (" + std::to_string(step.attempts) + " replay windows)";
+  if (!step.note.empty()) line += "  (" + step.note + ")";
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "  %.2fs", static_cast<double>(step.duration_ms) / 1000.0);
+  line += seconds;
+  for (const Diagnostic& d : step.diagnostics) line += "\n    error[" + d.code + "]: " + d.message;
+  return line;
+}
+
+std::function<void(const BuildProgress&)> BuildProgressPrinter(std::string run_id, bool events, bool json_output,
+                                                               json extra) {
+  return [run_id = std::move(run_id), events, json_output, extra = std::move(extra)](const BuildProgress& progress) {
+    if (events) {
+      json event{{"event", progress.kind}, {"run_id", run_id}, {"step", progress.step},
+                 {"phase", DeployPhaseName(progress.phase)}};
+      event.update(extra);
+      if (progress.kind == "statement") event["sha256"] = progress.detail;
+      if (progress.kind == "replay_retry") event["reason"] = progress.detail;
+      if (progress.outcome != nullptr) event["outcome"] = OutcomeJson(*progress.outcome);
+      std::printf("%s\n", event.dump().c_str());
+      std::fflush(stdout);
+    } else if (!json_output && progress.kind == "step_finished" && progress.outcome != nullptr) {
+      std::printf("%s\n", OutcomeLine(*progress.outcome).c_str());
+      std::fflush(stdout);
+    } else if (!json_output && progress.kind == "replay_retry") {
+      std::printf("note      %s\n", progress.detail.c_str());
+      std::fflush(stdout);
+    }
+  };
+}
+
+}  // namespace sluice::cli

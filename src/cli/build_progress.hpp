@@ -1,0 +1,29 @@
+// How `build` and `backfill` report their steps: a line per finished step for people, one JSON object per event with
+// --events, nothing with --json (which prints one summary at the end).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "deploy/direct_executor.hpp"
+
+namespace sluice::cli {
+
+// "a b" of the selection items, "*" for none.
+std::string SelectionText(const std::vector<std::string>& select);
+
+// A step's outcome as execution.json and --events show it.
+nlohmann::json OutcomeJson(const BuildStepOutcome& step);
+
+// A step's outcome as one line (and its errors below it).
+std::string OutcomeLine(const BuildStepOutcome& step);
+
+// Prints each progress report: with `events` one JSON object per line (`extra`'s fields added, e.g. the deployment
+// id), else, unless `json`, a line per finished step and a note per replay retry.
+std::function<void(const BuildProgress&)> BuildProgressPrinter(std::string run_id, bool events, bool json,
+                                                               nlohmann::json extra);
+
+}  // namespace sluice::cli
