@@ -181,6 +181,16 @@ TEST(DeploymentDuckDb, PlanBackfillPublishChangeAndRollBack) {
   EXPECT_EQ(DailyTotals(project), kFirstDailyTotals);
   EXPECT_EQ(PublicationsOf(project, d1, false), 1);
 
+  // Published and unchanged: nothing to deploy, and nothing earlier to roll back to.
+  const json unchanged = MustRunJson(project, {"plan", "--json"});
+  for (const char* model : {"paid_orders", "customer_tiers", "daily_totals"}) {
+    EXPECT_EQ(ActionOf(unchanged, model), "no_op");
+  }
+  EXPECT_EQ(MustRunJson(project, {"backfill", "--json"})["status"], "NOTHING_TO_DO");
+  const ProcessResult nothing_earlier = project.Run({"deployment", "rollback", "--previous"});
+  EXPECT_EQ(nothing_earlier.exit_code, 1) << nothing_earlier.out << nothing_earlier.err;
+  EXPECT_NE(nothing_earlier.err.find("SLU-DEPLOY-036"), std::string::npos) << nothing_earlier.err;
+
   // New source rows; a DuckDB deployment is a snapshot, so the views show them once a deployment rebuilds.
   Execute(project, "INSERT INTO shop.events_raw VALUES (5, 'bob', 30.0, 'paid', NULL, 0, 4, '2026-08-02 12:00:00')");
   EXPECT_EQ(PaidOrders(project), kFirstPaidOrders);
@@ -197,6 +207,8 @@ TEST(DeploymentDuckDb, PlanBackfillPublishChangeAndRollBack) {
   EXPECT_EQ(ActionOf(added, "daily_totals"), "rebuild");
   EXPECT_EQ(ObjectOf(added, "daily_totals")->value("reason", ""), "upstream paid_orders is rebuilt");
   EXPECT_EQ(ActionOf(added, "customer_tiers"), "no_op");
+  const ProcessResult added_text = MustRun(project, {"plan"});
+  EXPECT_NE(added_text.out.find("+customer_code non_breaking, seedable"), std::string::npos) << added_text.out;
 
   const std::string d2 = Backfill(project)["deployment_id"];
   EXPECT_NE(d2, d1);
@@ -219,7 +231,8 @@ TEST(DeploymentDuckDb, PlanBackfillPublishChangeAndRollBack) {
   EXPECT_EQ((*ObjectOf(retyped, "paid_orders"))["column_diff"]["impact"], "breaking") << retyped.dump(2);
   EXPECT_EQ((*ObjectOf(retyped, "paid_orders"))["column_diff"]["seedability"], "non_seedable");
   const std::string d3 = Backfill(project)["deployment_id"];
-  MustRun(project, {"publish", d3});
+  EXPECT_NE(MustRunJson(project, {"deployment", "audit", d3, "--json"})["verdict"], "not_ready");
+  EXPECT_EQ(MustRunJson(project, {"deployment", "promote", d3, "--json"})["previous_deployment_id"], d2);
   EXPECT_EQ(One(project, std::string("SELECT typeof(amount) FROM ") + kPaidOrders + " LIMIT 1"), "DECIMAL(18,2)");
   EXPECT_EQ(DailyTotals(project),
             "2026-08-01|gold|1|10.0\n2026-08-01|silver|1|20.0\n2026-08-02|gold|1|5.0\n"
