@@ -246,7 +246,9 @@ TEST(DeploymentDuckDb, PlanBackfillPublishChangeAndRollBack) {
   EXPECT_NE(BoundTo(project, kPaidOrders).find("tbl__paid_orders__" + d2), std::string::npos);
   EXPECT_NE(BoundTo(project, kDailyTotals).find("tbl__daily_totals__" + d2), std::string::npos);
 
-  MustRun(project, {"deployment", "rollback", d1});
+  const json to_first = MustRunJson(project, {"deployment", "rollback", d1, "--json"});
+  EXPECT_EQ(to_first["deployment_id"], d1);
+  EXPECT_EQ(to_first["previous_deployment_id"], d2) << "customer_tiers stays on d1; the views that switch were on d2";
   for (const char* view : {kPaidOrders, kCustomerTiers, kDailyTotals}) {
     EXPECT_NE(BoundTo(project, view).find("__" + d1), std::string::npos) << view << ": " << BoundTo(project, view);
   }
@@ -335,6 +337,15 @@ TEST_P(KilledBackfill, PublishRefusesItAndRerunningBackfillResumesTheSameDeploym
 
 INSTANTIATE_TEST_SUITE_P(DeploymentDuckDb, KilledBackfill,
                          ::testing::Values("backfill_after_preparation", "backfill_before_complete"));
+
+TEST(DeploymentDuckDb, RollbackBeforeAnyPublicationSaysNothingWasPublished) {
+  ScratchProject project("duck_virtual");
+  CreateEvents(project);
+  Backfill(project);
+  const ProcessResult rollback = project.Run({"deployment", "rollback", "--previous"});
+  EXPECT_EQ(rollback.exit_code, 1) << rollback.out << rollback.err;
+  EXPECT_NE(rollback.err.find("SLU-DEPLOY-036"), std::string::npos) << rollback.err;
+}
 
 TEST(DeploymentDuckDb, ASecondPublishWhileOneIsSwitchingIsRefused) {
   ScratchProject project("duck_virtual");
