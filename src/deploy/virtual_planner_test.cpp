@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "core/logical_datetime.hpp"
 #include "deploy/virtual_names.hpp"
@@ -329,6 +330,29 @@ TEST(VirtualPlanner, FullRefreshRebuildsTheSelectedRootsInFullAndTheirDownstream
   EXPECT_EQ(root->reason, "--full-refresh");
   EXPECT_EQ(root->affected,
             (std::vector<AssetKey>{Model(definitions, "paid_orders").key, Model(definitions, "daily_totals").key}));
+  // daily_totals' side reference to the kept customer_tiers reads its bound table, never the stable view.
+  std::string statements;
+  for (const PlanStep& step : plan.steps.steps) {
+    for (const PlanStatement& statement : step.statements) statements += statement.sql + ";\n";
+  }
+  const std::string kept = PhysicalName(Model(definitions, "customer_tiers").relation_name, kActiveId);
+  EXPECT_NE(statements.find(kept), std::string::npos) << statements;
+  EXPECT_FALSE(std::regex_search(statements, std::regex("tbl__customer_tiers([^_]|$)"))) << statements;
+}
+
+TEST(VirtualPlanner, ARootWhoseDrivingInputIsKeptReplaysFromItsBoundTable) {
+  const Definitions& definitions = Fixture("ch_virtual").definitions;
+  VirtualActualState state = Deployed(definitions);
+  RecordedFor(state, definitions, "customer_tiers").fingerprint = "another";
+  const VirtualPlan plan = Plan(definitions, state);
+  EXPECT_EQ(Actions(plan).find("paid_orders=rebuild"), std::string::npos) << Actions(plan);
+  const VirtualRoot* totals = RootOf(plan, "daily_totals");
+  ASSERT_NE(totals, nullptr) << VirtualPlanJson(plan);
+  EXPECT_EQ(totals->anchor,
+            std::string(kNamespace) + "." + PhysicalName(Model(definitions, "paid_orders").relation_name, kActiveId))
+      << "materialized views do not fire through the stable view";
+  ASSERT_NE(RootOf(plan, "customer_tiers"), nullptr);
+  EXPECT_EQ(RootOf(plan, "customer_tiers")->execution, ReplayExecution::kFull) << "a query-only change";
 }
 
 // ---- Roots: §8's execution modes ---------------------------------------------------------------------------------
