@@ -156,7 +156,8 @@ PublishOutcome Switch(Warehouse& warehouse, DeploymentMetadata& metadata, const 
   for (const ViewBinding& binding : bindings) {
     digest += binding.logical + "=" + binding.physical + ";";
     if (outcome.previous_deployment_id.empty()) {
-      if (auto at = live.find(binding.logical); at != live.end()) {
+      // A binding that stays as it is (a rollback rebinds every view of its target) says nothing of what was live.
+      if (auto at = live.find(binding.logical); at != live.end() && at->second != binding.physical) {
         if (std::optional<PhysicalNameParts> parts = SplitPhysicalName(at->second)) {
           outcome.previous_deployment_id = parts->deployment_id;
         }
@@ -292,6 +293,10 @@ PublishOutcome Rollback(Warehouse& warehouse, const Clock& clock, const PublishR
       current = i;
       break;
     }
+  }
+  if (publications.empty()) {
+    throw Error(Diagnostic{"SLU-DEPLOY-036", "nothing was ever published in " + request.name_space, {},
+                           "`sluice publish` binds the stable views to a deployment first", {}});
   }
   if (!current) {
     throw Error(Diagnostic{"SLU-DEPLOY-035",

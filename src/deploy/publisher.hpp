@@ -16,7 +16,8 @@
 // succeeds) holding who took it, dropped at the end; a lock whose holder on this host is dead is taken over.
 //
 // Rollback: the current publication is the latest whose bindings all equal the live ones (else SLU-DEPLOY-035: repair
-// first); the target is --previous (the latest earlier publication with different bindings; SLU-DEPLOY-036 when none)
+// first; SLU-DEPLOY-036 when nothing was ever published); the target is --previous (the latest earlier publication
+// with different bindings; SLU-DEPLOY-036 when none)
 // or the named deployment's latest publication (SLU-DEPLOY-036 when never published); its physical objects must exist
 // (SLU-DEPLOY-033). Its bindings are published again as operation `rollback`. No data is restored: tables kept since
 // have gone on ingesting.
@@ -49,7 +50,7 @@ struct PublishOutcome {
   std::string operation;  // promote | rollback
   std::string publication_id;
   std::string deployment_id;
-  std::string previous_deployment_id;  // of the first binding, "" when it was unbound
+  std::string previous_deployment_id;  // of the first binding that switches, "" when it was unbound
   std::vector<ViewBinding> bindings;
   std::vector<std::string> removed;  // logical views dropped
   bool already_live = false;         // nothing switched
