@@ -49,7 +49,9 @@ std::function<void(const BuildProgress&)> BuildProgressPrinter(std::string run_i
                                                                json extra) {
   return [run_id = std::move(run_id), events, json_output, extra = std::move(extra)](const BuildProgress& progress) {
     if (events) {
-      json event{{"event", progress.kind}, {"run_id", run_id}, {"step", progress.step},
+      json event{{"event", progress.kind},
+                 {"run_id", run_id},
+                 {"step", progress.step},
                  {"phase", DeployPhaseName(progress.phase)}};
       event.update(extra);
       if (progress.kind == "statement") event["sha256"] = progress.detail;

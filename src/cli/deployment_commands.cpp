@@ -4,7 +4,6 @@
 
 #include <cstdio>
 #include <filesystem>
-
 #include <nlohmann/json.hpp>
 
 #include "cli/build_progress.hpp"
@@ -36,10 +35,12 @@ std::string NamespaceOrThrow(const Project& project, const std::vector<std::stri
   std::optional<std::string> name_space =
       CheckingArguments([&] { return VirtualNamespaceOf(project.definitions, select); });
   if (!name_space) {
-    throw Error(Diagnostic{"SLU-DEPLOY-020",
-                           select.empty() ? "the project has no virtual pipeline"
-                                          : "the selection holds no model of a virtual pipeline",
-                           {}, "staged deployments deploy pipelines whose pipeline.toml sets mode = \"virtual\"", {}});
+    throw Error(Diagnostic{
+        "SLU-DEPLOY-020",
+        select.empty() ? "the project has no virtual pipeline" : "the selection holds no model of a virtual pipeline",
+        {},
+        "staged deployments deploy pipelines whose pipeline.toml sets mode = \"virtual\"",
+        {}});
   }
   return *name_space;
 }
@@ -48,8 +49,11 @@ std::string StagedOrThrow(Warehouse& warehouse, const std::string& name_space, c
   if (!id.empty()) return id;
   std::optional<std::string> latest = LatestStagedDeployment(warehouse, name_space);
   if (!latest) {
-    throw Error(Diagnostic{"SLU-DEPLOY-029", "no staged deployment in " + name_space + " waits to be published", {},
-                           "run `sluice backfill` first; `sluice deployment list` shows the deployments", {}});
+    throw Error(Diagnostic{"SLU-DEPLOY-029",
+                           "no staged deployment in " + name_space + " waits to be published",
+                           {},
+                           "run `sluice backfill` first; `sluice deployment list` shows the deployments",
+                           {}});
   }
   return *latest;
 }
@@ -124,8 +128,9 @@ DeploymentCommands::DeploymentCommands(CLI::App& app, CLI::App& audit, CLI::App&
       "Exit codes: 0 the deployment is complete; 1 a step failed (rerun to resume); 2 usage; 130 canceled.");
 
   audit_backfill_cmd_ = audit.add_subcommand(
-      "backfill", "Readiness of a staged deployment: staged vs active row counts, lag behind the anchor, the SQL "
-                  "audits on the staged relations; exits 1 when not ready");
+      "backfill",
+      "Readiness of a staged deployment: staged vs active row counts, lag behind the anchor, the SQL "
+      "audits on the staged relations; exits 1 when not ready");
   audit_backfill_cmd_->add_option("deployment_id", id_, "Deployment id (default: the latest staged one)");
   audit_backfill_cmd_->add_flag("--json", json_, "Print JSON");
   audit_backfill_cmd_->footer("Exit codes: 0 ready or caution; 1 not_ready (or an error); 2 usage.");
@@ -149,7 +154,8 @@ DeploymentCommands::DeploymentCommands(CLI::App& app, CLI::App& audit, CLI::App&
   rollback_cmd_ = deployment.add_subcommand(
       "rollback", "Bind the stable views again as an earlier publication had them (no data is restored)");
   auto* id = rollback_cmd_->add_option("deployment_id", id_, "The deployment to roll back to");
-  auto* previous = rollback_cmd_->add_flag("--previous", previous_, "Roll back to the publication before the current one");
+  auto* previous =
+      rollback_cmd_->add_flag("--previous", previous_, "Roll back to the publication before the current one");
   id->excludes(previous);
   rollback_cmd_->add_flag("--json", json_, "Print JSON");
 }
@@ -180,7 +186,8 @@ int DeploymentCommands::RunBackfill(const GlobalOptions& global) {
   if (!backfill_.start_time.empty()) options.start_time = backfill_.start_time;
   if (!backfill_.deployment_id.empty()) options.deployment_id = backfill_.deployment_id;
   auto plan_with = [&](const VirtualPlanOptions& with) {
-    return CheckingArguments([&] { return PlanVirtual(project.definitions, actual, warehouse->capabilities(), with, clock); });
+    return CheckingArguments(
+        [&] { return PlanVirtual(project.definitions, actual, warehouse->capabilities(), with, clock); });
   };
   VirtualPlan plan = plan_with(options);
   const bool quiet = backfill_.json || backfill_.events;
@@ -225,7 +232,9 @@ int DeploymentCommands::RunBackfill(const GlobalOptions& global) {
   backfill_options.tool_version = kToolVersion;
   backfill_options.on_progress =
       BuildProgressPrinter(run_id, backfill_.events, backfill_.json, json{{"deployment_id", plan.deployment_id}});
-  if (!quiet) std::printf("backfill %s (run %s): %zu step(s)\n", plan.deployment_id.c_str(), run_id.c_str(), plan.steps.steps.size());
+  if (!quiet)
+    std::printf("backfill %s (run %s): %zu step(s)\n", plan.deployment_id.c_str(), run_id.c_str(),
+                plan.steps.steps.size());
   const StagedBackfillOutcome outcome =
       BackfillDeployment(plan, *warehouse, *store, *store, *store, clock, run_id, backfill_options);
   cancel.Interrupting(nullptr);
@@ -298,15 +307,19 @@ int DeploymentCommands::RunPublish(const GlobalOptions& global, const std::strin
     for (const ViewBinding& binding : outcome.bindings) {
       std::printf("  %s.%s -> %s\n", name_space.c_str(), binding.logical.c_str(), binding.physical.c_str());
     }
-    for (const std::string& removed : outcome.removed) std::printf("  dropped %s.%s\n", name_space.c_str(), removed.c_str());
+    for (const std::string& removed : outcome.removed)
+      std::printf("  dropped %s.%s\n", name_space.c_str(), removed.c_str());
   }
   return 0;
 }
 
 int DeploymentCommands::RunRollback(const GlobalOptions& global) {
   if (id_.empty() && !previous_) {
-    throw UsageError(Diagnostic{"SLU-CLI-006", "rollback needs a deployment id or --previous", {},
-                                "`sluice deployment list` shows the published deployments", {}});
+    throw UsageError(Diagnostic{"SLU-CLI-006",
+                                "rollback needs a deployment id or --previous",
+                                {},
+                                "`sluice deployment list` shows the published deployments",
+                                {}});
   }
   const Project& project = LoadProjectFor(global);
   const std::string name_space = NamespaceOrThrow(project, {});

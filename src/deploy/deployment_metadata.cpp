@@ -20,16 +20,16 @@ struct Column {
 // Every column is text: rows are written and read as text on both engines, and the values are ids, names, JSON and
 // ISO-8601 times (which sort as text).
 const std::vector<Column> kDeploymentColumns = {
-    {"deployment_id", false}, {"name_space", false},   {"state", false},     {"plan_fingerprint", false},
-    {"lineage_mode", false},  {"boundary_time", false}, {"plan_json", false}, {"recorded_at", false},
-    {"tool_version", false}};
+    {"deployment_id", false},    {"name_space", false},   {"state", false},
+    {"plan_fingerprint", false}, {"lineage_mode", false}, {"boundary_time", false},
+    {"plan_json", false},        {"recorded_at", false},  {"tool_version", false}};
 const std::vector<Column> kObjectColumns = {
     {"deployment_id", false}, {"kind", false},        {"name_space", false},   {"logical", false},
     {"object_type", false},   {"physical", false},    {"model", false},        {"action", false},
     {"is_root", false},       {"fingerprint", false}, {"columns_json", false}, {"canonical_query", false},
     {"recorded_at", false}};
 const std::vector<Column> kBoundaryColumns = {
-    {"deployment_id", false}, {"name_space", false}, {"root", false},  {"anchor", false},     {"mode", false},
+    {"deployment_id", false},  {"name_space", false}, {"root", false},        {"anchor", false},     {"mode", false},
     {"partition_value", true}, {"lower_value", true}, {"cutoff_value", true}, {"captured_at", false}};
 const std::vector<Column> kPublicationColumns = {
     {"publication_id", false}, {"deployment_id", false}, {"operation", false}, {"previous_deployment_id", false},
@@ -43,7 +43,8 @@ struct Table {
 
 const Table kDeployments{"deployments", &kDeploymentColumns, "recorded_at, deployment_id"};
 const Table kObjects{"deployment_objects", &kObjectColumns, "recorded_at, deployment_id, logical"};
-const Table kBoundaries{"deployment_boundaries", &kBoundaryColumns, "captured_at, deployment_id, root, partition_value"};
+const Table kBoundaries{"deployment_boundaries", &kBoundaryColumns,
+                        "captured_at, deployment_id, root, partition_value"};
 const Table kPublications{"publications", &kPublicationColumns, "published_at, publication_id, logical"};
 
 std::string ColumnList(const Table& table) {
@@ -122,10 +123,11 @@ std::string Text(const std::optional<std::string>& value) { return value.value_o
 
 bool DeploymentMetadata::TablesExist() {
   if (tables_exist_ && *tables_exist_) return true;
-  Rows found = warehouse_.Query(warehouse_.dialect() == sql::Dialect::kClickHouse
-                                    ? "SELECT name FROM system.tables WHERE database = '_sluice' AND name = 'publications'"
-                                    : "SELECT table_name FROM information_schema.tables WHERE table_schema = '_sluice' "
-                                      "AND table_name = 'publications'");
+  Rows found =
+      warehouse_.Query(warehouse_.dialect() == sql::Dialect::kClickHouse
+                           ? "SELECT name FROM system.tables WHERE database = '_sluice' AND name = 'publications'"
+                           : "SELECT table_name FROM information_schema.tables WHERE table_schema = '_sluice' "
+                             "AND table_name = 'publications'");
   tables_exist_ = !found.rows.empty();
   return *tables_exist_;
 }
@@ -171,8 +173,8 @@ namespace {
 std::vector<Values> PublicationValues(const std::vector<PublicationRow>& rows) {
   std::vector<Values> values;
   for (const PublicationRow& row : rows) {
-    values.push_back({row.publication_id, row.deployment_id, row.operation, row.previous_deployment_id,
-                      row.name_space, row.logical, row.physical, row.published_at});
+    values.push_back({row.publication_id, row.deployment_id, row.operation, row.previous_deployment_id, row.name_space,
+                      row.logical, row.physical, row.published_at});
   }
   return values;
 }
@@ -229,11 +231,11 @@ std::vector<PublicationRow> DeploymentMetadata::Publications(const std::string& 
 std::vector<LiveBinding> DeploymentMetadata::Bindings(const std::string& name_space) {
   const sql::Dialect dialect = warehouse_.dialect();
   const std::string ns = sql::QuoteString(dialect, name_space);
-  Rows rows = warehouse_.Query(
-      dialect == sql::Dialect::kClickHouse
-          ? "SELECT name, create_table_query FROM system.tables WHERE database = " + ns +
-                " AND engine = 'View' ORDER BY name"
-          : "SELECT view_name, sql FROM duckdb_views() WHERE schema_name = " + ns + " AND NOT internal ORDER BY view_name");
+  Rows rows = warehouse_.Query(dialect == sql::Dialect::kClickHouse
+                                   ? "SELECT name, create_table_query FROM system.tables WHERE database = " + ns +
+                                         " AND engine = 'View' ORDER BY name"
+                                   : "SELECT view_name, sql FROM duckdb_views() WHERE schema_name = " + ns +
+                                         " AND NOT internal ORDER BY view_name");
   std::vector<LiveBinding> out;
   for (const auto& row : rows.rows) {
     if (SplitPhysicalName(Text(row[0]))) continue;  // a deployment's own view (view__x__<id>), not a stable one

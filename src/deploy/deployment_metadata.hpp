@@ -31,28 +31,28 @@ std::string DeploymentStateName(DeploymentState state);  // planned | backfilled
 
 struct DeploymentRow {
   std::string deployment_id;
-  std::string name_space;        // the logical namespace (database) the deployment's relations live in
+  std::string name_space;  // the logical namespace (database) the deployment's relations live in
   DeploymentState state = DeploymentState::kPlanned;
   std::string plan_fingerprint;  // sha256 of the plan with the deployment id blanked: equal plans, equal fingerprints
   std::string lineage_mode;
-  std::string boundary_time;     // ISO-8601 UTC, set from backfilled on
+  std::string boundary_time;  // ISO-8601 UTC, set from backfilled on
   std::string plan_json;
-  std::string recorded_at;       // ISO-8601 UTC with milliseconds
+  std::string recorded_at;  // ISO-8601 UTC with milliseconds
   std::string tool_version;
 };
 
 struct ObjectRow {
-  std::string deployment_id;     // a deployment's, or reconcile_<UTC stamp>
-  std::string kind;              // deployment | reconcile
+  std::string deployment_id;  // a deployment's, or reconcile_<UTC stamp>
+  std::string kind;           // deployment | reconcile
   std::string name_space;
-  std::string logical;           // the stable view, e.g. tbl__orders
-  std::string object_type;       // table | view
-  std::string physical;          // e.g. tbl__orders__20260801T000000Z_a1b2c3 (no_op objects: the kept physical)
-  std::string model;             // the model's name
-  std::string action;            // create | rebuild | no_op | reconcile
+  std::string logical;      // the stable view, e.g. tbl__orders
+  std::string object_type;  // table | view
+  std::string physical;     // e.g. tbl__orders__20260801T000000Z_a1b2c3 (no_op objects: the kept physical)
+  std::string model;        // the model's name
+  std::string action;       // create | rebuild | no_op | reconcile
   bool is_root = false;
-  std::string fingerprint;       // sha256 of the object's spec (columns, storage, canonical query)
-  std::string columns_json;      // [[name, type], …] as the project declares them
+  std::string fingerprint;   // sha256 of the object's spec (columns, storage, canonical query)
+  std::string columns_json;  // [[name, type], …] as the project declares them
   std::string canonical_query;
   std::string recorded_at;
 };
@@ -60,9 +60,9 @@ struct ObjectRow {
 struct BoundaryRow {
   std::string deployment_id;
   std::string name_space;
-  std::string root;              // the root's logical relation
-  std::string anchor;            // the relation replayed from, qualified
-  std::string mode;              // offsets | timestamp | landed_at | cursor
+  std::string root;                      // the root's logical relation
+  std::string anchor;                    // the relation replayed from, qualified
+  std::string mode;                      // offsets | timestamp | landed_at | cursor
   std::optional<std::string> partition;  // offsets mode: the partition; else unset
   std::optional<std::string> lower;      // exclusive lower bound (bounded replays), or unset
   std::optional<std::string> cutoff;     // inclusive cut-off, or unset when the anchor was empty
@@ -72,7 +72,7 @@ struct BoundaryRow {
 struct PublicationRow {
   std::string publication_id;
   std::string deployment_id;
-  std::string operation;         // promote | rollback
+  std::string operation;               // promote | rollback
   std::string previous_deployment_id;  // the deployment the view was bound to before, "" when none
   std::string name_space;
   std::string logical;

@@ -7,8 +7,8 @@
 #include <regex>
 #include <set>
 
-#include "deploy/desired_objects.hpp"
 #include "core/virtual_names.hpp"
+#include "deploy/desired_objects.hpp"
 #include "deploy/virtual_plan.hpp"
 #include "sql/dialect.hpp"
 

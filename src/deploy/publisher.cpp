@@ -4,13 +4,12 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
-#include <nlohmann/json.hpp>
-
 #include "core/sha256.hpp"
-#include "deploy/deployment_metadata.hpp"
 #include "core/virtual_names.hpp"
+#include "deploy/deployment_metadata.hpp"
 #include "sql/dialect.hpp"
 #include "state/state_store.hpp"
 
@@ -30,8 +29,8 @@ class PublishLock {
   PublishLock(Warehouse& warehouse, const std::string& name_space)
       : warehouse_(warehouse), relation_{"_sluice", "publish_lock__" + name_space} {
     warehouse_.EnsureSchema("_sluice");
-    const std::string holder = Hostname() + " " + std::to_string(getpid()) + " " +
-                               std::to_string(ProcessStartTime(getpid()));
+    const std::string holder =
+        Hostname() + " " + std::to_string(getpid()) + " " + std::to_string(ProcessStartTime(getpid()));
     for (int attempt = 0; attempt < 2; ++attempt) {
       try {
         Create(holder);
@@ -45,9 +44,11 @@ class PublishLock {
       break;
     }
     throw Error(Diagnostic{"SLU-DEPLOY-031",
-                           "another publish or rollback of " + name_space + " is in progress (" + Holder() + ")", {},
+                           "another publish or rollback of " + name_space + " is in progress (" + Holder() + ")",
+                           {},
                            "wait for it to finish and run the command again; if that process is gone on another host, "
-                           "drop the table " + relation_.ToString(),
+                           "drop the table " +
+                               relation_.ToString(),
                            {}});
   }
   ~PublishLock() {
@@ -92,7 +93,8 @@ class PublishLock {
     }
     const size_t first = holder.find(' ');
     const size_t second = holder.find(' ', first + 1);
-    if (first == std::string::npos || second == std::string::npos || holder.substr(0, first) != Hostname()) return false;
+    if (first == std::string::npos || second == std::string::npos || holder.substr(0, first) != Hostname())
+      return false;
     const int64_t pid = std::stoll(holder.substr(first + 1, second - first - 1));
     const int64_t start = std::stoll(holder.substr(second + 1));
     return ProcessStartTime(pid) != start;
@@ -132,10 +134,12 @@ void CheckPhysicalExist(Warehouse& warehouse, const std::string& name_space, con
                         const std::vector<ViewBinding>& bindings) {
   for (const ViewBinding& binding : bindings) {
     if (warehouse.Describe(Relation{name_space, binding.physical})) continue;
-    throw Error(Diagnostic{"SLU-DEPLOY-033",
-                           "deployment " + deployment_id + " misses its object " + name_space + "." + binding.physical,
-                           {}, "`sluice deployment show " + deployment_id + "` lists its objects; backfill a new deployment",
-                           {}});
+    throw Error(
+        Diagnostic{"SLU-DEPLOY-033",
+                   "deployment " + deployment_id + " misses its object " + name_space + "." + binding.physical,
+                   {},
+                   "`sluice deployment show " + deployment_id + "` lists its objects; backfill a new deployment",
+                   {}});
   }
 }
 
@@ -215,15 +219,20 @@ PublishOutcome Publish(const Definitions& definitions, Warehouse& warehouse, con
   const std::map<std::string, DeploymentRow> states = LatestDeploymentStates(metadata.Deployments(request.name_space));
   auto state = states.find(id);
   if (state == states.end()) {
-    throw Error(Diagnostic{"SLU-DEPLOY-028", "no deployment " + id + " in " + request.name_space, {},
-                           "`sluice deployment list` shows the deployments", {}});
+    throw Error(Diagnostic{"SLU-DEPLOY-028",
+                           "no deployment " + id + " in " + request.name_space,
+                           {},
+                           "`sluice deployment list` shows the deployments",
+                           {}});
   }
   PublishLock lock(warehouse, request.name_space);
   if (state->second.state != DeploymentState::kBackfilled) {
     throw Error(Diagnostic{"SLU-DEPLOY-032",
                            "deployment " + id + " is incomplete (" + DeploymentStateName(state->second.state) +
                                "): its backfill did not finish, so its tables may be partial",
-                           {}, "rerun `sluice backfill` (it resumes the deployment), then publish", {}});
+                           {},
+                           "rerun `sluice backfill` (it resumes the deployment), then publish",
+                           {}});
   }
   std::vector<ViewBinding> tables, views;
   std::set<std::string> models;
@@ -266,8 +275,11 @@ PublishOutcome Publish(const Definitions& definitions, Warehouse& warehouse, con
       for (const StagedAudit& audit : readiness->audits) {
         if (audit.status != "pass") why += "; audit '" + audit.name + "' " + audit.status;
       }
-      throw Error(Diagnostic{"SLU-DEPLOY-034", "deployment " + id + " is not ready" + why, {},
-                             "`sluice audit backfill " + id + "` shows why; pass --force to publish it anyway", {}});
+      throw Error(Diagnostic{"SLU-DEPLOY-034",
+                             "deployment " + id + " is not ready" + why,
+                             {},
+                             "`sluice audit backfill " + id + "` shows why; pass --force to publish it anyway",
+                             {}});
     }
   }
   outcome = Switch(warehouse, metadata, clock, request.name_space, id, "promote", std::move(bindings),
@@ -295,12 +307,16 @@ PublishOutcome Rollback(Warehouse& warehouse, const Clock& clock, const PublishR
     }
   }
   if (publications.empty()) {
-    throw Error(Diagnostic{"SLU-DEPLOY-036", "nothing was ever published in " + request.name_space, {},
-                           "`sluice publish` binds the stable views to a deployment first", {}});
+    throw Error(Diagnostic{"SLU-DEPLOY-036",
+                           "nothing was ever published in " + request.name_space,
+                           {},
+                           "`sluice publish` binds the stable views to a deployment first",
+                           {}});
   }
   if (!current) {
     throw Error(Diagnostic{"SLU-DEPLOY-035",
-                           "the live views of " + request.name_space + " match no recorded publication", {},
+                           "the live views of " + request.name_space + " match no recorded publication",
+                           {},
                            "`sluice doctor` shows each view; `sluice repair active-view` rebinds one, then roll back",
                            {}});
   }
@@ -318,15 +334,16 @@ PublishOutcome Rollback(Warehouse& warehouse, const Clock& clock, const PublishR
     throw Error(Diagnostic{"SLU-DEPLOY-036",
                            request.previous ? "there is no earlier publication to roll back to"
                                             : "deployment " + request.deployment_id + " was never published",
-                           {}, "`sluice deployment list` shows the published deployments", {}});
+                           {},
+                           "`sluice deployment list` shows the published deployments",
+                           {}});
   }
   const Publication& to = publications[*target];
   std::vector<ViewBinding> bindings;
   for (const auto& [logical, physical] : to.bindings) bindings.push_back({logical, physical});
   CheckPhysicalExist(warehouse, request.name_space, to.deployment_id, bindings);
-  PublishOutcome outcome =
-      Switch(warehouse, metadata, clock, request.name_space, to.deployment_id, "rollback", std::move(bindings), {},
-             request.on_statement);
+  PublishOutcome outcome = Switch(warehouse, metadata, clock, request.name_space, to.deployment_id, "rollback",
+                                  std::move(bindings), {}, request.on_statement);
   if (outcome.previous_deployment_id.empty()) outcome.previous_deployment_id = publications[*current].deployment_id;
   return outcome;
 }

@@ -52,8 +52,8 @@ struct PublishOutcome {
   std::string deployment_id;
   std::string previous_deployment_id;  // of the first binding that switches, "" when it was unbound
   std::vector<ViewBinding> bindings;
-  std::vector<std::string> removed;  // logical views dropped
-  bool already_live = false;         // nothing switched
+  std::vector<std::string> removed;          // logical views dropped
+  bool already_live = false;                 // nothing switched
   std::optional<ReadinessReport> readiness;  // publish without --force
 };
 

@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
-
-#include <nlohmann/json.hpp>
 
 #include "deploy/desired_objects.hpp"
 #include "engine/check_runner.hpp"
@@ -54,12 +53,15 @@ void MeasureLag(const Definitions& definitions, Warehouse& warehouse, const Asse
                                     staged_relation + " GROUP BY _replay_partition ORDER BY _replay_partition");
     std::string listed;
     for (const auto& row : frontier.rows) {
-      beyond += " OR (_replay_partition = " + row[0].value_or("0") + " AND _replay_offset > " + row[1].value_or("0") + ")";
+      beyond +=
+          " OR (_replay_partition = " + row[0].value_or("0") + " AND _replay_offset > " + row[1].value_or("0") + ")";
       listed += (listed.empty() ? "" : ", ") + row[0].value_or("0");
     }
     beyond = listed.empty() ? "1" : "_replay_partition NOT IN (" + listed + ")" + beyond;
   } else {
-    const std::string column = mode == "cursor" ? "_replay_cursor" : mode == "landed_at" ? "_replay_landed_at" : "_replay_timestamp";
+    const std::string column = mode == "cursor"      ? "_replay_cursor"
+                               : mode == "landed_at" ? "_replay_landed_at"
+                                                     : "_replay_timestamp";
     if (!HasColumn(staged, column)) {
       Worsen(root.verdict, Readiness::kCaution);
       root.reasons.push_back("its lag cannot be measured: the table has no " + mode + " lineage columns");
@@ -72,12 +74,12 @@ void MeasureLag(const Definitions& definitions, Warehouse& warehouse, const Asse
     return std::optional<std::string>("(SELECT * FROM " + UpstreamRelation(anchor, true) + " WHERE " + beyond + ")");
   });
   const bool timed = HasColumn(staged, "_replay_timestamp");
-  Rows rows = warehouse.Query(
-      "SELECT toString(count())" +
-      std::string(timed ? ", toString(greatest(0, toInt64(max(_replay_timestamp)) - toInt64((SELECT max(_replay_timestamp) FROM " +
-                              staged_relation + "))))"
-                        : "") +
-      " FROM (" + pending_rows + ")");
+  Rows rows = warehouse.Query("SELECT toString(count())" +
+                              std::string(timed ? ", toString(greatest(0, toInt64(max(_replay_timestamp)) - "
+                                                  "toInt64((SELECT max(_replay_timestamp) FROM " +
+                                                      staged_relation + "))))"
+                                                : "") +
+                              " FROM (" + pending_rows + ")");
   const int64_t pending = rows.rows.empty() ? 0 : std::stoll(rows.rows[0][0].value_or("0"));
   root.pending_rows = pending;
   root.lag_seconds = pending > 0 && timed && rows.rows[0][1] ? std::stoll(*rows.rows[0][1]) : 0;
@@ -87,7 +89,8 @@ void MeasureLag(const Definitions& definitions, Warehouse& warehouse, const Asse
                            std::to_string(maximum_lag_seconds) + "s allowed");
   } else if (pending > 0) {
     Worsen(root.verdict, Readiness::kCaution);
-    root.reasons.push_back(std::to_string(pending) + " row(s) from the anchor past the staged table's frontier are not in it");
+    root.reasons.push_back(std::to_string(pending) +
+                           " row(s) from the anchor past the staged table's frontier are not in it");
   }
 }
 
@@ -127,8 +130,11 @@ ReadinessReport AuditDeployment(const Definitions& definitions, Warehouse& wareh
   const std::map<std::string, DeploymentRow> states = LatestDeploymentStates(metadata.Deployments(name_space));
   auto state = states.find(deployment_id);
   if (state == states.end()) {
-    throw Error(Diagnostic{"SLU-DEPLOY-028", "no deployment " + deployment_id + " in " + name_space, {},
-                           "`sluice deployment list` shows the deployments", {}});
+    throw Error(Diagnostic{"SLU-DEPLOY-028",
+                           "no deployment " + deployment_id + " in " + name_space,
+                           {},
+                           "`sluice deployment list` shows the deployments",
+                           {}});
   }
   report.state = DeploymentStateName(state->second.state);
   if (state->second.state != DeploymentState::kBackfilled) {
@@ -148,7 +154,8 @@ ReadinessReport AuditDeployment(const Definitions& definitions, Warehouse& wareh
     if (row.deployment_id != deployment_id || row.kind != "deployment") continue;
     physical[row.logical] = row.physical;
     if (row.action != "no_op") rebuilt_models.insert(row.model);
-    if (row.is_root && std::none_of(roots.begin(), roots.end(), [&](const ObjectRow& r) { return r.logical == row.logical; })) {
+    if (row.is_root &&
+        std::none_of(roots.begin(), roots.end(), [&](const ObjectRow& r) { return r.logical == row.logical; })) {
       roots.push_back(row);
     }
   }
@@ -274,7 +281,8 @@ std::string ReadinessJson(const ReadinessReport& report) {
 }
 
 std::string ReadinessText(const ReadinessReport& report) {
-  std::string text = "deployment " + report.deployment_id + " (" + report.state + "): " + ReadinessName(report.verdict) + "\n";
+  std::string text =
+      "deployment " + report.deployment_id + " (" + report.state + "): " + ReadinessName(report.verdict) + "\n";
   for (const std::string& reason : report.reasons) text += "  " + reason + "\n";
   for (const RootReadiness& root : report.roots) {
     text += "  " + ReadinessName(root.verdict) + "  " + root.logical + " -> " + root.staged + ": " +

@@ -39,7 +39,7 @@ struct RootReadiness {
   std::string anchor;
   int64_t staged_rows = 0;
   std::optional<int64_t> active_rows;
-  std::optional<double> row_ratio;    // staged / active
+  std::optional<double> row_ratio;      // staged / active
   std::optional<int64_t> pending_rows;  // rows the root's query makes of anchor rows past the staged frontier
   std::optional<int64_t> lag_seconds;   // how far the latest of those is ahead of the staged table
   Readiness verdict = Readiness::kReady;

@@ -15,15 +15,17 @@ std::string StagingPrefix(const std::string& name_space, const std::string& logi
   return name_space + "__" + logical + "__bind_";
 }
 
-void CheckNoTableInTheWay(Warehouse& warehouse, const std::string& name_space, const std::vector<ViewBinding>& bindings) {
+void CheckNoTableInTheWay(Warehouse& warehouse, const std::string& name_space,
+                          const std::vector<ViewBinding>& bindings) {
   for (const ViewBinding& binding : bindings) {
     std::optional<TableInfo> existing = warehouse.Describe(Relation{name_space, binding.logical});
     if (existing && !existing->is_view) {
-      throw Error(Diagnostic{"SLU-DEPLOY-030",
-                             "'" + name_space + "." + binding.logical +
-                                 "' is a table, not a stable view: a deployment cannot bind it",
-                             {}, "it is left from a direct build: rename or drop it (`sluice clean` lists it), then publish again",
-                             {}});
+      throw Error(Diagnostic{
+          "SLU-DEPLOY-030",
+          "'" + name_space + "." + binding.logical + "' is a table, not a stable view: a deployment cannot bind it",
+          {},
+          "it is left from a direct build: rename or drop it (`sluice clean` lists it), then publish again",
+          {}});
     }
   }
 }
@@ -35,7 +37,9 @@ void BindClickHouse(Warehouse& warehouse, const std::string& name_space, const s
     warehouse.Execute(sql);
   };
   const sql::Dialect dialect = sql::Dialect::kClickHouse;
-  auto name = [&](const std::string& db, const std::string& relation) { return sql::QualifiedName(dialect, db, relation); };
+  auto name = [&](const std::string& db, const std::string& relation) {
+    return sql::QualifiedName(dialect, db, relation);
+  };
   warehouse.EnsureSchema("_sluice");
   // Staging views of killed calls.
   Rows stale = warehouse.Query("SELECT name FROM system.tables WHERE database = '_sluice' AND startsWith(name, " +
@@ -104,7 +108,7 @@ void UnbindViews(Warehouse& warehouse, const std::string& name_space, const std:
     std::optional<TableInfo> existing = warehouse.Describe(Relation{name_space, logical});
     if (!existing || !existing->is_view) continue;
     const std::string sql = std::string(warehouse.dialect() == sql::Dialect::kClickHouse ? "DROP TABLE IF EXISTS "
-                                                                                           : "DROP VIEW IF EXISTS ") +
+                                                                                         : "DROP VIEW IF EXISTS ") +
                             warehouse.QualifiedName(Relation{name_space, logical});
     if (sink) sink(sql);
     warehouse.Execute(sql);

@@ -28,12 +28,17 @@ void Preflight(const VirtualPlan& plan, DeploymentMetadata& metadata) {
     throw Error(Diagnostic{"SLU-DEPLOY-026",
                            "deployment " + plan.deployment_id +
                                " was started with another plan: the project or the warehouse changed since",
-                           {}, "run `sluice backfill` without --deployment-id to start a new deployment", {}});
+                           {},
+                           "run `sluice backfill` without --deployment-id to start a new deployment",
+                           {}});
   }
   for (const PublicationRow& row : metadata.Publications(plan.name_space)) {
     if (row.deployment_id != plan.deployment_id) continue;
-    throw Error(Diagnostic{"SLU-DEPLOY-027", "deployment " + plan.deployment_id + " is already published", {},
-                           "a published deployment is never rebuilt: run `sluice backfill` for a new one", {}});
+    throw Error(Diagnostic{"SLU-DEPLOY-027",
+                           "deployment " + plan.deployment_id + " is already published",
+                           {},
+                           "a published deployment is never rebuilt: run `sluice backfill` for a new one",
+                           {}});
   }
 }
 
@@ -67,16 +72,17 @@ std::optional<std::string> ResumableDeployment(const VirtualActualState& actual,
   std::optional<std::string> found;
   for (const auto& [id, row] : LatestDeploymentStates(actual.deployments)) {
     if (row.state == DeploymentState::kBackfilled || row.plan_fingerprint != plan_fingerprint) continue;
-    const bool published = std::any_of(publications.begin(), publications.end(),
-                                       [&](const PublicationRow& publication) { return publication.deployment_id == id; });
+    const bool published =
+        std::any_of(publications.begin(), publications.end(),
+                    [&](const PublicationRow& publication) { return publication.deployment_id == id; });
     if (!published) found = id;  // ids sort by creation time: the latest wins
   }
   return found;
 }
 
-StagedBackfillOutcome BackfillDeployment(const VirtualPlan& plan, Warehouse& warehouse, RunStore& runs, EventLog& events,
-                         MaterializationStore& materializations, const Clock& clock, const std::string& run_id,
-                         const StagedBackfillOptions& options) {
+StagedBackfillOutcome BackfillDeployment(const VirtualPlan& plan, Warehouse& warehouse, RunStore& runs,
+                                         EventLog& events, MaterializationStore& materializations, const Clock& clock,
+                                         const std::string& run_id, const StagedBackfillOptions& options) {
   StagedBackfillOutcome outcome;
   outcome.run_id = run_id;
   outcome.deployment_id = plan.deployment_id;

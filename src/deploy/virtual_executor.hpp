@@ -38,7 +38,7 @@ struct StagedBackfillOutcome {
   std::string deployment_id;
   RunStatus status = RunStatus::kSuccess;
   std::vector<BuildStepOutcome> steps;
-  std::string boundary_time;                            // set when complete
+  std::string boundary_time;                                 // set when complete
   std::vector<std::pair<std::string, int64_t>> staged_rows;  // per root: logical name → rows in its staged table
 };
 
@@ -53,11 +53,12 @@ struct StagedBackfillOptions {
 
 // The deployment an unfinished earlier backfill left with the same plan fingerprint (planned or failed, never
 // published): rerunning resumes it. Nullopt when there is none.
-std::optional<std::string> ResumableDeployment(const VirtualActualState& actual, const std::vector<PublicationRow>& publications,
+std::optional<std::string> ResumableDeployment(const VirtualActualState& actual,
+                                               const std::vector<PublicationRow>& publications,
                                                const std::string& plan_fingerprint);
 
-StagedBackfillOutcome BackfillDeployment(const VirtualPlan& plan, Warehouse& warehouse, RunStore& runs, EventLog& events,
-                         MaterializationStore& materializations, const Clock& clock, const std::string& run_id,
-                         const StagedBackfillOptions& options);
+StagedBackfillOutcome BackfillDeployment(const VirtualPlan& plan, Warehouse& warehouse, RunStore& runs,
+                                         EventLog& events, MaterializationStore& materializations, const Clock& clock,
+                                         const std::string& run_id, const StagedBackfillOptions& options);
 
 }  // namespace sluice

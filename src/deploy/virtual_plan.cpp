@@ -2,14 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 
-#include <nlohmann/json.hpp>
-
 #include "core/sha256.hpp"
-#include "deploy/desired_objects.hpp"
 #include "core/virtual_names.hpp"
+#include "deploy/desired_objects.hpp"
 #include "engine/selection.hpp"
 #include "sql/dialect.hpp"
 
@@ -47,7 +46,8 @@ std::optional<std::string> StartTimeLiteral(const std::string& text) {
 
 // `TO db.target` of a materialized view's CREATE statement, qualified as written.
 std::optional<std::string> MaterializedViewTarget(const std::string& create) {
-  static const std::regex kTo(R"(\sTO\s+[`"]?([A-Za-z0-9_]+)[`"]?\s*\.\s*[`"]?([A-Za-z0-9_]+)[`"]?)", std::regex::icase);
+  static const std::regex kTo(R"(\sTO\s+[`"]?([A-Za-z0-9_]+)[`"]?\s*\.\s*[`"]?([A-Za-z0-9_]+)[`"]?)",
+                              std::regex::icase);
   std::smatch match;
   if (!std::regex_search(create, match, kTo)) return std::nullopt;
   return match[1].str() + "." + match[2].str();
@@ -109,25 +109,35 @@ class VirtualPlanner {
  private:
   void CheckOptions() {
     if (options_.deployment_id && !IsDeploymentId(*options_.deployment_id)) {
-      throw Error(Diagnostic{"SLU-DEPLOY-023", "'" + *options_.deployment_id + "' is not a deployment id", {},
+      throw Error(Diagnostic{"SLU-DEPLOY-023",
+                             "'" + *options_.deployment_id + "' is not a deployment id",
+                             {},
                              "deployment ids look like 20260801T000000Z_a1b2c3 (UTC time, then letters or digits)",
                              {}});
     }
     if (options_.full_refresh && options_.start_time) {
-      throw Error(Diagnostic{"SLU-DEPLOY-021", "--full-refresh and --start-time cannot be used together", {},
-                             "--full-refresh replays everything; --start-time keeps the history before that time", {}});
+      throw Error(Diagnostic{"SLU-DEPLOY-021",
+                             "--full-refresh and --start-time cannot be used together",
+                             {},
+                             "--full-refresh replays everything; --start-time keeps the history before that time",
+                             {}});
     }
     if ((options_.full_refresh || options_.start_time) && options_.selection.empty()) {
       throw Error(Diagnostic{"SLU-DEPLOY-021",
                              std::string(options_.full_refresh ? "--full-refresh" : "--start-time") +
                                  " needs --select: it forces the replay of the selected roots only",
-                             {}, "add --select with the pipelines or models to replay", {}});
+                             {},
+                             "add --select with the pipelines or models to replay",
+                             {}});
     }
     if (options_.start_time) {
       start_literal_ = StartTimeLiteral(*options_.start_time);
       if (!start_literal_) {
-        throw Error(Diagnostic{"SLU-DEPLOY-021", "--start-time '" + *options_.start_time + "' is not a time", {},
-                               "use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS[.fff][Z] (UTC)", {}});
+        throw Error(Diagnostic{"SLU-DEPLOY-021",
+                               "--start-time '" + *options_.start_time + "' is not a time",
+                               {},
+                               "use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS[.fff][Z] (UTC)",
+                               {}});
       }
     }
   }
@@ -151,8 +161,9 @@ class VirtualPlanner {
       throw Error(Diagnostic{"SLU-DEPLOY-020",
                              options_.selection.empty() ? "the project has no virtual pipeline"
                                                         : "the selection holds no model of a virtual pipeline",
-                             {}, "staged deployments deploy pipelines whose pipeline.toml sets mode = \"virtual\" "
-                                 "(or [defaults] pipeline_mode = \"virtual\"); direct pipelines deploy with `build`",
+                             {},
+                             "staged deployments deploy pipelines whose pipeline.toml sets mode = \"virtual\" "
+                             "(or [defaults] pipeline_mode = \"virtual\"); direct pipelines deploy with `build`",
                              {}});
     }
     std::set<std::string> namespaces;
@@ -160,8 +171,11 @@ class VirtualPlanner {
     if (namespaces.size() > 1) {
       std::string list;
       for (const std::string& ns : namespaces) list += (list.empty() ? "" : ", ") + ns;
-      throw Error(Diagnostic{"SLU-DEPLOY-025", "the selected virtual models live in several databases (" + list + ")",
-                             {}, "deploy one database's pipelines at a time with --select", {}});
+      throw Error(Diagnostic{"SLU-DEPLOY-025",
+                             "the selected virtual models live in several databases (" + list + ")",
+                             {},
+                             "deploy one database's pipelines at a time with --select",
+                             {}});
     }
     plan_.name_space = *namespaces.begin();
   }
@@ -194,8 +208,8 @@ class VirtualPlanner {
     const bool forced = (options_.full_refresh || options_.start_time) && selected_.count(model.key) > 0;
     if (!object.active_physical) {
       object.action = ObjectAction::kCreate;
-      object.reason = bindings_.count(object.logical) > 0 ? "the logical view reads no deployment's object"
-                                                          : "not deployed yet";
+      object.reason =
+          bindings_.count(object.logical) > 0 ? "the logical view reads no deployment's object" : "not deployed yet";
       return object;
     }
     object.action = ObjectAction::kRebuild;
@@ -251,8 +265,8 @@ class VirtualPlanner {
       for (const AssetDependency& dep : model.deps) {
         const Asset& upstream = *definitions_.Find(dep.upstream);
         if (dep.edge == EdgeType::kMutableReference) {
-          plan_.warnings.push_back("mutable_ref_replay_not_guaranteed: model '" + model.name() +
-                                   "' reads '" + upstream.name() +
+          plan_.warnings.push_back("mutable_ref_replay_not_guaranteed: model '" + model.name() + "' reads '" +
+                                   upstream.name() +
                                    "' as a mutable reference; its replay sees that relation as it is now");
         }
         if (rebuilt_.count(dep.upstream) > 0 || !IsVirtualModel(definitions_, upstream)) continue;
@@ -260,7 +274,9 @@ class VirtualPlanner {
         throw Error(Diagnostic{"SLU-DEPLOY-022",
                                "model '" + model.name() + "' reads '" + upstream.name() + "' of pipeline '" +
                                    upstream.pipeline + "', which has no published deployment",
-                               model.defined_at, "add pipeline:" + upstream.pipeline + " to --select", {}});
+                               model.defined_at,
+                               "add pipeline:" + upstream.pipeline + " to --select",
+                               {}});
       }
     }
   }
@@ -332,8 +348,11 @@ class VirtualPlanner {
     if (modes.size() > 1) {
       std::string list;
       for (const std::string& mode : modes) list += (list.empty() ? "" : ", ") + mode;
-      throw Error(Diagnostic{"SLU-DEPLOY-024", "the selected pipelines replay in different lineage modes (" + list + ")",
-                             {}, "deploy pipelines of one lineage mode at a time with --select", {}});
+      throw Error(Diagnostic{"SLU-DEPLOY-024",
+                             "the selected pipelines replay in different lineage modes (" + list + ")",
+                             {},
+                             "deploy pipelines of one lineage mode at a time with --select",
+                             {}});
     }
     plan_.lineage_mode = modes.empty() ? "offsets" : *modes.begin();
   }
@@ -343,8 +362,8 @@ class VirtualPlanner {
     VirtualRoot root;
     root.root = object.model;
     root.logical = object.logical;
-    root.anchor = spec.driving_table.empty() ? spec.driving.ToString()
-                                             : Qualified(spec.driving_namespace, spec.driving_table);
+    root.anchor =
+        spec.driving_table.empty() ? spec.driving.ToString() : Qualified(spec.driving_namespace, spec.driving_table);
     root.mode = spec.mode;
     root.affected = spec.subtree;
     const std::vector<std::string> lineage = LineageColumns(spec.mode);
@@ -410,12 +429,12 @@ class VirtualPlanner {
     }
     if (bounded && seeded && !supported) {
       const Pipeline* pipeline = definitions_.FindPipeline(model.pipeline);
-      const bool without_history =
-          pipeline != nullptr && pipeline->bounded_replay_fallback == BoundedReplayFallback::kBoundedWithoutHistory &&
-          !root.lower_at_active_frontier;
+      const bool without_history = pipeline != nullptr &&
+                                   pipeline->bounded_replay_fallback == BoundedReplayFallback::kBoundedWithoutHistory &&
+                                   !root.lower_at_active_frontier;
       root.resolved_bounded_replay_fallback = without_history ? "bounded_without_history" : "full";
-      root.reason += "; the active table lacks the " + spec.mode + " lineage columns, so bounded_replay_fallback = " +
-                     root.resolved_bounded_replay_fallback;
+      root.reason += "; the active table lacks the " + spec.mode +
+                     " lineage columns, so bounded_replay_fallback = " + root.resolved_bounded_replay_fallback;
       if (without_history) {
         seeded = false;
       } else {
@@ -466,9 +485,9 @@ class VirtualPlanner {
   std::optional<std::string> start_literal_;
   std::set<AssetKey> selected_;
   std::vector<AssetKey> scope_;
-  std::map<std::string, const TableInfo*> relations_;      // of the namespace, by name
-  std::map<std::string, const LiveBinding*> bindings_;    // by logical name
-  std::map<std::string, const ObjectRow*> recorded_;      // by physical name
+  std::map<std::string, const TableInfo*> relations_;   // of the namespace, by name
+  std::map<std::string, const LiveBinding*> bindings_;  // by logical name
+  std::map<std::string, const ObjectRow*> recorded_;    // by physical name
   std::set<AssetKey> rebuilt_;
   std::vector<AssetKey> rebuilt_order_;
 };
@@ -559,9 +578,11 @@ std::string SpecFingerprint(const SqlCompute& compute, const std::string& canoni
 
 }  // namespace
 
-std::optional<std::string> VirtualNamespaceOf(const Definitions& definitions, const std::vector<std::string>& selection) {
-  const std::vector<AssetKey> keys = selection.empty() ? definitions.TopologicalOrder()
-                                                       : definitions.DownstreamClosure(ResolveSelection(definitions, selection));
+std::optional<std::string> VirtualNamespaceOf(const Definitions& definitions,
+                                              const std::vector<std::string>& selection) {
+  const std::vector<AssetKey> keys = selection.empty()
+                                         ? definitions.TopologicalOrder()
+                                         : definitions.DownstreamClosure(ResolveSelection(definitions, selection));
   for (const AssetKey& key : keys) {
     if (IsVirtualModel(definitions, *definitions.Find(key))) return key.name_space();
   }
@@ -582,7 +603,8 @@ std::string VirtualPlanJson(const VirtualPlan& plan) {
     const ColumnDiff& diff = object.column_diff;
     if (diff.impact) {
       json retyped = json::array();
-      for (const TypeChange& change : diff.retyped) retyped.push_back({{"name", change.name}, {"from", change.from}, {"to", change.to}});
+      for (const TypeChange& change : diff.retyped)
+        retyped.push_back({{"name", change.name}, {"from", change.from}, {"to", change.to}});
       item["column_diff"] = {{"added", diff.added},
                              {"removed", diff.removed},
                              {"retyped", retyped},
@@ -597,23 +619,25 @@ std::string VirtualPlanJson(const VirtualPlan& plan) {
   for (const VirtualRoot& root : plan.roots) {
     json affected = json::array();
     for (const AssetKey& key : root.affected) affected.push_back(key.name());
-    roots.push_back({{"root", root.root.name()},
-                     {"logical", root.logical},
-                     {"anchor", root.anchor},
-                     {"mode", root.mode},
-                     {"execution", ReplayExecutionName(root.execution)},
-                     {"reason", root.reason},
-                     {"history_preserving_bounded_supported", root.history_preserving_bounded_supported},
-                     {"resolved_bounded_replay_fallback",
-                      root.resolved_bounded_replay_fallback.empty() ? json() : json(root.resolved_bounded_replay_fallback)},
-                     {"requested_start_time", root.requested_start_time ? json(*root.requested_start_time) : json()},
-                     {"lower_time", root.lower_time ? json(*root.lower_time) : json()},
-                     {"lower_at_active_frontier", root.lower_at_active_frontier},
-                     {"affected", affected}});
+    roots.push_back(
+        {{"root", root.root.name()},
+         {"logical", root.logical},
+         {"anchor", root.anchor},
+         {"mode", root.mode},
+         {"execution", ReplayExecutionName(root.execution)},
+         {"reason", root.reason},
+         {"history_preserving_bounded_supported", root.history_preserving_bounded_supported},
+         {"resolved_bounded_replay_fallback",
+          root.resolved_bounded_replay_fallback.empty() ? json() : json(root.resolved_bounded_replay_fallback)},
+         {"requested_start_time", root.requested_start_time ? json(*root.requested_start_time) : json()},
+         {"lower_time", root.lower_time ? json(*root.lower_time) : json()},
+         {"lower_at_active_frontier", root.lower_at_active_frontier},
+         {"affected", affected}});
   }
   json steps = json::array();
   for (const PlanStep& step : plan.steps.steps) {
-    steps.push_back({{"name", step.name}, {"phase", DeployPhaseName(step.phase)}, {"statements", step.statements.size()}});
+    steps.push_back(
+        {{"name", step.name}, {"phase", DeployPhaseName(step.phase)}, {"statements", step.statements.size()}});
   }
   json out{{"mode", "virtual"},
            {"deployment_id", plan.deployment_id},
@@ -658,8 +682,8 @@ std::string VirtualPlanText(const VirtualPlan& plan) {
   }
   if (!plan.roots.empty()) text += "replay roots:\n";
   for (const VirtualRoot& root : plan.roots) {
-    text += "  " + root.logical + " from " + root.anchor + " (" + root.mode + "): " +
-            ReplayExecutionName(root.execution) + " — " + root.reason + "\n";
+    text += "  " + root.logical + " from " + root.anchor + " (" + root.mode +
+            "): " + ReplayExecutionName(root.execution) + " — " + root.reason + "\n";
   }
   for (const std::string& warning : plan.warnings) text += "warning: " + warning + "\n";
   if (plan.Empty()) text += "nothing to deploy: every object is unchanged\n";

@@ -48,26 +48,26 @@ struct VirtualObject {
   std::string logical;      // the stable view, e.g. tbl__orders
   std::string object_type;  // table | view
   ObjectAction action = ObjectAction::kCreate;
-  std::string reason;       // why, e.g. "columns changed", "upstream paid_orders rebuilt"
+  std::string reason;                          // why, e.g. "columns changed", "upstream paid_orders rebuilt"
   std::optional<std::string> active_physical;  // what the stable view reads now
-  std::string physical;     // what it will read once published
+  std::string physical;                        // what it will read once published
   std::string fingerprint;
   std::vector<ColumnSpec> columns;  // as the project declares them
   std::string canonical_query;
-  ColumnDiff column_diff;   // against the columns recorded for the bound object (tables being rebuilt)
+  ColumnDiff column_diff;  // against the columns recorded for the bound object (tables being rebuilt)
 };
 
 struct VirtualRoot {
   AssetKey root;
   std::string logical;
-  std::string anchor;        // the relation replayed from, qualified
-  std::string mode;          // lineage: offsets | timestamp | landed_at | cursor
+  std::string anchor;  // the relation replayed from, qualified
+  std::string mode;    // lineage: offsets | timestamp | landed_at | cursor
   ReplayExecution execution = ReplayExecution::kFull;
-  std::string reason;        // which rule decided it
+  std::string reason;  // which rule decided it
   bool history_preserving_bounded_supported = false;
   std::string resolved_bounded_replay_fallback;  // full | bounded_without_history, when the fallback applied
   std::optional<std::string> requested_start_time;
-  std::optional<std::string> lower_time;         // bounded by a time ("YYYY-MM-DD HH:MM:SS" UTC)
+  std::optional<std::string> lower_time;  // bounded by a time ("YYYY-MM-DD HH:MM:SS" UTC)
   bool lower_at_active_frontier = false;
   std::vector<AssetKey> affected;  // the root and what its replay fills, upstream first
 };
@@ -76,7 +76,7 @@ struct VirtualPlanOptions {
   std::vector<std::string> selection;
   std::optional<std::string> deployment_id;  // else a new one
   bool full_refresh = false;
-  std::optional<std::string> start_time;     // YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS[.fff][Z], UTC
+  std::optional<std::string> start_time;  // YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS[.fff][Z], UTC
 };
 
 struct VirtualPlan {
@@ -125,6 +125,7 @@ bool IsVirtualModel(const Definitions& definitions, const Asset& asset);
 
 // The namespace of the first virtual model a selection reaches (with its downstream; nothing selected: the project's
 // first), or nullopt when it reaches none.
-std::optional<std::string> VirtualNamespaceOf(const Definitions& definitions, const std::vector<std::string>& selection);
+std::optional<std::string> VirtualNamespaceOf(const Definitions& definitions,
+                                              const std::vector<std::string>& selection);
 
 }  // namespace sluice

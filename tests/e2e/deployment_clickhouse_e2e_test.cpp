@@ -2,9 +2,8 @@
 // `stream_table` source, a filter model, an aggregate with a side reference, a managed Kafka source this 18.16 server
 // cannot land) through plan → backfill → audit backfill → publish → changes → rollback, with rows arriving in the
 // adopted source throughout; kills at every pause point of backfill and publish; concurrent publishes; readiness.
-#include <signal.h>
-
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <atomic>
 #include <chrono>
@@ -12,10 +11,9 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "e2e/sluice_process.hpp"
 #include "support/clickhouse_test_server.hpp"
@@ -150,7 +148,9 @@ class DeploymentClickHouse : public ::testing::Test {
     std::string create = One("SELECT create_table_query FROM system.tables WHERE database = '" + database_ +
                              "' AND name = '" + logical + "'");
     const size_t at = create.rfind(database_ + ".");
-    return at == std::string::npos ? "" : create.substr(at + database_.size() + 1, create.find_first_of(" \n", at) - at - database_.size() - 1);
+    return at == std::string::npos
+               ? ""
+               : create.substr(at + database_.size() + 1, create.find_first_of(" \n", at) - at - database_.size() - 1);
   }
   // Every stable view reads complete data: the published tables hold every paid row once, all the way down.
   void ExpectConsistent(const std::string& where) {
@@ -288,9 +288,9 @@ TEST_F(DeploymentClickHouse, AKillAtEveryPauseOfBackfillAndPublishLeavesComplete
     ProcessResult publish = Sluice(project, {"publish", id});
     ASSERT_EQ(publish.exit_code, 0) << point << publish.out << publish.err;
     EXPECT_EQ(Bound("tbl__paid_orders"), "tbl__paid_orders__" + id) << point;
-    EXPECT_EQ(One("SELECT toString(uniqExact(publication_id)) FROM _sluice.publications WHERE deployment_id = '" + id +
-                  "'"),
-              "1")
+    EXPECT_EQ(
+        One("SELECT toString(uniqExact(publication_id)) FROM _sluice.publications WHERE deployment_id = '" + id + "'"),
+        "1")
         << point;
     Paid(2);
     ExpectConsistent("publish rerun after a kill at " + point);
