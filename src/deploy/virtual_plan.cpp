@@ -324,6 +324,10 @@ class VirtualPlanner {
         if (!step.replay) continue;
         VirtualRoot root = Root(*objects[step.replay->root], *step.replay);
         modes.insert(root.mode);
+        if (auto rows = actual_.table_rows.find(root.anchor); rows != actual_.table_rows.end() && rows->second == 0) {
+          plan_.warnings.push_back("empty_replay_source: the anchor " + root.anchor + " of " + root.logical +
+                                   " has no rows; the replay inserts nothing");
+        }
         plan_.roots.push_back(std::move(root));
       }
     } else {
@@ -542,6 +546,14 @@ VirtualActualState ReadVirtualActualState(Warehouse& warehouse, const std::strin
       if (std::optional<std::string> target = MaterializedViewTarget(row[1].value_or(""))) {
         state.materialized_views[*target].push_back(Qualified(name_space, row[0].value_or("")));
       }
+    }
+    for (const TableInfo& relation : state.relations) {
+      if (!relation.is_view) state.table_rows[relation.relation.ToString()] = 0;  // a table without parts is empty
+    }
+    Rows counts = warehouse.Query(
+        "SELECT database, table, toString(sum(rows)) FROM system.parts WHERE active GROUP BY database, table");
+    for (const auto& row : counts.rows) {
+      state.table_rows[Qualified(row[0].value_or(""), row[1].value_or(""))] = std::stoll(row[2].value_or("0"));
     }
   }
   state.objects = metadata.Objects(name_space);

@@ -16,7 +16,9 @@
 // anchor), in full or bounded (§8: replay_on_change, bounded_replay_fallback, --full-refresh, --start-time).
 //
 // The actual state is read in a fixed number of queries whatever the project's size: the catalog's relations, its
-// views (the bindings) and, on ClickHouse, its materialized views, plus one query per metadata table.
+// views (the bindings) and, on ClickHouse, its materialized views and its tables' row counts, plus one query per
+// metadata table. Warnings: mutable_ref_replay_not_guaranteed (a rebuilt model reads a mutable reference),
+// empty_replay_source (a root's anchor has no rows).
 // Errors: SLU-DEPLOY-020 nothing virtual selected, -021 --full-refresh / --start-time without --select or together,
 // -022 an upstream outside the selection that is not deployed, -023 a deployment id that is not one, -024 selected
 // pipelines with different lineage modes; the warehouse's errors reading the state.
@@ -104,6 +106,7 @@ struct VirtualActualState {
   std::vector<TableInfo> relations;  // of the catalog
   std::vector<LiveBinding> bindings;
   std::map<std::string, std::vector<std::string>> materialized_views;  // by qualified target table: qualified views
+  std::map<std::string, int64_t> table_rows;  // ClickHouse: rows of each qualified table (active parts), for warnings
   std::vector<ObjectRow> objects;
   std::vector<DeploymentRow> deployments;
 };
