@@ -128,6 +128,12 @@ class DeploymentClickHouse : public ::testing::Test {
     return pid;
   }
 
+  // What a process started with Start wrote (`stem.out`, `stem.err`, next to the project).
+  static std::string Output(const ScratchProject& project, const std::string& name) {
+    std::ifstream in(project.root().parent_path() / name);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
   std::string One(const std::string& sql) {
     Rows rows = warehouse_->Query(sql);
     return rows.rows.empty() ? "" : rows.rows[0][0].value_or("NULL");
@@ -305,7 +311,7 @@ TEST_F(DeploymentClickHouse, RowsArrivingInsideTheReplayWindowLandExactlyOnce) {
   Paid(4);  // the root's staged view exists, its history is not inserted yet
   Paid(5);
   std::ofstream(resume) << "go\n";
-  ASSERT_EQ(WaitFor(pid), 0);
+  ASSERT_EQ(WaitFor(pid), 0) << Output(project, "paused.out") << Output(project, "paused.err");
   ASSERT_EQ(Sluice(project, {"publish"}).exit_code, 0);
   ExpectConsistent("rows arrived inside the window");
 }
@@ -322,7 +328,7 @@ TEST_F(DeploymentClickHouse, OfTwoConcurrentPublishesExactlyOneWins) {
   EXPECT_NE(second.err.find("SLU-DEPLOY-031"), std::string::npos) << second.err;
   EXPECT_NE(second.err.find("in progress"), std::string::npos) << second.err;
   std::ofstream(resume) << "go\n";
-  EXPECT_EQ(WaitFor(first), 0);
+  EXPECT_EQ(WaitFor(first), 0) << Output(project, "paused.out") << Output(project, "paused.err");
   ExpectConsistent("after the winning publish");
 }
 
