@@ -10,6 +10,9 @@
 
 namespace sluice::cli {
 
+// What `sluice --version` prints; recorded with each staged deployment.
+inline constexpr const char* kSluiceVersion = "sluice 0.1.0";
+
 struct GlobalOptions {
   std::optional<std::filesystem::path> project_dir;
   std::optional<std::string> target;

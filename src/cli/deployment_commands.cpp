@@ -29,7 +29,6 @@ namespace {
 using nlohmann::json;
 
 constexpr int kCanceledExit = 130;
-constexpr const char* kToolVersion = "sluice 0.1";
 
 std::string NamespaceOrThrow(const Project& project, const std::vector<std::string>& select) {
   std::optional<std::string> name_space =
@@ -229,7 +228,7 @@ int DeploymentCommands::RunBackfill(const GlobalOptions& global) {
   backfill_options.cancel = &cancel.canceled();
   backfill_options.statements_file = directory / "statements.sql";
   backfill_options.selection_text = SelectionText(backfill_.select);
-  backfill_options.tool_version = kToolVersion;
+  backfill_options.tool_version = kSluiceVersion;
   backfill_options.on_progress =
       BuildProgressPrinter(run_id, backfill_.events, backfill_.json, json{{"deployment_id", plan.deployment_id}});
   if (!quiet)

@@ -80,7 +80,7 @@ int Main(int argc, char** argv) {
                    ? "A Sluice pipeline built from C++ definitions; its warehouse comes from SEGMENTSTREAM_WAREHOUSE_*"
                    : "Sluice: declarative, partition-aware data pipelines (StreamBuild-compatible projects)",
                code != nullptr ? code->name : "sluice"};
-  app.set_version_flag("--version", std::string("sluice 0.1.0"));
+  app.set_version_flag("--version", std::string(kSluiceVersion));
   app.require_subcommand(1);
   app.fallthrough();
   app.footer(

@@ -1,4 +1,4 @@
-// Backfill: builds a VirtualPlan's staged deployment (`sluice backfill`, StreamBuild reference §7.4), never publishing.
+// BackfillDeployment: builds a VirtualPlan's staged deployment (`sluice backfill`, StreamBuild reference §7.4), never publishing.
 //   1. preflight     the deployment's metadata is absent or records the same plan (fingerprint), and it was never
 //                    published (SLU-DEPLOY-026 / -027);
 //   2. preparation   the metadata tables; a `planned` row; one object row per object of the scope (its physical name,
