@@ -303,6 +303,29 @@ TEST_F(DeploymentClickHouse, AKillAtEveryPauseOfBackfillAndPublishLeavesComplete
   }
 }
 
+// StreamBuild's §11.4: a shadow view reading a kept upstream through its logical view never fires. Here the rebuilt
+// aggregate reads the kept table itself (on 18.16, through the views that fill it) and keeps ingesting live rows.
+TEST_F(DeploymentClickHouse, ADownstreamOnlyChangeKeepsIngestingLive) {
+  ScratchProject project("ch_virtual");
+  const std::string first = Deploy(project);
+  std::string totals = project.Read("pipelines/pl__shop/daily_totals.sql");
+  const std::string orders = "  CAST(count() AS UInt64) AS orders,\n";
+  totals.insert(totals.find(orders) + orders.size(), "  CAST(max(p.amount) AS Float64) AS largest,\n");
+  project.Write("pipelines/pl__shop/daily_totals.sql", totals);
+  json plan = MustJson(project, {"plan", "-s", "pl__shop", "--json"});
+  EXPECT_EQ(plan["objects"][1]["action"], "no_op");  // paid_orders: kept
+  EXPECT_EQ(plan["objects"][2]["action"], "rebuild");
+  ASSERT_EQ(plan["roots"].size(), 1u);
+  EXPECT_EQ(plan["roots"][0]["anchor"], database_ + ".tbl__paid_orders__" + first);
+  const std::string second = Deploy(project);
+  EXPECT_EQ(Bound("tbl__paid_orders"), "tbl__paid_orders__" + first);
+  EXPECT_EQ(Bound("tbl__daily_totals"), "tbl__daily_totals__" + second);
+  Paid(30);
+  Paid(40);
+  ExpectConsistent("live rows after a downstream-only change");
+  EXPECT_EQ(One("SELECT toString(max(largest)) FROM " + database_ + ".tbl__daily_totals"), "40");
+}
+
 TEST_F(DeploymentClickHouse, RowsArrivingInsideTheReplayWindowLandExactlyOnce) {
   ScratchProject project("ch_virtual");
   const std::filesystem::path marker = project.root() / "paused";
