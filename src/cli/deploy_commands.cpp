@@ -145,6 +145,10 @@ int Build(const GlobalOptions& global, const BuildOptions& options) {
   std::unique_ptr<Warehouse> warehouse = OpenWarehouse(config);
   const DirectPlan plan =
       CheckingArguments([&] { return PlanDirect(project.definitions, options.select, warehouse->capabilities()); });
+  if (plan.scope.empty() && VirtualNamespaceOf(project.definitions, options.select)) {
+    throw Error(Diagnostic{"SLU-DEPLOY-006", "nothing to build in direct mode: the project's pipelines are virtual", {},
+                           "deploy them in stages: `sluice backfill`, `sluice audit backfill`, `sluice publish`", {}});
+  }
   const ActualState state = ReadActualState(project.definitions, plan, *warehouse, project.root.string());
   if (!state.blockers.empty()) throw Error(state.blockers);
   const bool quiet = options.json || options.events;

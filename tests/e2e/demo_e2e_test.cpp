@@ -50,6 +50,9 @@ TEST(DemoE2E, StagedOrdersDeploysAChangeAndRollsBack) {
   EXPECT_EQ(value("SELECT count(*) FROM shop.tbl__paid_orders"), "5");
   EXPECT_EQ(value("SELECT count(*) FROM shop.tbl__daily_revenue"), "4");
   EXPECT_EQ(value("SELECT sum(revenue) FROM shop.tbl__daily_revenue"), value("SELECT sum(amount) FROM shop.tbl__paid_orders"));
+  ProcessResult build = project.Run({"build", "--auto-approve"});
+  EXPECT_EQ(build.exit_code, 1);
+  EXPECT_NE(build.err.find("SLU-DEPLOY-006"), std::string::npos) << build.err;
   // `run` never replaces a stable view.
   ProcessResult run = project.Run({"run", "--select", "paid_orders"});
   EXPECT_EQ(run.exit_code, 1);
