@@ -498,6 +498,8 @@ void DirectExecutor::ExecuteDuckDb(const DirectPlan& plan, const std::string& ru
   ExecutorOptions executor_options;
   executor_options.project_root = options_.project_root;
   executor_options.cancel = options_.cancel;
+  // Each write's statements, as the warehouse ran them, next to the statements file of a ClickHouse build.
+  if (options_.statements_file) executor_options.statements_dir = options_.statements_file->parent_path() / "statements";
   RunExecutor executor(definitions_, warehouse_, runs_, events_, materializations_, clock_, executor_options);
   RunOutcome run = executor.Execute(run_plan, run_id, [&](const StepOutcome& step, size_t, size_t) {
     BuildStepOutcome result;
