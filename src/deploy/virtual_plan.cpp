@@ -547,13 +547,20 @@ VirtualActualState ReadVirtualActualState(Warehouse& warehouse, const std::strin
         state.materialized_views[*target].push_back(Qualified(name_space, row[0].value_or("")));
       }
     }
-    for (const TableInfo& relation : state.relations) {
-      if (!relation.is_view) state.table_rows[relation.relation.ToString()] = 0;  // a table without parts is empty
-    }
-    Rows counts = warehouse.Query(
-        "SELECT database, table, toString(sum(rows)) FROM system.parts WHERE active GROUP BY database, table");
-    for (const auto& row : counts.rows) {
-      state.table_rows[Qualified(row[0].value_or(""), row[1].value_or(""))] = std::stoll(row[2].value_or("0"));
+    // Only for a warning: a scan that a concurrent DROP fails ("doesn't exist" on 18.16) leaves the counts unknown.
+    try {
+      Rows counts = warehouse.Query("SELECT table, toString(sum(rows)) FROM system.parts WHERE active AND database = " +
+                                    sql::QuoteString(sql::Dialect::kClickHouse, name_space) + " GROUP BY table");
+      for (const TableInfo& relation : state.relations) {
+        if (!relation.is_view && relation.relation.name_space == name_space) {
+          state.table_rows[relation.relation.ToString()] = 0;  // a table without parts is empty
+        }
+      }
+      for (const auto& row : counts.rows) {
+        state.table_rows[Qualified(name_space, row[0].value_or(""))] = std::stoll(row[1].value_or("0"));
+      }
+    } catch (const Error&) {
+      state.table_rows.clear();
     }
   }
   state.objects = metadata.Objects(name_space);

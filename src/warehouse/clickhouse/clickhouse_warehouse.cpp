@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <thread>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -283,11 +284,21 @@ struct ClickHouseWarehouse::Impl {
       tables_where += database + " AND name = " + ClickHouseStatements::Literal(only->name);
       columns_where += database + " AND table = " + ClickHouseStatements::Literal(only->name);
     }
-    TabSeparatedResult tables =
-        Select("SELECT database, name, engine FROM system.tables WHERE " + tables_where, Operation::kCatalog, subject);
-    TabSeparatedResult columns =
-        Select("SELECT database, table, name, type FROM system.columns WHERE " + columns_where, Operation::kCatalog,
-               subject);
+    // A table dropped by another client while system.columns is scanned fails the scan with "doesn't exist" (18.16):
+    // the catalog names no relation of the caller's, so that error means a concurrent DROP, and a new scan succeeds.
+    TabSeparatedResult tables, columns;
+    for (int attempt = 1;; ++attempt) {
+      try {
+        tables = Select("SELECT database, name, engine FROM system.tables WHERE " + tables_where, Operation::kCatalog,
+                        subject);
+        columns = Select("SELECT database, table, name, type FROM system.columns WHERE " + columns_where,
+                         Operation::kCatalog, subject);
+        break;
+      } catch (const Error& error) {
+        if (attempt == 5 || error.diagnostics().front().code != "SLU-WAREHOUSE-021") throw;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20 * attempt));
+      }
+    }
     std::map<Relation, TableInfo> infos;
     for (const auto& row : tables.rows) {
       Relation relation{row[0].value_or(""), row[1].value_or("")};
