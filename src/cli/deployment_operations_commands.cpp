@@ -8,6 +8,7 @@
 #include "cli/usage_error.hpp"
 #include "core/clock.hpp"
 #include "deploy/deployment_operations.hpp"
+#include "deploy/virtual_plan.hpp"
 
 namespace sluice::cli {
 
@@ -240,9 +241,15 @@ int Reconcile(const GlobalOptions& global, const std::vector<std::string>& selec
   return 0;
 }
 
-int Janitor(const GlobalOptions& global, const JanitorOptions& options, bool apply, bool as_json) {
+int Janitor(const GlobalOptions& global, JanitorOptions options, bool apply, bool as_json) {
   Context context = Open(global, "janitor", apply ? AccessMode::kReadWrite : AccessMode::kReadOnly);
   const DeploymentInventory inventory = ReadDeploymentInventory(*context.warehouse, context.name_space);
+  options.current_logicals.emplace();
+  for (const Asset& asset : context.project.definitions.assets()) {
+    if (IsVirtualModel(context.project.definitions, asset) && asset.key.name_space() == context.name_space) {
+      options.current_logicals->insert(asset.relation_name);
+    }
+  }
   SystemClock clock;
   JanitorPlan plan =
       PlanJanitor(inventory, options, clock.Now(), context.warehouse->capabilities(), context.warehouse->dialect());
@@ -263,6 +270,7 @@ int Janitor(const GlobalOptions& global, const JanitorOptions& options, bool app
                        {"type", CatalogObjectTypeName(drop.type)},
                        {"statement", drop.statement},
                        {"dropped", drop.dropped},
+                       {"obsolete_binding", drop.obsolete_binding},
                        {"skipped", drop.skipped.empty() ? json(nullptr) : json(drop.skipped)}});
     }
     Print(json{{"database", plan.name_space},
@@ -283,7 +291,8 @@ int Janitor(const GlobalOptions& global, const JanitorOptions& options, bool app
     }
   }
   for (const JanitorDrop& drop : plan.drops) {
-    std::printf("  %s %s%s\n", apply ? (drop.dropped ? "dropped" : "skipped") : "would drop", drop.statement.c_str(),
+    std::printf("  %s %s%s%s\n", apply ? (drop.dropped ? "dropped" : "skipped") : "would drop", drop.statement.c_str(),
+                drop.obsolete_binding ? "  (the stable view of a model no longer in the project)" : "",
                 drop.skipped.empty() ? "" : ("  (" + drop.skipped + ")").c_str());
   }
   if (!apply) std::printf("dry run: nothing was dropped; run again with --apply\n");

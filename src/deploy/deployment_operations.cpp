@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
+#include <tuple>
 
 #include "core/virtual_names.hpp"
 #include "deploy/desired_objects.hpp"
@@ -669,10 +670,16 @@ JanitorPlan PlanJanitor(const DeploymentInventory& inventory, const JanitorOptio
     rollback_points.insert(published[i]->deployment_id);
   }
 
+  auto obsolete = [&](const std::string& logical) {
+    return options.current_logicals && options.current_logicals->count(logical) == 0;
+  };
   std::set<std::string> kept;
   for (const DeploymentSummary& summary : inventory.deployments) {
     JanitorDeployment item{summary.deployment_id, summary.state, false, {}, {}};
-    if (summary.state == InventoryState::kActive) item.reasons.push_back("active");
+    if (std::any_of(summary.active_logicals.begin(), summary.active_logicals.end(),
+                    [&](const std::string& logical) { return !obsolete(logical); })) {
+      item.reasons.push_back("active");
+    }
     if (rollback_points.count(summary.deployment_id) > 0) item.reasons.push_back("rollback point");
     if (summary.last_published_at && SecondsKey(*summary.last_published_at) >= cutoff) {
       item.reasons.push_back("published within " + std::to_string(options.retention_days) + " days");
@@ -690,7 +697,18 @@ JanitorPlan PlanJanitor(const DeploymentInventory& inventory, const JanitorOptio
   // to a protected table and the relations a protected materialized view reads.
   std::set<std::string> used;
   for (const LiveBinding& binding : inventory.bindings) {
-    if (BoundDeployment(binding)) used.insert(*binding.physical);
+    std::optional<std::string> id = BoundDeployment(binding);
+    if (!id) continue;
+    if (!obsolete(binding.logical)) {
+      used.insert(*binding.physical);
+      continue;
+    }
+    CatalogObject view;
+    view.name = binding.logical;
+    view.type = CatalogObjectType::kView;
+    plan.drops.push_back(
+        JanitorDrop{*id, binding.logical, view.type, DropStatement(inventory.name_space, view, capabilities, dialect),
+                    false, "", true});
   }
   for (const DeploymentSummary& summary : inventory.deployments) {
     if (kept.count(summary.deployment_id) == 0) continue;
@@ -725,22 +743,29 @@ JanitorPlan PlanJanitor(const DeploymentInventory& inventory, const JanitorOptio
     }
   }
   std::stable_sort(plan.drops.begin(), plan.drops.end(), [](const JanitorDrop& a, const JanitorDrop& b) {
-    return std::make_pair(DropRank(a.type), a.name) < std::make_pair(DropRank(b.type), b.name);
+    return std::make_tuple(!a.obsolete_binding, DropRank(a.type), a.name) <
+           std::make_tuple(!b.obsolete_binding, DropRank(b.type), b.name);
   });
   return plan;
 }
 
 void ApplyJanitor(Warehouse& warehouse, JanitorPlan& plan) {
+  std::set<std::string> obsolete;
+  for (const JanitorDrop& drop : plan.drops) {
+    if (drop.obsolete_binding) obsolete.insert(drop.name);
+  }
   std::set<std::string> bound_relations;
   std::set<std::string> bound_deployments;
   for (const LiveBinding& binding : DeploymentMetadata(warehouse).Bindings(plan.name_space)) {
+    if (obsolete.count(binding.logical) > 0) continue;  // dropped first, below
     if (std::optional<std::string> id = BoundDeployment(binding)) {
       bound_relations.insert(*binding.physical);
       bound_deployments.insert(*id);
     }
   }
   for (JanitorDrop& drop : plan.drops) {
-    if (bound_relations.count(drop.name) > 0 || bound_deployments.count(drop.deployment_id) > 0) {
+    if (!drop.obsolete_binding &&
+        (bound_relations.count(drop.name) > 0 || bound_deployments.count(drop.deployment_id) > 0)) {
       drop.skipped = "deployment " + drop.deployment_id + " became active";
       continue;
     }

@@ -36,6 +36,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -223,6 +224,10 @@ ReconcileReport Reconcile(Warehouse& warehouse, const Definitions& definitions, 
 struct JanitorOptions {
   int retention_days = 7;
   int minimum_rollback_deployments = 2;
+  // The project's stable views (its virtual models' relations in the namespace). When set, a view bound to a
+  // deployment under any other name is an obsolete binding (its model was removed): it is dropped first, and it keeps
+  // nothing active.
+  std::optional<std::set<std::string>> current_logicals;
 };
 
 struct JanitorDrop {
@@ -232,6 +237,7 @@ struct JanitorDrop {
   std::string statement;
   bool dropped = false;  // set by ApplyJanitor
   std::string skipped;   // ApplyJanitor: why it was not dropped ("" when dropped or not applied)
+  bool obsolete_binding = false;  // a stable view of a removed model (its name is the logical name)
 };
 
 struct JanitorDeployment {
@@ -247,12 +253,13 @@ struct JanitorPlan {
   std::string name_space;
   JanitorOptions options;
   std::vector<JanitorDeployment> deployments;  // newest first
-  std::vector<JanitorDrop> drops;              // in drop order: materialized views, views, tables
+  std::vector<JanitorDrop> drops;  // in drop order: obsolete bindings, materialized views, views, tables
 };
 
 // Keeps the deployments holding an active relation, the `minimum_rollback_deployments` latest published ones (rollback
 // points), those published or created within `retention_days`; the others' relations are dropped, except those an
 // active or kept deployment uses (its own objects, its no_op objects, the materialized views writing to them).
+// Obsolete bindings (JanitorOptions::current_logicals) are dropped before anything else.
 // Throws SLU-DEPLOY-045.
 JanitorPlan PlanJanitor(const DeploymentInventory& inventory, const JanitorOptions& options,
                         std::chrono::system_clock::time_point now, const Capabilities& capabilities,

@@ -513,6 +513,36 @@ TEST_P(DeploymentOperationsTest, JanitorKeepsActiveRollbackAndRecentAndWhatTheyU
   EXPECT_EQ(metadata().Publications(ns_).size(), publication_rows);
 }
 
+TEST_P(DeploymentOperationsTest, JanitorDropsTheBindingsOfRemovedModelsFirstAndThenWhatOnlyTheyKept) {
+  Backfilled(kA, "tbl__orders", "2026-01-01T00:00:00.000Z");
+  Backfilled(kA, "tbl__gone", "2026-01-01T00:00:00.000Z");
+  Publish(kA, {"tbl__orders", "tbl__gone"}, "2026-01-01T01:00:00.000Z");
+  Backfilled(kB, "tbl__orders", "2026-01-02T00:00:00.000Z");
+  Publish(kB, {"tbl__orders"}, "2026-01-02T01:00:00.000Z");
+  JanitorOptions options{7, 0, std::set<std::string>{"tbl__orders"}};  // the model of tbl__gone was removed
+  JanitorPlan plan = PlanJanitor(Inventory(), options, *ParseUtc("2026-03-01T00:00:00Z"), warehouse_->capabilities(),
+                                 warehouse_->dialect());
+  ASSERT_FALSE(plan.drops.empty());
+  EXPECT_EQ(plan.drops[0].name, "tbl__gone");
+  EXPECT_TRUE(plan.drops[0].obsolete_binding);
+  std::map<std::string, JanitorDeployment> verdicts;
+  for (const JanitorDeployment& item : plan.deployments) verdicts[item.deployment_id] = item;
+  EXPECT_FALSE(verdicts[kA].kept) << "bound only through the removed model's view";
+  EXPECT_EQ(verdicts[kB].reasons, std::vector<std::string>{"active"});
+  ApplyJanitor(*warehouse_, plan);
+  EXPECT_FALSE(Exists("tbl__gone"));
+  EXPECT_FALSE(Exists(PhysicalName("tbl__gone", kA)));
+  EXPECT_FALSE(Exists(PhysicalName("tbl__orders", kA)));
+  EXPECT_TRUE(Exists("tbl__orders"));
+  EXPECT_TRUE(Exists(PhysicalName("tbl__orders", kB)));
+  // Without the project's names every bound view counts, as before.
+  Backfilled(kA, "tbl__gone", "2026-01-01T00:00:00.000Z");
+  Publish(kA, {"tbl__gone"}, "2026-01-03T01:00:00.000Z");
+  plan = PlanJanitor(Inventory(), JanitorOptions{7, 0}, *ParseUtc("2026-03-01T00:00:00Z"), warehouse_->capabilities(),
+                     warehouse_->dialect());
+  for (const JanitorDrop& drop : plan.drops) EXPECT_FALSE(drop.obsolete_binding) << drop.name;
+}
+
 TEST_P(DeploymentOperationsTest, JanitorSkipsWhatBecameActiveBeforeItDrops) {
   Backfilled(kA, "tbl__orders", "2026-01-01T00:00:00.000Z");
   Backfilled(kB, "tbl__orders", "2026-01-02T00:00:00.000Z");
