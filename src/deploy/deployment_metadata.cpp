@@ -255,6 +255,14 @@ std::vector<LiveBinding> DeploymentMetadata::Bindings(const std::string& name_sp
   return out;
 }
 
+std::map<std::string, std::string> BoundPhysicals(const std::vector<LiveBinding>& bindings) {
+  std::map<std::string, std::string> bound;
+  for (const LiveBinding& binding : bindings) {
+    if (binding.physical) bound[binding.logical] = *binding.physical;
+  }
+  return bound;
+}
+
 std::map<std::string, DeploymentRow> LatestDeploymentStates(const std::vector<DeploymentRow>& rows) {
   // Oldest first; rows recorded in the same millisecond (ClickHouse returns them in any order) by how far the state
   // goes: planned, then failed or backfilled.

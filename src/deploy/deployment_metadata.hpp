@@ -118,6 +118,9 @@ class DeploymentMetadata {
   std::optional<bool> tables_exist_;
 };
 
+// logical → the relation each stable view selects * from (views that are not a `SELECT *` left out).
+std::map<std::string, std::string> BoundPhysicals(const std::vector<LiveBinding>& bindings);
+
 // The latest state row of each deployment id (states only move forward: planned → backfilled | failed, and a rerun
 // of a failed one planned again).
 std::map<std::string, DeploymentRow> LatestDeploymentStates(const std::vector<DeploymentRow>& rows);

@@ -535,7 +535,7 @@ TEST_P(DeploymentOperationsTest, JanitorDropsTheBindingsOfRemovedModelsFirstAndT
   EXPECT_FALSE(Exists(PhysicalName("tbl__orders", kA)));
   EXPECT_TRUE(Exists("tbl__orders"));
   EXPECT_TRUE(Exists(PhysicalName("tbl__orders", kB)));
-  // Without the project's names every bound view counts, as before.
+  // Without the project's names, every bound view is a live binding.
   Backfilled(kA, "tbl__gone", "2026-01-01T00:00:00.000Z");
   Publish(kA, {"tbl__gone"}, "2026-01-03T01:00:00.000Z");
   plan = PlanJanitor(Inventory(), JanitorOptions{7, 0}, *ParseUtc("2026-03-01T00:00:00Z"), warehouse_->capabilities(),

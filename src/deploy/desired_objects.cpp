@@ -44,6 +44,13 @@ std::string ResolvedModelQuery(const Definitions& definitions, const Asset& mode
   });
 }
 
+const AssetDependency* DrivingInput(const Asset& model) {
+  for (const AssetDependency& dep : model.deps) {
+    if (dep.edge == EdgeType::kDrivingInput) return &dep;
+  }
+  return nullptr;
+}
+
 std::string MaterializedViewName(const Asset& asset) {
   if (std::optional<PhysicalNameParts> parts = SplitPhysicalName(asset.relation_name)) {
     return "mv__" + asset.name() + "__" + parts->deployment_id;

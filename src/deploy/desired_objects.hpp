@@ -55,6 +55,9 @@ std::vector<CompiledResource> SourceResources(const Definitions& definitions, co
                                               sql::SecretHandling secrets = sql::SecretHandling::kRedact,
                                               sql::CreateMode mode = sql::CreateMode::kCreate);
 
+// The dependency a model is driven by (its `__source` / untyped `__ref`), or nullptr for a model with none.
+const AssetDependency* DrivingInput(const Asset& model);
+
 // `mv__<name>`: the materialized view that fills a table model, or a managed Kafka source's landing view; a model
 // named by a deployment's physical relation (`<logical>__<id>`) gets `mv__<name>__<id>`.
 std::string MaterializedViewName(const Asset& asset);

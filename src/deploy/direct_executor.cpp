@@ -209,10 +209,6 @@ std::pair<std::string, std::string> DirectExecutor::Watermark(const ReplaySpec& 
 
 namespace {
 
-std::string LineageColumn(const std::string& mode) {
-  return mode == "cursor" ? "_replay_cursor" : mode == "landed_at" ? "_replay_landed_at" : "_replay_timestamp";
-}
-
 // "YYYY-MM-DD HH:MM:SS" of a time point, UTC: what a DateTime column compares with.
 std::string DateTimeLiteral(std::chrono::system_clock::time_point time) {
   const std::string iso = FormatUtc(time);  // 2026-12-02T16:27:25.123Z
@@ -247,7 +243,7 @@ CapturedBoundary DirectExecutor::CaptureBoundary(const ReplaySpec& spec) {
     boundary.keep = "(" + condition + ") OR _replay_partition IS NULL OR _replay_offset IS NULL";
     return boundary;
   }
-  const std::string column = LineageColumn(spec.mode);
+  const std::string column = LineageColumns(spec.mode).front();
   Rows rows = warehouse_.Query("SELECT toString(max(" + column + ")), toString(count()) FROM " + relation);
   std::optional<std::string> max = rows.rows.empty() ? std::nullopt : rows.rows[0][0];
   if (!max || rows.rows[0][1].value_or("0") == "0") {
@@ -283,7 +279,7 @@ CapturedBoundary DirectExecutor::CaptureLowerBound(const ReplaySpec& spec) {
     lower.seed = seed.empty() ? "0" : seed;
     return lower;
   }
-  const std::string column = LineageColumn(spec.mode);
+  const std::string column = LineageColumns(spec.mode).front();
   if (bounded.at_active_frontier) {
     Rows rows = warehouse_.Query("SELECT toString(max(" + column + ")), toString(count()) FROM " + bounded.active_table);
     if (rows.rows.empty() || !rows.rows[0][0] || rows.rows[0][1].value_or("0") == "0") {

@@ -25,13 +25,6 @@ std::string Trimmed(std::string text) {
   return text;
 }
 
-const AssetDependency* DrivingInput(const Asset& model) {
-  for (const AssetDependency& dep : model.deps) {
-    if (dep.edge == EdgeType::kDrivingInput) return &dep;
-  }
-  return nullptr;
-}
-
 // The lineage mode of what a model is ultimately driven by: its source's replay mode.
 std::string LineageMode(const Definitions& definitions, const Asset& upstream) {
   const Asset* at = &upstream;
@@ -397,6 +390,13 @@ std::string DeployPhaseName(DeployPhase phase) {
       return "audit";
   }
   return "prepare";
+}
+
+std::vector<std::string> LineageColumns(const std::string& mode) {
+  if (mode == "offsets") return {"_replay_partition", "_replay_offset"};
+  if (mode == "cursor") return {"_replay_cursor"};
+  if (mode == "landed_at") return {"_replay_landed_at"};
+  return {"_replay_timestamp"};
 }
 
 DirectPlan PlanDirect(const Definitions& definitions, const std::vector<std::string>& selection,

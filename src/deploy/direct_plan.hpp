@@ -66,6 +66,10 @@ struct ReplaySpec {
 
 inline constexpr const char* kReplayBoundaryPlaceholder = "{replay_boundary}";
 
+// The canonical lineage columns of a replay mode: `_replay_partition`, `_replay_offset` (offsets); else the one column
+// the mode orders by (`_replay_timestamp`, `_replay_landed_at`, `_replay_cursor`).
+std::vector<std::string> LineageColumns(const std::string& mode);
+
 struct PlanStep {
   DeployPhase phase = DeployPhase::kPrepare;
   std::string name;  // unique within the plan, usable as a file name: e.g. create_table_tbl__orders

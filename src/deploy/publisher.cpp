@@ -122,14 +122,6 @@ std::vector<Publication> Publications(const std::vector<PublicationRow>& rows) {
   return out;
 }
 
-std::map<std::string, std::string> LiveBindings(DeploymentMetadata& metadata, const std::string& name_space) {
-  std::map<std::string, std::string> live;
-  for (const LiveBinding& binding : metadata.Bindings(name_space)) {
-    if (binding.physical) live[binding.logical] = *binding.physical;
-  }
-  return live;
-}
-
 void CheckPhysicalExist(Warehouse& warehouse, const std::string& name_space, const std::string& deployment_id,
                         const std::vector<ViewBinding>& bindings) {
   for (const ViewBinding& binding : bindings) {
@@ -150,7 +142,7 @@ PublishOutcome Switch(Warehouse& warehouse, DeploymentMetadata& metadata, const 
   PublishOutcome outcome;
   outcome.operation = operation;
   outcome.deployment_id = deployment_id;
-  const std::map<std::string, std::string> live = LiveBindings(metadata, name_space);
+  const std::map<std::string, std::string> live = BoundPhysicals(metadata.Bindings(name_space));
   std::erase_if(removals, [&](const std::string& logical) { return live.count(logical) == 0; });
   outcome.already_live = removals.empty() && std::all_of(bindings.begin(), bindings.end(), [&](const ViewBinding& b) {
                            auto at = live.find(b.logical);
@@ -292,7 +284,7 @@ PublishOutcome Rollback(Warehouse& warehouse, const Clock& clock, const PublishR
   DeploymentMetadata metadata(warehouse);
   PublishLock lock(warehouse, request.name_space);
   const std::vector<Publication> publications = Publications(metadata.Publications(request.name_space));
-  const std::map<std::string, std::string> live = LiveBindings(metadata, request.name_space);
+  const std::map<std::string, std::string> live = BoundPhysicals(metadata.Bindings(request.name_space));
   auto matches_live = [&](const Publication& publication) {
     return std::all_of(publication.bindings.begin(), publication.bindings.end(), [&](const auto& binding) {
       auto at = live.find(binding.first);

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "deploy/desired_objects.hpp"
+#include "deploy/direct_plan.hpp"
 #include "engine/check_runner.hpp"
 #include "sql/dialect.hpp"
 
@@ -18,7 +19,7 @@ using nlohmann::json;
 
 void Worsen(Readiness& verdict, Readiness to) { verdict = std::max(verdict, to); }
 
-std::string Relation2(Warehouse& warehouse, const std::string& ns, const std::string& name) {
+std::string QualifiedIn(Warehouse& warehouse, const std::string& ns, const std::string& name) {
   return warehouse.QualifiedName(Relation{ns, name});
 }
 
@@ -59,9 +60,7 @@ void MeasureLag(const Definitions& definitions, Warehouse& warehouse, const Asse
     }
     beyond = listed.empty() ? "1" : "_replay_partition NOT IN (" + listed + ")" + beyond;
   } else {
-    const std::string column = mode == "cursor"      ? "_replay_cursor"
-                               : mode == "landed_at" ? "_replay_landed_at"
-                                                     : "_replay_timestamp";
+    const std::string column = LineageColumns(mode).front();
     if (!HasColumn(staged, column)) {
       Worsen(root.verdict, Readiness::kCaution);
       root.reasons.push_back("its lag cannot be measured: the table has no " + mode + " lineage columns");
@@ -143,10 +142,7 @@ ReadinessReport AuditDeployment(const Definitions& definitions, Warehouse& wareh
     return report;
   }
   const bool clickhouse = warehouse.dialect() == sql::Dialect::kClickHouse;
-  std::map<std::string, std::string> live;  // logical → bound physical
-  for (const LiveBinding& binding : metadata.Bindings(name_space)) {
-    if (binding.physical) live[binding.logical] = *binding.physical;
-  }
+  const std::map<std::string, std::string> live = BoundPhysicals(metadata.Bindings(name_space));
   std::map<std::string, std::string> physical;  // logical → this deployment's physical, every object
   std::set<std::string> rebuilt_models;
   std::vector<ObjectRow> roots;
@@ -176,11 +172,11 @@ ReadinessReport AuditDeployment(const Definitions& definitions, Warehouse& wareh
       report.roots.push_back(std::move(root));
       continue;
     }
-    root.staged_rows = CountRows(warehouse, Relation2(warehouse, name_space, root.staged));
+    root.staged_rows = CountRows(warehouse, QualifiedIn(warehouse, name_space, root.staged));
     if (auto bound = live.find(root.logical); bound != live.end() && bound->second != root.staged) {
       root.active = bound->second;
       if (warehouse.Describe(Relation{name_space, *root.active})) {
-        root.active_rows = CountRows(warehouse, Relation2(warehouse, name_space, *root.active));
+        root.active_rows = CountRows(warehouse, QualifiedIn(warehouse, name_space, *root.active));
       }
     }
     if (root.active_rows && *root.active_rows > 0) {
@@ -198,16 +194,11 @@ ReadinessReport AuditDeployment(const Definitions& definitions, Warehouse& wareh
     }
     const std::vector<const BoundaryRow*>& captured = boundaries[root.staged];
     const Asset* model = definitions.FindByName(root_row.model);
-    const AssetDependency* driving = nullptr;
-    if (model != nullptr) {
-      for (const AssetDependency& dep : model->deps) {
-        if (dep.edge == EdgeType::kDrivingInput) driving = &dep;
-      }
-    }
+    const AssetDependency* driving = model != nullptr ? DrivingInput(*model) : nullptr;
     if (clickhouse && !captured.empty() && driving != nullptr) {
       root.anchor = captured.front()->anchor;
       MeasureLag(definitions, warehouse, *model, *definitions.Find(driving->upstream), captured.front()->mode, staged,
-                 Relation2(warehouse, name_space, root.staged), maximum_lag_seconds, root);
+                 QualifiedIn(warehouse, name_space, root.staged), maximum_lag_seconds, root);
     }
     report.roots.push_back(std::move(root));
   }

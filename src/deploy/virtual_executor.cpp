@@ -1,19 +1,11 @@
 #include "deploy/virtual_executor.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include "core/pause_point.hpp"
 #include "sql/dialect.hpp"
 
 namespace sluice {
 
 namespace {
-
-std::string ColumnsJson(const std::vector<ColumnSpec>& columns) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const ColumnSpec& column : columns) out.push_back({column.name, column.type});
-  return out.dump();
-}
 
 bool IsRoot(const VirtualPlan& plan, const AssetKey& key) {
   for (const VirtualRoot& root : plan.roots) {
@@ -56,7 +48,7 @@ std::vector<ObjectRow> ObjectRows(const VirtualPlan& plan, const std::string& no
     row.action = ObjectActionName(object.action);
     row.is_root = IsRoot(plan, object.model);
     row.fingerprint = object.fingerprint;
-    row.columns_json = ColumnsJson(object.columns);
+    row.columns_json = ColumnsRecord(object.columns);
     row.canonical_query = object.canonical_query;
     row.recorded_at = now;
     rows.push_back(std::move(row));

@@ -20,20 +20,6 @@ using nlohmann::json;
 
 const SqlCompute* SqlOf(const Asset& asset) { return std::get_if<SqlCompute>(&asset.compute); }
 
-const AssetDependency* DrivingInput(const Asset& model) {
-  for (const AssetDependency& dep : model.deps) {
-    if (dep.edge == EdgeType::kDrivingInput) return &dep;
-  }
-  return nullptr;
-}
-
-std::vector<std::string> LineageColumns(const std::string& mode) {
-  if (mode == "offsets") return {"_replay_partition", "_replay_offset"};
-  if (mode == "cursor") return {"_replay_cursor"};
-  if (mode == "landed_at") return {"_replay_landed_at"};
-  return {"_replay_timestamp"};
-}
-
 // "YYYY-MM-DD" or "YYYY-MM-DDTHH:MM:SS[.fff][Z]" → "YYYY-MM-DD HH:MM:SS"; nullopt for anything else.
 std::optional<std::string> StartTimeLiteral(const std::string& text) {
   static const std::regex kDate(R"(^(\d{4}-\d{2}-\d{2})$)");
@@ -306,13 +292,10 @@ class VirtualPlanner {
 
   void PlanSteps() {
     ScopedPlanOptions scoped;
-    for (const auto& [target, views] : actual_.materialized_views) {
-      for (const Asset& asset : plan_.physical->assets()) {
-        if (rebuilt_.count(asset.key) == 0 && SqlOf(asset) != nullptr &&
-            Qualified(asset.key.name_space(), asset.relation_name) == target) {
-          scoped.upstream_feeds[asset.key] = views;
-        }
-      }
+    for (const Asset& asset : plan_.physical->assets()) {
+      if (rebuilt_.count(asset.key) > 0 || SqlOf(asset) == nullptr) continue;
+      auto views = actual_.materialized_views.find(Qualified(asset.key.name_space(), asset.relation_name));
+      if (views != actual_.materialized_views.end()) scoped.upstream_feeds[asset.key] = views->second;
     }
     plan_.steps = PlanScope(*plan_.physical, rebuilt_order_, capabilities_, scoped);
     plan_.steps.selection = options_.selection;
@@ -572,6 +555,8 @@ VirtualPlan PlanVirtual(const Definitions& definitions, const VirtualActualState
                         const Capabilities& capabilities, const VirtualPlanOptions& options, const Clock& clock) {
   return VirtualPlanner(definitions, actual, capabilities, options, clock).Plan();
 }
+
+std::string ColumnsRecord(const std::vector<ColumnSpec>& columns) { return ColumnsJson(columns).dump(); }
 
 std::string ObjectFingerprint(const Definitions& definitions, const Asset& model) {
   return SpecFingerprint(*SqlOf(model), CanonicalSql(definitions, model));

@@ -120,6 +120,9 @@ std::string VirtualPlanJson(const VirtualPlan& plan);
 // The plan as text for a terminal.
 std::string VirtualPlanText(const VirtualPlan& plan);
 
+// Columns as an object row records them (ObjectRow::columns_json): `[[name, type], …]`; the planner diffs against it.
+std::string ColumnsRecord(const std::vector<ColumnSpec>& columns);
+
 // The spec fingerprint of a model as deployed: sha256 over its columns, storage and canonical query.
 std::string ObjectFingerprint(const Definitions& definitions, const Asset& model);
 
