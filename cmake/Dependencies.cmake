@@ -12,6 +12,8 @@ find_package(OpenSSL REQUIRED)
 find_package(date REQUIRED)
 # The ClickHouse backend's HTTP client (a compiled library; only warehouse/clickhouse/clickhouse_http.cpp includes it).
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
+pkg_check_modules(LIBCURL REQUIRED IMPORTED_TARGET libcurl)
 # The sluice executable's allocator (src/cli/allocator.cpp). Not with sanitizers, which bring their own.
 if(SLUICE_SANITIZE OR CMAKE_CXX_FLAGS MATCHES "-fsanitize")
   set(SLUICE_JEMALLOC OFF)

@@ -24,12 +24,27 @@ function(sluice_clickhouse_fixture)
   set_tests_properties(clickhouse_server_stop PROPERTIES FIXTURES_CLEANUP clickhouse LABELS "clickhouse" TIMEOUT 60)
 endfunction()
 
-# sluice_test(<name> SOURCES ... DEPS ... LABELS ... [CLICKHOUSE]): a GoogleTest executable whose tests are
+# The PostgreSQL 15 test server every test declared with POSTGRES uses, the same way: fixture `postgres`, its folder
+# (the port, password and user files; the cluster itself unless run as root from a folder closed to `postgres`) in the
+# build tree. scripts/postgres_test_server.sh does the work.
+set(SLUICE_POSTGRES_TEST_DIR "${PROJECT_BINARY_DIR}/postgres")
+
+function(sluice_postgres_fixture)
+  add_test(NAME postgres_server_start
+    COMMAND bash "${PROJECT_SOURCE_DIR}/scripts/postgres_test_server.sh" start "${SLUICE_POSTGRES_TEST_DIR}")
+  add_test(NAME postgres_server_stop
+    COMMAND bash "${PROJECT_SOURCE_DIR}/scripts/postgres_test_server.sh" stop "${SLUICE_POSTGRES_TEST_DIR}")
+  set_tests_properties(postgres_server_start PROPERTIES FIXTURES_SETUP postgres LABELS "postgres" TIMEOUT 200)
+  set_tests_properties(postgres_server_stop PROPERTIES FIXTURES_CLEANUP postgres LABELS "postgres" TIMEOUT 60)
+endfunction()
+
+# sluice_test(<name> SOURCES ... DEPS ... LABELS ... [CLICKHOUSE] [POSTGRES]): a GoogleTest executable whose tests are
 # registered one by one with CTest, each carrying LABELS (layer/area, engine, e2e). CLICKHOUSE: the tests run against
 # the ClickHouse test server (label `clickhouse`, fixture `clickhouse`, SLUICE_TEST_CLICKHOUSE_DIR set to its folder;
-# tests/support/clickhouse_test_server.hpp reads it).
+# tests/support/clickhouse_test_server.hpp reads it). POSTGRES: likewise against the PostgreSQL test server (label
+# `postgres`, fixture `postgres`, SLUICE_TEST_POSTGRES_DIR; tests/support/postgres_test_server.hpp).
 function(sluice_test name)
-  cmake_parse_arguments(ARG "CLICKHOUSE" "" "SOURCES;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "CLICKHOUSE;POSTGRES" "" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE
@@ -40,13 +55,27 @@ function(sluice_test name)
   # script CTest includes right after the discovered tests.
   set(label_script "${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake")
   set(labels "${ARG_LABELS}")
-  set(extra "")
+  set(fixtures "")
+  set(environment "")
   if(ARG_CLICKHOUSE)
     if(NOT "clickhouse" IN_LIST labels)
       list(APPEND labels clickhouse)
     endif()
+    list(APPEND fixtures clickhouse)
+    list(APPEND environment "SLUICE_TEST_CLICKHOUSE_DIR=${SLUICE_CLICKHOUSE_TEST_DIR}")
+  endif()
+  if(ARG_POSTGRES)
+    if(NOT "postgres" IN_LIST labels)
+      list(APPEND labels postgres)
+    endif()
+    list(APPEND fixtures postgres)
+    list(APPEND environment "SLUICE_TEST_POSTGRES_DIR=${SLUICE_POSTGRES_TEST_DIR}")
+    target_link_libraries(${name} PRIVATE PkgConfig::LIBPQ)
+  endif()
+  set(extra "")
+  if(fixtures)
     target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
-    set(extra " FIXTURES_REQUIRED clickhouse ENVIRONMENT \"SLUICE_TEST_CLICKHOUSE_DIR=${SLUICE_CLICKHOUSE_TEST_DIR}\"")
+    set(extra " FIXTURES_REQUIRED \"${fixtures}\" ENVIRONMENT \"${environment}\"")
   endif()
   file(WRITE "${label_script}"
     "foreach(test IN LISTS ${name}_TESTS)\n"

@@ -2,7 +2,8 @@
 # Installs everything Sluice needs on a fresh Debian 12 machine. Idempotent: a second run changes nothing
 # and takes about a second.
 #   - Debian packages (apt-get update runs at most once, only when something is missing), ClickHouse 18.16 for the
-#     tests included (scripts/clickhouse_test_server.sh runs it on loopback; its system service is not needed)
+#     tests included (scripts/clickhouse_test_server.sh runs it on loopback; its system service is not needed), and
+#     PostgreSQL 15 likewise (scripts/postgres_test_server.sh)
 #   - DuckDB 1.4.4 from the npm registry into third_party/duckdb/ (libduckdb.so + duckdb.h), sha256-checked
 set -euo pipefail
 
@@ -19,6 +20,7 @@ packages=(
   libssl-dev libjemalloc-dev libhowardhinnant-date-dev tzdata libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3-dev pybind11-dev
   clickhouse-server clickhouse-client libcpp-httplib-dev
+  postgresql-15 libpq-dev libcurl4-openssl-dev
 )
 
 missing=()
