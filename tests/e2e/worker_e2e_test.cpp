@@ -168,6 +168,11 @@ TEST_P(WorkerE2E, AWorkerKilledMidRunHasItsRunMarkedAndNothingElseIsAffected) {
     }
   }
   ASSERT_FALSE(lost.empty()) << queue.Output("victim");
+  ProcessResult listed = queue.project().Run({"workers", "--json"}, queue.Env());
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  const json registered = json::parse(listed.out)["workers"];
+  ASSERT_EQ(registered.size(), 1u) << "the victim; the daemon runs no runs itself\n" << listed.out;
+  EXPECT_EQ(registered[0]["pid"], victim);
   ASSERT_EQ(kill(victim, SIGKILL), 0);
   EXPECT_EQ(WaitFor(victim), 128 + SIGKILL);
 
