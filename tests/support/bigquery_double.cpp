@@ -36,6 +36,15 @@ std::string Base64UrlDecode(std::string text) {
   return out;
 }
 
+// `part` occurs in `path`; a `part` ending in '$' must end it.
+bool PathMatches(const std::string& path, const std::string& part) {
+  if (!part.empty() && part.back() == '$') {
+    std::string suffix = part.substr(0, part.size() - 1);
+    return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  }
+  return path.find(part) != std::string::npos;
+}
+
 bool VerifyRs256(const std::string& signing_input, const std::string& signature, const std::string& public_key_pem) {
   std::unique_ptr<BIO, decltype(&BIO_free)> bio(
       BIO_new_mem_buf(public_key_pem.data(), static_cast<int>(public_key_pem.size())), &BIO_free);
@@ -89,7 +98,7 @@ struct BigQueryDouble::Impl {
       key = public_key_pem;
       for (Rule& candidate : rules) {
         if (candidate.times == 0 || candidate.method != request.method ||
-            request.path.find(candidate.path_part) == std::string::npos) {
+            !PathMatches(request.path, candidate.path_part)) {
           continue;
         }
         if (candidate.times > 0) --candidate.times;
@@ -175,7 +184,7 @@ std::vector<RecordedRequest> BigQueryDouble::Requests() const {
 std::vector<RecordedRequest> BigQueryDouble::Requests(const std::string& method, const std::string& path_part) const {
   std::vector<RecordedRequest> matching;
   for (RecordedRequest& request : Requests()) {
-    if (request.method == method && request.path.find(path_part) != std::string::npos) {
+    if (request.method == method && PathMatches(request.path, path_part)) {
       matching.push_back(std::move(request));
     }
   }
