@@ -169,7 +169,8 @@ std::string BigQueryStatements::ListColumns() const {
   return "SELECT c.table_schema, c.table_name, t.table_type, c.column_name, c.data_type FROM " + schema +
          "COLUMNS AS c JOIN " + schema +
          "TABLES AS t USING (table_catalog, table_schema, table_name) WHERE c.table_schema != " +
-         Literal(kBigQuerySluiceDataset) + " ORDER BY c.table_schema, c.table_name, c.ordinal_position";
+         Literal(kBigQuerySluiceDataset) +
+         " AND NOT STARTS_WITH(c.table_schema, '_script') ORDER BY c.table_schema, c.table_name, c.ordinal_position";
 }
 
 }  // namespace sluice

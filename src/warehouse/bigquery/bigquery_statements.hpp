@@ -55,8 +55,9 @@ class BigQueryStatements {
   std::string InsertLedger(const Relation& relation, const LedgerEntry& entry, int64_t row_count,
                            const std::string& written_at) const;
   std::string SelectLedger() const;
-  // Every column of every table and view of the location but `_sluice`'s, with the relation's kind, in one query
-  // over `region-<location>`.INFORMATION_SCHEMA: table_schema, table_name, table_type, column_name, data_type.
+  // Every column of every table and view of the location but those of `_sluice` and of scripts' temporary tables
+  // (hidden `_script…` datasets), with the relation's kind, in one query over
+  // `region-<location>`.INFORMATION_SCHEMA: table_schema, table_name, table_type, column_name, data_type.
   std::string ListColumns() const;
 
   static std::string InWindow(const std::string& qualifier, const std::string& date_column, DateWindow window);
