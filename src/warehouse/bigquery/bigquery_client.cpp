@@ -35,7 +35,7 @@ bool IsRetryableJob(const BigQueryClient::Failure& failure) {
   return IsRetryableRequest(failure) || IsConcurrentUpdate(failure);
 }
 
-BigQueryClient::Failure FailureFrom(long status, const nlohmann::json& body) {
+BigQueryClient::Failure FailureFrom(long status, const nlohmann::json& body, const std::string& raw) {
   BigQueryClient::Failure failure;
   failure.status = status;
   if (body.is_object() && body.contains("error") && body["error"].is_object()) {
@@ -52,7 +52,11 @@ BigQueryClient::Failure FailureFrom(long status, const nlohmann::json& body) {
       failure.reason = error["status"];
     }
   }
-  if (failure.message.empty()) failure.message = "HTTP " + std::to_string(status) + " without an error description";
+  if (failure.message.empty()) {
+    // Not BigQuery's JSON (a proxy's page, say): its beginning says more than nothing.
+    failure.message = "HTTP " + std::to_string(status) + " without a BigQuery error" +
+                      (raw.empty() ? std::string() : ": " + raw.substr(0, 200));
+  }
   return failure;
 }
 
@@ -302,7 +306,16 @@ BigQueryClient::Answer BigQueryClient::Call(const std::string& method, const std
   }
   answer.status = response.status;
   answer.body = nlohmann::json::parse(response.body, nullptr, false);
-  if (response.status < 200 || response.status >= 300) answer.failure = FailureFrom(response.status, answer.body);
+  if (response.status < 200 || response.status >= 300) {
+    answer.failure = FailureFrom(response.status, answer.body, response.body);
+  } else if (!answer.body.is_object()) {
+    Failure failure;
+    failure.status = response.status;
+    failure.reason = "invalidResponse";
+    failure.message = "HTTP " + std::to_string(response.status) +
+                      " with a body that is not a JSON object: " + response.body.substr(0, 200);
+    answer.failure = failure;
+  }
   return answer;
 }
 

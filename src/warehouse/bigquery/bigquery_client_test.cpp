@@ -305,6 +305,28 @@ TEST_F(BigQueryTest, RateLimitsThatOutlastTheRetriesAreReportedAsQuota) {
   EXPECT_EQ(double_.Requests("POST", "/jobs").size(), 3u);
 }
 
+TEST_F(BigQueryTest, AnAnswerThatIsNotBigQuerysJsonIsReportedWithItsBeginning) {
+  auto client = Client(2, 2);
+  double_.Respond("POST", "/jobs", 502, "<html><title>502 Bad Gateway</title></html>", -1);
+  double_.Respond("POST", "/queries", 200, "not json");
+  try {
+    client->RunJob({"SELECT 1"}, JobOptions{});
+    FAIL() << "expected an error";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.diagnostics().front().code, "SLU-WAREHOUSE-020");
+    EXPECT_NE(error.diagnostics().front().message.find("502 Bad Gateway"), std::string::npos)
+        << error.diagnostics().front().message;
+  }
+  EXPECT_EQ(double_.Requests("POST", "/jobs").size(), 2u);  // a 502 is retried, within the attempts
+  try {
+    client->Query({"SELECT 1"}, "");
+    FAIL() << "expected an error";
+  } catch (const Error& error) {
+    EXPECT_NE(error.diagnostics().front().message.find("not a JSON object"), std::string::npos)
+        << error.diagnostics().front().message;
+  }
+}
+
 TEST_F(BigQueryTest, AServerErrorWhilePollingIsRetriedAndAnExpiredTokenFetchedAgain) {
   auto client = Client();
   double_.Respond("POST", "/jobs", 401, ErrorBody(401, "authError", "Request had invalid authentication credentials"));
