@@ -15,6 +15,7 @@ namespace {
 struct Rule {
   std::string method;
   std::string path_part;
+  std::string body_part;
   int status;
   std::string body;
   int times;
@@ -98,7 +99,8 @@ struct BigQueryDouble::Impl {
       key = public_key_pem;
       for (Rule& candidate : rules) {
         if (candidate.times == 0 || candidate.method != request.method ||
-            !PathMatches(request.path, candidate.path_part)) {
+            !PathMatches(request.path, candidate.path_part) ||
+            request.body.find(candidate.body_part) == std::string::npos) {
           continue;
         }
         if (candidate.times > 0) --candidate.times;
@@ -168,7 +170,13 @@ std::string BigQueryDouble::host() const { return "127.0.0.1:" + std::to_string(
 void BigQueryDouble::Respond(const std::string& method, const std::string& path_part, int status,
                              const std::string& body, int times, std::chrono::milliseconds delay) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  impl_->rules.push_back({method, path_part, status, body, times, delay});
+  impl_->rules.push_back({method, path_part, "", status, body, times, delay});
+}
+
+void BigQueryDouble::RespondTo(const std::string& method, const std::string& path_part, const std::string& body_part,
+                               int status, const std::string& body, int times) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->rules.push_back({method, path_part, body_part, status, body, times, std::chrono::milliseconds(0)});
 }
 
 void BigQueryDouble::VerifyJwtWith(const std::string& public_key_pem) {

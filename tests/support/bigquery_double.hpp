@@ -6,11 +6,12 @@
 //
 // Script: Respond(method, path_part, status, body, times, delay) appends a rule; a request is answered by the first
 // rule, in the order they were added, whose method equals its method and whose `path_part` occurs in its path (a
-// `path_part` ending in '$' must end the path), with uses left (`times` = -1: without limit), after `delay`. A request
-// no rule answers gets HTTP 418 with reason `notScripted` naming it, which no client treats as success. The one check
-// the double makes itself: once VerifyJwtWith(public key) is set, a form body with an `assertion` (the service-account
-// grant) is answered 400 `invalid_grant` unless its RS256 signature verifies with that key; its decoded claims are
-// recorded for the test either way. Thread-safety: every method may be called while requests are served.
+// `path_part` ending in '$' must end the path; RespondTo: and whose body contains a given text), with uses left
+// (`times` = -1: without limit), after `delay`. A request no rule answers gets HTTP 418 with reason `notScripted`
+// naming it, which no client treats as success. The one check the double makes itself: once VerifyJwtWith(public key)
+// is set, a form body with an `assertion` (the service-account grant) is answered 400 `invalid_grant` unless its RS256
+// signature verifies with that key; its decoded claims are recorded for the test either way. Thread-safety: every
+// method may be called while requests are served.
 #pragma once
 
 #include <chrono>
@@ -49,6 +50,9 @@ class BigQueryDouble {
 
   void Respond(const std::string& method, const std::string& path_part, int status, const std::string& body,
                int times = 1, std::chrono::milliseconds delay = std::chrono::milliseconds(0));
+  // The same, for requests whose body also contains `body_part` (e.g. "\"dryRun\":true").
+  void RespondTo(const std::string& method, const std::string& path_part, const std::string& body_part, int status,
+                 const std::string& body, int times = 1);
   void VerifyJwtWith(const std::string& public_key_pem);
 
   std::vector<RecordedRequest> Requests() const;
