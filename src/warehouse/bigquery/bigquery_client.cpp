@@ -425,7 +425,14 @@ BigQueryResult BigQueryClient::RunJob(const BigQueryStatement& statement, const 
         result.rows = RowsFrom(result.schema);
         return result;
       }
-      return Collect(job_id, nlohmann::json(), options.subject, statement);
+      try {
+        return Collect(job_id, nlohmann::json(), options.subject, statement);
+      } catch (const Error&) {
+        // The cancel Interrupt sent may have reached BigQuery before this job's insert did: cancel once more now
+        // that the insert has been answered, so that no job of a canceled run keeps running.
+        if (interrupted_) Cancel(job_id);
+        throw;
+      }
     } catch (const JobFailed& failed) {
       ThrowIfInterrupted(options.subject, job_id);
       if (IsRetryableJob(failed.failure) && run < retry_.max_attempts) {
@@ -486,13 +493,15 @@ void BigQueryClient::Interrupt() {
     std::lock_guard<std::mutex> lock(mutex_);
     jobs.assign(in_flight_.begin(), in_flight_.end());
   }
-  for (const std::string& job : jobs) {
-    // Best effort: a job that already ended cannot be canceled, and its caller stops waiting for it anyway; a
-    // credentials failure here would only repeat the one the caller sees.
-    try {
-      Call("POST", Url("jobs/" + UrlEncode(job) + "/cancel") + "?location=" + UrlEncode(endpoint_.location), nullptr);
-    } catch (const Error&) {
-    }
+  for (const std::string& job : jobs) Cancel(job);
+}
+
+void BigQueryClient::Cancel(const std::string& job_id) {
+  // Best effort: a job that already ended cannot be canceled, and its caller stops waiting for it anyway; a
+  // credentials failure here would only repeat the one the caller sees.
+  try {
+    Call("POST", Url("jobs/" + UrlEncode(job_id) + "/cancel") + "?location=" + UrlEncode(endpoint_.location), nullptr);
+  } catch (const Error&) {
   }
 }
 

@@ -120,6 +120,7 @@ class BigQueryClient {
                          const BigQueryStatement& statement);
   void Backoff(int attempt);
   void ThrowIfInterrupted(const std::string& subject, const std::string& job_id) const;
+  void Cancel(const std::string& job_id);  // jobs.cancel, failures ignored
   std::string NextJobId(const std::string& tag);
   std::string Url(const std::string& path) const;
 
