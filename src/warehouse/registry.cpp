@@ -88,7 +88,8 @@ std::unique_ptr<Warehouse> OpenBigQuery(const WarehouseConfig& config) {
   if (auto location = key("location")) options.endpoint.location = *location;
   if (auto api_url = key("api_url")) {
     options.endpoint.api_url = *api_url;
-    while (!options.endpoint.api_url.empty() && options.endpoint.api_url.back() == '/') options.endpoint.api_url.pop_back();
+    std::string& url = options.endpoint.api_url;
+    while (!url.empty() && url.back() == '/') url.pop_back();
   }
   if (auto token_url = key("token_url")) options.credentials.token_url = *token_url;
   if (auto credentials = key("credentials")) {
@@ -97,7 +98,8 @@ std::unique_ptr<Warehouse> OpenBigQuery(const WarehouseConfig& config) {
     options.credentials.credentials_file = file.lexically_normal().string();
   }
   if (auto cap = key("max_concurrent_jobs_per_table")) {
-    bool digits = cap->size() < 4 && std::all_of(cap->begin(), cap->end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
+    bool digits = cap->size() < 4 &&
+                  std::all_of(cap->begin(), cap->end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
     if (!digits || std::stoi(*cap) == 0) {
       throw invalid("max_concurrent_jobs_per_table = \"" + *cap + "\" is not a positive number",
                     "set it to how many jobs may change one table at once, e.g. 2");

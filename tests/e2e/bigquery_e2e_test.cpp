@@ -48,6 +48,7 @@ database = "raw"
 project = "proj"
 location = "EU"
 credentials = "adc.json"
+max_concurrent_jobs_per_table = 3
 api_url = ")" + bq.url() + R"("
 token_url = ")" + bq.url() + R"(/token"
 )");

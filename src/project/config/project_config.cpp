@@ -35,7 +35,8 @@ const std::map<std::string, KeyShape>& ConnectionKeys() {
                                                        // BigQuery (docs/bigquery.md)
                                                        {"project", Leaf()},     {"location", Leaf()},
                                                        {"credentials", Leaf()}, {"api_url", Leaf()},
-                                                       {"token_url", Leaf()},   {"max_concurrent_jobs_per_table", Leaf()}};
+                                                       {"token_url", Leaf()},
+                                                       {"max_concurrent_jobs_per_table", Leaf()}};
   return keys;
 }
 
