@@ -75,12 +75,11 @@ class ServiceAccountCredentials final : public GoogleCredentials {
         transport_(transport),
         email_(std::move(email)),
         key_(std::move(key)),
-        token_url_(std::move(token_url)),
-        clock_(clock) {}
+        token_url_(std::move(token_url)) {}
 
  protected:
   Token Fetch() override {
-    std::string jwt = SignedJwt(email_, key_, kBigQueryScope, token_url_, clock_->Now());
+    std::string jwt = SignedJwt(email_, key_, kBigQueryScope, token_url_, clock().Now());
     HttpRequest request{"POST",
                         token_url_,
                         {{"Content-Type", "application/x-www-form-urlencoded"}},
@@ -94,7 +93,6 @@ class ServiceAccountCredentials final : public GoogleCredentials {
   std::string email_;
   std::string key_;
   std::string token_url_;
-  const Clock* clock_;
 };
 
 class AuthorizedUserCredentials final : public GoogleCredentials {

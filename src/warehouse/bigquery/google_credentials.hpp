@@ -40,12 +40,10 @@ struct CredentialSearch {
 
 class GoogleCredentials {
  public:
-  // Where the token comes from, for messages: e.g. "service account a@b.iam.gserviceaccount.com (file /x.json, from
-  // GOOGLE_APPLICATION_CREDENTIALS)". Never a secret.
   virtual ~GoogleCredentials() = default;
 
-  // Finds the credentials (reads the file; does not fetch a token). Throws SLU-WAREHOUSE-050 for a file that is
-  // named but missing or not a supported credentials file.
+  // Finds the credentials (reads the file; does not fetch a token); `transport` must outlive them. Throws
+  // SLU-WAREHOUSE-050 for a file that is named but missing or not a supported credentials file.
   static std::unique_ptr<GoogleCredentials> Find(const CredentialSearch& search, const HttpTransport& transport);
 
   // A valid access token: the cached one while it has more than kRefreshMargin left, else a new one.
@@ -53,6 +51,8 @@ class GoogleCredentials {
   // Forgets the cached token (after the API answered 401), so the next AccessToken fetches one.
   void Invalidate();
 
+  // Where the token comes from, for messages: e.g. "service account a@b.iam.gserviceaccount.com (file /x.json, from
+  // GOOGLE_APPLICATION_CREDENTIALS)". Never a secret.
   const std::string& description() const { return description_; }
 
  protected:
@@ -63,6 +63,7 @@ class GoogleCredentials {
   GoogleCredentials(std::string description, const Clock* clock)
       : description_(std::move(description)), clock_(clock) {}
   virtual Token Fetch() = 0;
+  const Clock& clock() const { return *clock_; }
 
  private:
   std::string description_;
