@@ -327,6 +327,29 @@ TEST_F(BigQueryTest, AnAnswerThatIsNotBigQuerysJsonIsReportedWithItsBeginning) {
   }
 }
 
+TEST_F(BigQueryTest, AResourceIsReadWithGetAndAbsentOn404AndAccessDeniedNamesTheRolesNeeded) {
+  auto client = Client();
+  double_.Respond("GET", "/datasets/sales$", 200, R"({"location": "EU"})");
+  double_.Respond("GET", "/datasets/gone$", 404, ErrorBody(404, "notFound", "Not found: Dataset proj:gone"));
+  double_.Respond("GET", "/datasets/secret$", 403,
+                  ErrorBody(403, "accessDenied",
+                            "Access Denied: Dataset proj:secret: Permission bigquery.datasets.get "
+                            "denied"));
+
+  EXPECT_EQ(client->Get("datasets/sales", "dataset sales")->value("location", ""), "EU");
+  EXPECT_EQ(client->Get("datasets/gone", "dataset gone"), std::nullopt);
+  try {
+    client->Get("datasets/secret", "dataset secret");
+    FAIL() << "expected an error";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.diagnostics().front().code, "SLU-WAREHOUSE-053");
+    EXPECT_NE(error.diagnostics().front().message.find("Permission bigquery.datasets.get denied"), std::string::npos);
+    EXPECT_NE(error.diagnostics().front().hint.find("BigQuery Job User on project proj"), std::string::npos);
+  }
+  EXPECT_EQ(double_.Requests("GET", "/datasets/secret$").size(), 1u);  // not retried
+  EXPECT_EQ(double_.Requests("GET", "/datasets/sales$").at(0).path, "/bigquery/v2/projects/proj/datasets/sales");
+}
+
 TEST_F(BigQueryTest, AServerErrorWhilePollingIsRetriedAndAnExpiredTokenFetchedAgain) {
   auto client = Client();
   double_.Respond("POST", "/jobs", 401, ErrorBody(401, "authError", "Request had invalid authentication credentials"));
