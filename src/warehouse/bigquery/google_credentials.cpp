@@ -140,7 +140,7 @@ class MetadataServerCredentials final : public GoogleCredentials {
  protected:
   Token Fetch() override {
     std::string url = "http://" + host_ + kMetadataTokenPath + "?scopes=" + UrlEncode(kBigQueryScope);
-    HttpRequest request{"GET", url, {{"Metadata-Flavor", "Google"}}, "", std::chrono::milliseconds(3000)};
+    HttpRequest request{"GET", url, {{"Metadata-Flavor", "Google"}}, "", std::chrono::milliseconds(3000), true};
     HttpResponse response = transport_.Send(request);
     if (!response.answered()) {
       throw CredentialError("SLU-WAREHOUSE-050",

@@ -19,6 +19,16 @@ size_t AppendBody(char* data, size_t size, size_t count, void* user) {
   return size * count;
 }
 
+// Whether the URL's host is this machine, which no proxy serves (and a test double listens on).
+bool IsLoopback(const std::string& url) {
+  size_t start = url.find("://");
+  start = start == std::string::npos ? 0 : start + 3;
+  std::string host = url.substr(start, url.find_first_of("/?", start) - start);
+  if (host.rfind("[::1]", 0) == 0) return true;
+  host = host.substr(0, host.find(':'));
+  return host == "localhost" || host.rfind("127.", 0) == 0;
+}
+
 }  // namespace
 
 HttpTransport::HttpTransport(std::chrono::milliseconds connect_timeout, std::chrono::milliseconds total_timeout)
@@ -54,6 +64,7 @@ HttpResponse HttpTransport::Send(const HttpRequest& request) const {
                                                         : static_cast<long>(connect_timeout_.count());
   curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
   curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, static_cast<long>(total_timeout_.count()));
+  if (request.direct || IsLoopback(request.url)) curl_easy_setopt(handle, CURLOPT_NOPROXY, "*");
   if (request.method == "POST") {
     curl_easy_setopt(handle, CURLOPT_POST, 1L);
     curl_easy_setopt(handle, CURLOPT_POSTFIELDS, request.body.data());

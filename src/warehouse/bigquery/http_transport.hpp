@@ -21,6 +21,9 @@ struct HttpRequest {
   std::string body;  // sent with POST
   // Zero: the transport's own. The metadata server, absent off Google Cloud, is asked with a short one.
   std::chrono::milliseconds connect_timeout{0};
+  // Never through a proxy (libcurl otherwise honours HTTPS_PROXY / HTTP_PROXY / NO_PROXY): the metadata server is
+  // only reachable directly. Loopback URLs are always sent directly.
+  bool direct = false;
 };
 
 struct HttpResponse {
