@@ -9,7 +9,8 @@
 //   Query    jobs.query (a short synchronous call with a requestId, for catalog and ledger reads), then as RunJob.
 //   Get      a resource (datasets.get, tables.get); nullopt on 404.
 // Every call passes `location` and an `Authorization: Bearer` token from GoogleCredentials (a 401 fetches a new one
-// once). Retries back off exponentially with full jitter, bounded by RetryPolicy; randomness from its seed.
+// once). Retries back off exponentially (each pause a random time between half and all of its step, so clients that
+// failed together spread out), bounded by RetryPolicy; randomness from its seed.
 // Jobs that name a `cap_key` wait while max_jobs_per_key jobs of that key are in flight in this client.
 // Errors are translated here, in one place: SLU-WAREHOUSE-NNN naming the job id, BigQuery's reason and message, the
 // subject; a SqlError with the offset into the statement's embedded SELECT when BigQuery places the error there
