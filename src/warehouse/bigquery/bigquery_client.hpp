@@ -8,12 +8,12 @@
 //            run again under a new id (`…_r<attempt>`). Dry runs return the statement's result schema only.
 //   Query    jobs.query (a short synchronous call with a requestId, for catalog and ledger reads), then as RunJob.
 //   Get      a resource (datasets.get, tables.get); nullopt on 404.
-// Every call passes `location` and an `Authorization: Bearer` token from GoogleCredentials (a 401 fetches a new one
-// once). Retries back off exponentially (each pause a random time between half and all of its step, so clients that
-// failed together spread out), bounded by RetryPolicy; randomness from its seed.
-// Jobs that name a `cap_key` wait while max_jobs_per_key jobs of that key are in flight in this client.
-// Errors are translated here, in one place: SLU-WAREHOUSE-NNN naming the job id, BigQuery's reason and message, the
-// subject; a SqlError with the offset into the statement's embedded SELECT when BigQuery places the error there
+// Every job call passes `location`; every call an `Authorization: Bearer` token from GoogleCredentials (a 401 fetches a
+// new one once). Retries back off exponentially (each pause a random time between half and all of its step, so clients
+// that failed together spread out), bounded by RetryPolicy; randomness from its seed. Jobs that name a `cap_key` wait
+// while max_jobs_per_key jobs of that key are in flight in this client. Errors are translated here, in one place:
+// SLU-WAREHOUSE-NNN naming the job id, BigQuery's reason and message, the subject; a SqlError with the offset into the
+// statement's embedded SELECT when BigQuery places the error there
 // ("[line:col]"). Codes: 008 interrupted, 020 other, 021 not found, 022 syntax, 023 concurrent update, 024 does not
 // bind, 025 bad value, 051 credentials refused (401), 052 BigQuery not reachable, 053 access denied, 054 quota or
 // rate limit (after the retries).
