@@ -1,5 +1,5 @@
 # Thin wrappers over scripts/ and CMake presets. See README.md.
-.PHONY: setup build demo test bench bench-engine bench-clickhouse bench-backfill bench-orchestrate bench-queue bench-deploy debug fuzz clean
+.PHONY: setup build demo test bench bench-engine bench-clickhouse bench-postgres bench-backfill bench-orchestrate bench-queue bench-deploy debug fuzz clean
 
 JOBS ?= $(shell nproc)
 
@@ -41,6 +41,10 @@ bench-clickhouse: build
 	  --floor build/release/bench/clickhouse_floor --work build/bench $(CLICKHOUSE_BENCH_ARGS)
 
 # A 365-day backfill of a code asset (100,000 rows a day, multi_run(10)) against one bare INSERT … SELECT.
+bench-postgres: build
+	@python3 bench/engine/run_bench_postgres.py --sluice build/release/src/cli/sluice \
+	  --floor build/release/bench/postgres_floor --work build/bench $(POSTGRES_BENCH_ARGS)
+
 bench-backfill: build
 	@python3 bench/sdk/run_bench_backfill.py --program build/release/bench/bench_backfill \
 	  --floor build/release/bench/engine_floor --work build/bench $(BACKFILL_BENCH_ARGS)

@@ -283,7 +283,7 @@ TEST_P(KillDaemonE2E, ARestartAfterKill9FiresNothingTwice) {
   ASSERT_NE(load, nullptr);
   if (std::string(GetParam()) == "job_step_started") {
     EXPECT_EQ((*load)["status"], "FAILURE") << "the run the killed daemon was executing";
-    EXPECT_TRUE(Has((*load)["error"], "process")) << load->dump(2);
+    EXPECT_TRUE(Has((*load)["error"], "died")) << load->dump(2);
   } else {
     EXPECT_EQ((*load)["status"], "SUCCESS") << "the restarted daemon created and ran the tick's one run";
   }
