@@ -1,0 +1,325 @@
+// What the PostgreSQL state store does beyond the conformance suite: migrations (also two processes migrating a fresh
+// database at once), errors that name the database without its password, lost connections, dead-run marking by host,
+// and the daemon lease as a session-level advisory lock.
+#include "state/postgres/postgres_state_store.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/postgres/pg_connection.hpp"
+#include "state/postgres/postgres_migrations.hpp"
+#include "state/state_test_support.hpp"
+#include "support/postgres_test_server.hpp"
+
+namespace sluice {
+namespace {
+
+using namespace std::chrono_literals;
+
+class PostgresStateStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = testing::RequirePostgresTestServer();
+    database_ = testing::CreatePostgresTestDatabase(server_, "state");
+    url_ = testing::PostgresTestUrl(server_, database_);
+  }
+
+  // A superuser connection to the test database, for looking at the store's tables and sessions from outside.
+  std::unique_ptr<pg::Connection> Admin() { return pg::Connection::Open(url_, "sluice test admin"); }
+
+  // Ends every session of this database whose application_name is `application`, as a crash would.
+  void TerminateSessions(const std::string& application) {
+    Admin()->Exec(
+        "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = $1 AND application_name = $2 "
+        "AND pid <> pg_backend_pid()",
+        {database_, application});
+  }
+
+  static RunRecord NewRun(const std::string& run_id, int64_t pid, int64_t pid_start_time) {
+    RunRecord run;
+    run.run_id = run_id;
+    run.selection = "+gold.daily_revenue";
+    run.created_at = "2026-03-01T10:00:00.000Z";
+    run.pid = pid;
+    run.pid_start_time = pid_start_time;
+    return run;
+  }
+
+  testing::PostgresTestServer server_;
+  std::string database_;
+  std::string url_;
+};
+
+TEST_F(PostgresStateStoreTest, OpenAppliesEveryMigrationOnceAndReopeningAppliesNothing) {
+  auto store = PostgresStateStore::Open(url_);
+  EXPECT_EQ(store->SchemaVersion(), PostgresMigrations().back().version);
+  store.reset();
+  store = PostgresStateStore::Open(url_);
+  pg::Result recorded = Admin()->Exec("SELECT version, name FROM schema_migrations ORDER BY version");
+  ASSERT_EQ(recorded.rows.size(), PostgresMigrations().size());
+  for (size_t i = 0; i < recorded.rows.size(); ++i) {
+    EXPECT_EQ(recorded.rows[i][0], std::to_string(PostgresMigrations()[i].version));
+    EXPECT_EQ(recorded.rows[i][1], std::string(PostgresMigrations()[i].name));
+  }
+}
+
+TEST_F(PostgresStateStoreTest, ProcessesOpeningAFreshDatabaseAtOnceAllSucceed) {
+  constexpr int kProcesses = 6;
+  std::vector<pid_t> children;
+  for (int i = 0; i < kProcesses; ++i) {
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      int status = 0;
+      try {
+        auto store = PostgresStateStore::Open(url_);
+        store->CreateRun(NewRun("r" + std::to_string(i), getpid(), ProcessStartTime(getpid())));
+        store->FinishRun("r" + std::to_string(i), RunStatus::kSuccess, "2026-03-01T10:00:01.000Z", "");
+      } catch (const std::exception& error) {
+        std::fprintf(stderr, "child %d: %s\n", i, error.what());
+        status = 1;
+      }
+      _exit(status);
+    }
+    children.push_back(child);
+  }
+  for (pid_t child : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a process failed to open the fresh database";
+  }
+  auto store = PostgresStateStore::Open(url_);
+  EXPECT_EQ(store->ListRuns(-1).size(), static_cast<size_t>(kProcesses));
+  EXPECT_EQ(Admin()->Exec("SELECT count(*) FROM schema_migrations").Scalar(),
+            std::to_string(PostgresMigrations().size()));
+}
+
+TEST_F(PostgresStateStoreTest, ADatabaseFromANewerSluiceIsRefusedWithState001) {
+  PostgresStateStore::Open(url_);
+  Admin()->Exec("INSERT INTO schema_migrations VALUES (999, 'from the future', '2030-01-01T00:00:00.000Z')");
+  try {
+    PostgresStateStore::Open(url_);
+    FAIL() << "expected SLU-STATE-001";
+  } catch (const Error& error) {
+    const Diagnostic& diagnostic = error.diagnostics().front();
+    EXPECT_EQ(diagnostic.code, "SLU-STATE-001");
+    EXPECT_NE(diagnostic.message.find("999"), std::string::npos) << diagnostic.message;
+  }
+}
+
+TEST_F(PostgresStateStoreTest, AnUnreachableServerIsState001NamingTheUrlWithoutThePassword) {
+  const std::string url =
+      "postgresql://" + server_.user + ":" + server_.password + "@127.0.0.1:1/" + database_ + "?connect_timeout=2";
+  try {
+    PostgresStateStore::Open(url);
+    FAIL() << "expected SLU-STATE-001";
+  } catch (const Error& error) {
+    const Diagnostic& diagnostic = error.diagnostics().front();
+    EXPECT_EQ(diagnostic.code, "SLU-STATE-001");
+    EXPECT_EQ(diagnostic.location.file.find(server_.password), std::string::npos);
+    EXPECT_EQ(diagnostic.message.find(server_.password), std::string::npos) << diagnostic.message;
+    EXPECT_NE(diagnostic.location.file.find("127.0.0.1:1"), std::string::npos) << diagnostic.location.file;
+    EXPECT_FALSE(diagnostic.hint.empty());
+  }
+}
+
+TEST_F(PostgresStateStoreTest, AWrongPasswordIsState001WithoutThePassword) {
+  const std::string url = testing::PostgresTestUrl(
+      testing::PostgresTestServer{server_.host, server_.port, server_.user, "not-the-password", server_.dir},
+      database_);
+  try {
+    PostgresStateStore::Open(url);
+    FAIL() << "expected SLU-STATE-001";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.diagnostics().front().code, "SLU-STATE-001");
+    EXPECT_EQ(std::string(error.what()).find("not-the-password"), std::string::npos) << error.what();
+  }
+}
+
+TEST_F(PostgresStateStoreTest, AReadOnALostConnectionReconnectsAndAWriteReportsState003) {
+  auto store = PostgresStateStore::Open(url_);
+  store->CreateRun(NewRun("r1", getpid(), ProcessStartTime(getpid())));
+  TerminateSessions("sluice state");
+  EXPECT_TRUE(store->GetRun("r1")) << "a read is retried once on a new connection";
+
+  TerminateSessions("sluice state");
+  EXPECT_EQ(StateErrorCode([&] { store->MarkStarted("r1", "2026-03-01T10:00:01.000Z"); }), "SLU-STATE-003");
+  // The next call works on a new connection.
+  store->MarkStarted("r1", "2026-03-01T10:00:02.000Z");
+  EXPECT_EQ(store->GetRun("r1")->status, RunStatus::kStarted);
+}
+
+TEST_F(PostgresStateStoreTest, AFailingStatementIsState003NamingTheDatabaseAndTheServersMessage) {
+  auto store = PostgresStateStore::Open(url_);
+  Admin()->Exec("DROP TABLE events");
+  try {
+    store->Append("r1", "2026-03-01T10:00:00.000Z", StepStartedEvent{"a.x"});
+    FAIL() << "expected SLU-STATE-003";
+  } catch (const Error& error) {
+    const Diagnostic& diagnostic = error.diagnostics().front();
+    EXPECT_EQ(diagnostic.code, "SLU-STATE-003");
+    EXPECT_NE(diagnostic.message.find("events"), std::string::npos) << diagnostic.message;
+    EXPECT_NE(diagnostic.location.file.find(database_), std::string::npos);
+    EXPECT_EQ(diagnostic.location.file.find(server_.password), std::string::npos);
+  }
+}
+
+TEST_F(PostgresStateStoreTest, UnreadableStoredRowsAreState006) {
+  auto store = PostgresStateStore::Open(url_);
+  store->CreateRun(NewRun("r1", getpid(), ProcessStartTime(getpid())));
+  Admin()->Exec("UPDATE runs SET status = 'PAUSED'");
+  EXPECT_EQ(StateErrorCode([&] { store->GetRun("r1"); }), "SLU-STATE-006");
+  Admin()->Exec("INSERT INTO events (run_id, at, kind, payload) VALUES ('r2', 'x', 'teleported', '{}')");
+  EXPECT_EQ(StateErrorCode([&] { store->EventsForRun("r2"); }), "SLU-STATE-006");
+}
+
+TEST_F(PostgresStateStoreTest, OpeningMarksDeadRunsOfThisHostOnlyAndLeavesLiveOnesAlone) {
+  auto store = PostgresStateStore::Open(url_);
+  store->CreateRun(NewRun("live", getpid(), ProcessStartTime(getpid())));
+  store->CreateRun(NewRun("dead", 999999999, 1));
+  store->CreateRun(NewRun("elsewhere", 999999999, 1));
+  store->MarkStarted("dead", "2026-03-01T10:00:01.000Z");
+  store->MarkStarted("elsewhere", "2026-03-01T10:00:01.000Z");
+  // Another machine's process: its pid means nothing here.
+  Admin()->Exec("UPDATE runs SET host = 'another-machine' WHERE run_id = 'elsewhere'");
+  store.reset();
+
+  store = PostgresStateStore::Open(url_, FixedClock(*ParseUtc("2026-03-02T00:00:00.000Z")));
+  EXPECT_EQ(store->GetRun("live")->status, RunStatus::kQueued);
+  RunRecord dead = *store->GetRun("dead");
+  EXPECT_EQ(dead.status, RunStatus::kFailure);
+  EXPECT_EQ(dead.error, "process died");
+  EXPECT_EQ(dead.finished_at, "2026-03-02T00:00:00.000Z");
+  EXPECT_EQ(store->GetRun("elsewhere")->status, RunStatus::kStarted);
+}
+
+TEST_F(PostgresStateStoreTest, TextColumnsSortByteWiseWhateverTheDatabaseLocale) {
+  auto store = PostgresStateStore::Open(url_);
+  for (const char* id : {"b", "B", "a", "_z", "A"}) {
+    RunRecord run = NewRun(id, getpid(), ProcessStartTime(getpid()));
+    store->CreateRun(run);
+  }
+  std::vector<std::string> ids;
+  for (const RunRecord& run : store->ListRuns(-1)) ids.push_back(run.run_id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"b", "a", "_z", "B", "A"}));
+}
+
+// ---- the daemon lease ----
+
+const int64_t kMe = getpid();
+
+TEST_F(PostgresStateStoreTest, OneOfTwoStoresHoldsTheLeaseAndTheRowSaysWho) {
+  auto first = PostgresStateStore::Open(url_);
+  auto second = PostgresStateStore::Open(url_);
+  const int64_t start = ProcessStartTime(kMe);
+  EXPECT_TRUE(first->AcquireDaemonLease(kMe, start, "2026-03-01T10:00:00.000Z", "2026-03-01T09:59:00.000Z").acquired);
+  DaemonLease other = second->AcquireDaemonLease(getppid(), ProcessStartTime(getppid()), "2026-03-01T10:00:01.000Z",
+                                                 "2026-03-01T09:59:01.000Z");
+  EXPECT_FALSE(other.acquired);
+  EXPECT_EQ(other.holder_pid, kMe);
+  EXPECT_EQ(other.heartbeat_at, "2026-03-01T10:00:00.000Z");
+  pg::Result held = Admin()->Exec(
+      "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND "
+      "((classid::bigint << 32) | objid::bigint) = $1",
+      {std::to_string(kDaemonLeaseLockKey)});
+  EXPECT_EQ(held.Scalar(), "1");
+  // The holder releases it: the other store takes it.
+  first->ReleaseDaemonLease(kMe, start);
+  EXPECT_TRUE(second
+                  ->AcquireDaemonLease(getppid(), ProcessStartTime(getppid()), "2026-03-01T10:00:02.000Z",
+                                       "2026-03-01T09:59:02.000Z")
+                  .acquired);
+  EXPECT_FALSE(first->AcquireDaemonLease(kMe, start, "2026-03-01T10:00:03.000Z", "2026-03-01T09:59:03.000Z").acquired);
+}
+
+TEST_F(PostgresStateStoreTest, TheLeaseIsTakenOverWhenTheHoldersSessionEnds) {
+  auto first = PostgresStateStore::Open(url_);
+  auto second = PostgresStateStore::Open(url_);
+  const int64_t start = ProcessStartTime(kMe);
+  ASSERT_TRUE(first->AcquireDaemonLease(kMe, start, "2026-03-01T10:00:00.000Z", "2026-03-01T09:59:00.000Z").acquired);
+  // The holder's heartbeat is fresh; only its session ends (its machine was lost).
+  TerminateSessions("sluice daemon lease");
+  DaemonLease taken = second->AcquireDaemonLease(getppid(), ProcessStartTime(getppid()), "2026-03-01T10:00:01.000Z",
+                                                 "2026-03-01T09:59:01.000Z");
+  EXPECT_TRUE(taken.acquired);
+  // The old holder learns it lost the lease at its next heartbeat.
+  EXPECT_FALSE(first->AcquireDaemonLease(kMe, start, "2026-03-01T10:00:02.000Z", "2026-03-01T09:59:02.000Z").acquired);
+}
+
+TEST_F(PostgresStateStoreTest, TheLeaseOfAProcessKilledWithSigkillIsTakenOverAtOnce) {
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(ready[0]);
+    try {
+      auto store = PostgresStateStore::Open(url_);
+      // A heartbeat far in the future: only the end of the session can hand the lease over.
+      DaemonLease lease = store->AcquireDaemonLease(getpid(), ProcessStartTime(getpid()), "2099-01-01T00:00:00.000Z",
+                                                    "2098-01-01T00:00:00.000Z");
+      char byte = lease.acquired ? 'y' : 'n';
+      if (write(ready[1], &byte, 1) != 1) _exit(2);
+      pause();
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "child: %s\n", error.what());
+    }
+    _exit(1);
+  }
+  close(ready[1]);
+  // Whatever fails below, the child does not outlive the test.
+  struct KillOnExit {
+    pid_t pid;
+    ~KillOnExit() {
+      if (kill(pid, SIGKILL) == 0) waitpid(pid, nullptr, 0);
+    }
+  } guard{child};
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  close(ready[0]);
+  ASSERT_EQ(byte, 'y') << "the child could not take the lease";
+
+  auto store = PostgresStateStore::Open(url_);
+  const int64_t start = ProcessStartTime(kMe);
+  DaemonLease denied = store->AcquireDaemonLease(kMe, start, "2026-03-01T10:00:00.000Z", "2026-03-01T09:59:00.000Z");
+  EXPECT_FALSE(denied.acquired);
+  EXPECT_EQ(denied.holder_pid, child);
+
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  // The server notices the closed socket at once; allow it a moment to end the session.
+  bool acquired = false;
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (!acquired && std::chrono::steady_clock::now() < deadline) {
+    acquired = store->AcquireDaemonLease(kMe, start, "2026-03-01T10:00:01.000Z", "2026-03-01T09:59:01.000Z").acquired;
+    if (!acquired) std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(acquired);
+}
+
+TEST_F(PostgresStateStoreTest, AHungHolderWithAStaleHeartbeatLosesTheLease) {
+  auto hung = PostgresStateStore::Open(url_);
+  auto taker = PostgresStateStore::Open(url_);
+  const int64_t start = ProcessStartTime(kMe);
+  ASSERT_TRUE(hung->AcquireDaemonLease(kMe, start, "2026-03-01T10:00:00.000Z", "2026-03-01T09:59:00.000Z").acquired);
+  EXPECT_FALSE(taker
+                   ->AcquireDaemonLease(getppid(), ProcessStartTime(getppid()), "2026-03-01T10:00:30.000Z",
+                                        "2026-03-01T09:59:30.000Z")
+                   .acquired);
+  DaemonLease taken = taker->AcquireDaemonLease(getppid(), ProcessStartTime(getppid()), "2026-03-01T10:05:00.000Z",
+                                                "2026-03-01T10:04:00.000Z");
+  EXPECT_TRUE(taken.acquired);
+  EXPECT_FALSE(hung->AcquireDaemonLease(kMe, start, "2026-03-01T10:05:01.000Z", "2026-03-01T10:04:01.000Z").acquired);
+}
+
+}  // namespace
+}  // namespace sluice
