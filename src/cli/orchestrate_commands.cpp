@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "cli/cancel_on_signal.hpp"
 #include "cli/project_context.hpp"
@@ -386,6 +387,59 @@ int StarlakeRun(const GlobalOptions& global, const std::string& pipelines, const
   return outcome.status == RunStatus::kSuccess ? 0 : 1;
 }
 
+// Runs a job run in this process, the Starlake commands as child processes.
+orchestrate::RunLauncher JobLauncher(StateStore& store, const Clock& clock) {
+  return [&store, &clock](const RunnableJob& job, const RunRecord& run, const orchestrate::JobRunConfig& config,
+                          const std::atomic<bool>& cancel) {
+    static const std::atomic<bool> never{false};
+    orchestrate::JobRunContext context = orchestrate::LocalJobRunContext(store, clock, &cancel, &never);
+    return orchestrate::RunStarlakeJob(job, run.run_id, config, context);
+  };
+}
+
+// `sluice worker`: claims queued runs until SIGTERM (or, with --until-idle, until nothing is queued or running).
+int Worker(const GlobalOptions& global, const std::string& pipelines, const orchestrate::WorkerSettings& settings,
+           std::chrono::milliseconds heartbeat, bool until_idle) {
+  const std::vector<RunnableJob> jobs = LoadJobs(PipelineFolder(global, pipelines));
+  std::unique_ptr<Clock> clock = ClockFor("");
+  CancelOnSignal signals;
+  std::unique_ptr<StateStore> store = OpenStore(global);
+  orchestrate::RunWorker worker(*store, *clock, jobs, settings, JobLauncher(*store, *clock));
+  auto say = [](const std::string& line) {
+    std::fprintf(stderr, "%s\n", line.c_str());
+    std::fflush(stderr);
+  };
+  worker.Heartbeat();
+  say("worker " + worker.identity().worker_id + " started: " + std::to_string(jobs.size()) + " jobs, up to " +
+      std::to_string(settings.max_concurrent_runs) + " runs at once");
+  int code = 0;
+  while (!signals.canceled().load()) {
+    try {
+      worker.Heartbeat();
+    } catch (const Error& error) {
+      say(std::string("worker stopping: ") + error.what());
+      code = 1;
+      break;
+    }
+    for (const std::string& run_id : worker.ClaimAndStart()) say("started run " + run_id);
+    if (until_idle && worker.RunningCount() == 0 && store->UnclaimedQueuedRuns().empty()) break;
+    // Until the next heartbeat, or sooner when one of its runs ends: a short run need not wait a whole heartbeat.
+    const auto pause_until = std::chrono::steady_clock::now() + heartbeat;
+    const int running = worker.RunningCount();
+    while (!signals.canceled().load() && std::chrono::steady_clock::now() < pause_until &&
+           worker.RunningCount() >= running) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  if (signals.canceled().load() && worker.RunningCount() > 0) {
+    say("stopping: " + std::to_string(worker.RunningCount()) + " running runs finish their task in flight");
+  }
+  if (signals.canceled().load() || code != 0) worker.CancelRuns();
+  worker.WaitForRuns();
+  say("worker stopped");
+  return code;
+}
+
 int Daemon(const GlobalOptions& global, const std::string& pipelines, orchestrate::DaemonSettings settings, bool wait,
            const std::string& now_flag, const std::string& until_flag) {
   std::unique_ptr<Clock> clock = ClockFor(now_flag);
@@ -394,13 +448,7 @@ int Daemon(const GlobalOptions& global, const std::string& pipelines, orchestrat
   std::vector<RunnableJob> jobs = LoadJobs(PipelineFolder(global, pipelines));
   CancelOnSignal signals;
   std::unique_ptr<StateStore> store = OpenStore(global);
-  orchestrate::RunLauncher launcher = [&](const RunnableJob& job, const RunRecord& run,
-                                          const orchestrate::JobRunConfig& config, const std::atomic<bool>& cancel) {
-    static const std::atomic<bool> never{false};
-    orchestrate::JobRunContext context = orchestrate::LocalJobRunContext(*store, *clock, &cancel, &never);
-    return orchestrate::RunStarlakeJob(job, run.run_id, config, context);
-  };
-  orchestrate::Daemon daemon(*store, *clock, std::move(jobs), settings, launcher);
+  orchestrate::Daemon daemon(*store, *clock, std::move(jobs), settings, JobLauncher(*store, *clock));
   std::string message;
   const int code = daemon.Run(signals.canceled(), wait, until, message, [](const std::string& line) {
     std::fprintf(stderr, "%s\n", line.c_str());
@@ -442,9 +490,40 @@ OrchestrateCommands::OrchestrateCommands(CLI::App& app, CLI::App& starlake) {
                           "real time");
   daemon_cmd_->add_option("--until", daemon_.until,
                           "Stop once the clock passes this datetime and no run is queued or running");
+  daemon_cmd_->add_flag("--external-workers", daemon_.external_workers,
+                        "Leave the queued runs to `sluice worker` processes (on this or other machines sharing the "
+                        "state store); the daemon evaluates schedules and sensors and recovers the runs of dead "
+                        "workers");
+  daemon_cmd_
+      ->add_option("--worker-stale-after", daemon_.worker_stale_after_s,
+                   "Seconds without a heartbeat after which a worker is dead (default 60; on PostgreSQL a worker "
+                   "whose session ended is dead at once)")
+      ->check(CLI::Range(1, 86'400));
+  daemon_cmd_
+      ->add_option("--retry-lost-runs", daemon_.lost_run_retries,
+                   "Times a run whose worker died is queued again (default 0: it ends FAILURE)")
+      ->check(CLI::Range(0, 100));
   daemon_cmd_->footer(
       "Exit codes: 0 stopped (SIGTERM/SIGINT: running runs finish their task in flight and end CANCELED); 1 another "
       "daemon holds this state store, or a pipeline file is invalid.");
+
+  worker_cmd_ = app.add_subcommand(
+      "worker", "Claim the queued runs of the state store and run them here, until SIGTERM (start several, on any "
+                "machine that reaches a PostgreSQL state store)");
+  worker_cmd_->add_option("--pipelines", worker_.pipelines, pipelines_help);
+  worker_cmd_->add_option("--max-concurrent-runs", worker_.max_concurrent_runs, "Runs of this worker at once (default 4)")
+      ->check(CLI::Range(1, 1000));
+  worker_cmd_->add_option("--tag-limit", worker_.tag_limits,
+                          "KEY=N or KEY:VALUE=N: at most N runs with that tag at once over every worker (repeatable; "
+                          "give every worker and the daemon the same limits)");
+  worker_cmd_->add_option("--heartbeat", worker_.heartbeat_ms, "Milliseconds between two heartbeats (default 1000)")
+      ->check(CLI::Range(10, 60'000));
+  worker_cmd_->add_flag("--until-idle", worker_.until_idle,
+                        "Exit once no run is queued and none of this worker's runs is running");
+  worker_cmd_->footer(
+      "Exit codes: 0 stopped (SIGTERM/SIGINT: running runs finish their task in flight and end CANCELED; "
+      "--until-idle: the queue is empty); 1 the worker was found dead by the daemon (silent too long) and stopped, "
+      "or a pipeline file is invalid.");
 
   CLI::App* schedules = app.add_subcommand("schedules", "The cron schedules of the pipeline jobs");
   schedules->require_subcommand(1);
@@ -503,7 +582,19 @@ std::optional<int> OrchestrateCommands::Dispatch(const GlobalOptions& global) {
     for (const std::string& limit : daemon_.tag_limits) {
       settings.tag_limits.push_back(AsUsage([&] { return orchestrate::ParseTagLimit(limit); }));
     }
+    settings.local_runs = !daemon_.external_workers;
+    settings.worker_stale_after = std::chrono::seconds(daemon_.worker_stale_after_s);
+    settings.lost_run_retries = daemon_.lost_run_retries;
     return Daemon(global, daemon_.pipelines, settings, daemon_.wait, daemon_.now, daemon_.until);
+  }
+  if (worker_cmd_->parsed()) {
+    orchestrate::WorkerSettings settings;
+    settings.max_concurrent_runs = worker_.max_concurrent_runs;
+    for (const std::string& limit : worker_.tag_limits) {
+      settings.tag_limits.push_back(AsUsage([&] { return orchestrate::ParseTagLimit(limit); }));
+    }
+    return Worker(global, worker_.pipelines, settings, std::chrono::milliseconds(worker_.heartbeat_ms),
+                  worker_.until_idle);
   }
   std::unique_ptr<Clock> clock = ClockFor("");
   if (schedules_list_->parsed()) return SchedulesList(global, schedule_.pipelines, schedule_.json, *clock);

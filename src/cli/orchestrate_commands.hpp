@@ -1,4 +1,4 @@
-// The orchestrator's commands: `daemon`, `schedules list|start|stop|preview`, `sensors list|show` and
+// The orchestrator's commands: `daemon`, `worker`, `schedules list|start|stop|preview`, `sensors list|show` and
 // `starlake run`. They read the project's pipeline files (`pipelines/*.yml`, orchestrate/pipeline_file.hpp) and its
 // state store (`.sluice/state.db`). Registered on `sluice` only: a code program has no pipeline files.
 #pragma once
@@ -29,7 +29,17 @@ class OrchestrateCommands {
     bool wait = false;
     std::string now;
     std::string until;
+    bool external_workers = false;
+    int worker_stale_after_s = 60;
+    int lost_run_retries = 0;
   } daemon_;
+  struct WorkerFlags {
+    std::string pipelines;
+    int max_concurrent_runs = 4;
+    std::vector<std::string> tag_limits;
+    int heartbeat_ms = 1000;
+    bool until_idle = false;
+  } worker_;
   struct ScheduleFlags {
     std::string pipelines;
     std::string name;
@@ -49,6 +59,7 @@ class OrchestrateCommands {
   } run_;
 
   CLI::App* daemon_cmd_ = nullptr;
+  CLI::App* worker_cmd_ = nullptr;
   CLI::App* schedules_list_ = nullptr;
   CLI::App* schedules_start_ = nullptr;
   CLI::App* schedules_stop_ = nullptr;

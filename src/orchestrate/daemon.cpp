@@ -117,7 +117,6 @@ Daemon::Daemon(StateStore& store, const Clock& clock, std::vector<RunnableJob> j
       clock_(clock),
       jobs_(std::move(jobs)),
       settings_(std::move(settings)),
-      launcher_(std::move(launcher)),
       pid_(getpid()),
       pid_start_time_(ProcessStartTime(getpid())) {
   for (const RunnableJob& job : jobs_) {
@@ -132,18 +131,16 @@ Daemon::Daemon(StateStore& store, const Clock& clock, std::vector<RunnableJob> j
     }
     schedules_.push_back(std::move(parsed));
   }
+  if (settings_.local_runs) {
+    worker_ = std::make_unique<RunWorker>(store_, clock_, jobs_,
+                                          WorkerSettings{settings_.max_concurrent_runs, settings_.tag_limits},
+                                          std::move(launcher));
+  }
 }
 
 Daemon::~Daemon() { WaitForRuns(); }
 
 std::string Daemon::NewRunId() { return sluice::NewRunId(clock_); }
-
-const RunnableJob* Daemon::FindJob(const std::string& name) const {
-  for (const RunnableJob& job : jobs_) {
-    if (job.job.name == name) return &job;
-  }
-  return nullptr;
-}
 
 InstigatorState Daemon::StateOf(const std::string& name, InstigatorKind kind,
                                 const std::map<std::string, InstigatorState>& states) {
@@ -302,95 +299,24 @@ void Daemon::EvaluateSensor(const RunnableJob& job, const InstigatorState& state
   }
 }
 
-bool Daemon::WithinLimits(const RunRecord& run) {
-  if (static_cast<int>(running_.size()) >= settings_.max_concurrent_runs) return false;
-  for (const TagLimit& limit : settings_.tag_limits) {
-    auto matches = [&](const std::map<std::string, std::string>& tags) {
-      auto tag = tags.find(limit.key);
-      return tag != tags.end() && (!limit.value || tag->second == *limit.value);
-    };
-    if (!matches(run.tags)) continue;
-    int count = 0;
-    for (const RunningRun& running : running_) count += matches(running.tags) ? 1 : 0;
-    if (count >= limit.limit) return false;
-  }
-  return true;
-}
-
-void Daemon::ReapFinished() {
-  for (auto it = running_.begin(); it != running_.end();) {
-    if (it->done->load()) {
-      it->thread.join();
-      it = running_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-}
-
 std::vector<std::string> Daemon::LaunchQueuedRuns() {
-  ReapFinished();
-  std::vector<std::string> started;
-  if (cancel_runs_.load()) return started;
-  for (const RunRecord& queued : store_.UnclaimedQueuedRuns()) {
-    if (queued.job.empty() || !WithinLimits(queued)) continue;
-    const std::string now = FormatUtc(clock_.Now());
-    if (!store_.StartQueuedRun(queued.run_id, pid_, pid_start_time_, now)) continue;
-    const RunnableJob* job = FindJob(queued.job);
-    JobRunConfig config;
-    std::string problem;
-    if (!job) {
-      problem = "job " + queued.job + " is not defined in the pipeline files";
-    } else {
-      try {
-        config = RunConfigFromTags(queued.tags);
-      } catch (const Error& error) {
-        problem = error.what();
-      }
-    }
-    if (!problem.empty()) {
-      store_.FinishRun(queued.run_id, RunStatus::kFailure, now, problem);
-      continue;
-    }
-    RunningRun running;
-    running.run_id = queued.run_id;
-    running.tags = queued.tags;
-    running.done = std::make_shared<std::atomic<bool>>(false);
-    running.thread = std::thread([this, job, run = queued, config, done = running.done] {
-      JobRunOutcome outcome;
-      try {
-        outcome = launcher_(*job, run, config, cancel_runs_);
-      } catch (const std::exception& error) {
-        outcome = JobRunOutcome{RunStatus::kFailure, error.what()};
-      }
-      try {
-        store_.FinishRun(run.run_id, outcome.status, FormatUtc(clock_.Now()), outcome.error);
-        store_.Append(run.run_id, FormatUtc(clock_.Now()),
-                      RunFinishedEvent{RunStatusName(outcome.status), outcome.error});
-      } catch (const Error&) {
-        // Already finished (e.g. marked by another process): the record stands as it is.
-      }
-      done->store(true);
-    });
-    started.push_back(queued.run_id);
-    running_.push_back(std::move(running));
+  for (const std::string& line : RecoverLostRuns(store_, clock_, settings_.worker_stale_after,
+                                                 settings_.lost_run_retries)) {
+    announce_(line);
   }
-  return started;
+  if (!worker_) return {};
+  return worker_->ClaimAndStart();
 }
 
-int Daemon::RunningCount() {
-  ReapFinished();
-  return static_cast<int>(running_.size());
-}
+int Daemon::RunningCount() { return worker_ ? worker_->RunningCount() : 0; }
 
 void Daemon::WaitForRuns() {
-  for (RunningRun& running : running_) {
-    if (running.thread.joinable()) running.thread.join();
-  }
-  running_.clear();
+  if (worker_) worker_->WaitForRuns();
 }
 
-void Daemon::CancelRuns() { cancel_runs_.store(true); }
+void Daemon::CancelRuns() {
+  if (worker_) worker_->CancelRuns();
+}
 
 int Daemon::Run(const std::atomic<bool>& stop, bool wait_for_lease, std::optional<system_clock::time_point> until,
                 std::string& message, const std::function<void(const std::string& line)>& announce) {
@@ -413,7 +339,9 @@ int Daemon::Run(const std::atomic<bool>& stop, bool wait_for_lease, std::optiona
     if (stop.load()) return 0;
     held = lease();
   }
-  announce("daemon started (pid " + std::to_string(pid_) + "): " + std::to_string(jobs_.size()) + " jobs");
+  announce_ = announce;
+  announce("daemon started (pid " + std::to_string(pid_) + "): " + std::to_string(jobs_.size()) + " jobs" +
+           (worker_ ? "" : "; queued runs are left to `sluice worker` processes"));
 
   while (!stop.load()) {
     if (!lease().acquired) {
@@ -421,6 +349,16 @@ int Daemon::Run(const std::atomic<bool>& stop, bool wait_for_lease, std::optiona
       CancelRuns();
       WaitForRuns();
       return 1;
+    }
+    if (worker_) {
+      try {
+        worker_->Heartbeat();
+      } catch (const Error& error) {
+        message = std::string("the daemon's own worker was found dead and reaped: ") + error.what();
+        CancelRuns();
+        WaitForRuns();
+        return 1;
+      }
     }
     for (const std::string& run_id : EvaluateInstigators()) announce("queued run " + run_id);
     for (const std::string& run_id : LaunchQueuedRuns()) announce("started run " + run_id);

@@ -11,8 +11,10 @@
 //      materialization recorded while no daemon ran is still seen), its tick recorded with the skip reason or error.
 //      The "previous" partition of §6.6 falls back to the start_date option, else to the epoch: a job's first
 //      sensor-triggered run has all history as its interval.
-//   3. The queue: QUEUED runs nobody owns are started, oldest first, within the run limits (total and per tag), each
-//      on its own thread.
+//   3. The queue: workers found dead (RunQueue::ReapDeadWorkers) have their runs marked FAILURE or queued again
+//      (RecoverLostRuns, `lost_run_retries`); then, unless the runs are left to `sluice worker` processes
+//      (`local_runs` false), the daemon's own RunWorker claims QUEUED runs, oldest first, within the run limits (its
+//      total, and per tag over every worker), each on its own thread.
 // Every tick is recorded with its cursor in one transaction. A run request has a run key (`<instigator>:<tick time>`
 // or `<instigator>:<cursor>`) claimed before the run is created, so a daemon restarted between the two creates the
 // same run rather than a second one. Schedules and sensors are RUNNING unless stopped (`schedules stop`).
@@ -20,7 +22,8 @@
 // SKIPPED ticks (a sensor records one per evaluation) are purged once an hour when older than keep_skipped_ticks;
 // ticks that requested runs or failed are kept.
 // One daemon per state store: Run takes the store's daemon lease and heartbeats it every pass; a second daemon waits
-// for it or exits. On stop (SIGTERM), no new tick is evaluated and no run started; running runs finish their task in
+// for it or exits. On PostgreSQL the lease is an advisory lock held by the daemon's session, so a daemon killed on any
+// machine loses it at once. On stop (SIGTERM), no new tick is evaluated and no run started; running runs finish their task in
 // flight, then skip the rest and end CANCELED; the lease is released.
 // Thread-safety: one thread calls Pass/Run; runs execute on threads the daemon owns.
 #pragma once
@@ -38,18 +41,14 @@
 #include "core/clock.hpp"
 #include "core/cron_schedule.hpp"
 #include "core/time_zone.hpp"
+#include "orchestrate/run_worker.hpp"
 #include "orchestrate/starlake_job_run.hpp"
 #include "state/state_store.hpp"
 
 namespace sluice::orchestrate {
 
-// A run limit by tag: at most `limit` runs whose tag `key` is set (to `value`, when given) run at once. The tags a
-// run carries include `sluice/job` (its job) and `sluice/trigger` (the schedule or sensor that requested it).
-struct TagLimit {
-  std::string key;
-  std::optional<std::string> value;
-  int limit = 1;
-};
+// A run limit by tag (TagLimit, state/state_store.hpp); the tags a run carries include `sluice/job` (its job) and
+// `sluice/trigger` (the schedule or sensor that requested it).
 // `key=limit` or `key:value=limit`; throws SLU-DAEMON-003 otherwise.
 TagLimit ParseTagLimit(std::string_view text);
 
@@ -60,14 +59,13 @@ struct DaemonSettings {
   std::vector<TagLimit> tag_limits;
   std::chrono::seconds lease_stale_after{60};     // a holder silent this long has lost the lease
   std::chrono::hours keep_skipped_ticks{24 * 7};  // SKIPPED ticks older than this are purged (hourly)
+  bool local_runs = true;                         // false: only `sluice worker` processes run the queued runs
+  std::chrono::seconds worker_stale_after{60};    // a worker silent this long is dead
+  int lost_run_retries = 0;                       // times a run lost with its worker is queued again
 };
 
 std::string ScheduleName(const StarlakeJob& job);  // <job>_schedule
 std::string SensorName(const StarlakeJob& job);    // <job>_sensor
-
-// Runs one run of a job; the daemon starts and finishes the run record around it.
-using RunLauncher = std::function<JobRunOutcome(const RunnableJob& job, const RunRecord& run,
-                                                const JobRunConfig& config, const std::atomic<bool>& cancel)>;
 
 class Daemon {
  public:
@@ -78,7 +76,8 @@ class Daemon {
   // Steps 1 and 2: evaluates the schedules and due sensors, records their ticks and queues the runs they request.
   // Returns the ids of the runs queued.
   std::vector<std::string> EvaluateInstigators();
-  // Step 3: starts queued runs within the limits; returns their ids.
+  // Step 3: recovers the runs of dead workers, then (with local runs) starts queued runs within the limits; returns
+  // the ids of the runs started.
   std::vector<std::string> LaunchQueuedRuns();
   // Runs still executing on the daemon's threads.
   int RunningCount();
@@ -94,13 +93,6 @@ class Daemon {
           const std::function<void(const std::string& line)>& announce);
 
  private:
-  struct RunningRun {
-    std::string run_id;
-    std::map<std::string, std::string> tags;
-    std::thread thread;
-    std::shared_ptr<std::atomic<bool>> done;
-  };
-
   // A schedule's cron and zone, parsed once; `error` instead when the pipeline's values do not parse.
   struct ParsedSchedule {
     std::optional<CronSchedule> cron;
@@ -117,9 +109,6 @@ class Daemon {
   // Claims `run_key` and creates its QUEUED run (or finds the one a previous daemon created for it).
   std::string QueueRun(const RunnableJob& job, const std::string& trigger, const std::string& run_key,
                        const JobRunConfig& config);
-  bool WithinLimits(const RunRecord& run);
-  void ReapFinished();
-  const RunnableJob* FindJob(const std::string& name) const;
   std::string NewRunId();
 
   StateStore& store_;
@@ -127,11 +116,10 @@ class Daemon {
   std::vector<RunnableJob> jobs_;
   std::vector<ParsedSchedule> schedules_;  // by job, for jobs with a cron
   DaemonSettings settings_;
-  RunLauncher launcher_;
+  std::unique_ptr<RunWorker> worker_;  // null without local runs
   std::map<std::string, std::chrono::system_clock::time_point> sensor_evaluated_;
   std::optional<std::chrono::system_clock::time_point> last_purge_;
-  std::vector<RunningRun> running_;
-  std::atomic<bool> cancel_runs_{false};
+  std::function<void(const std::string&)> announce_ = [](const std::string&) {};
   int64_t pid_ = 0;
   int64_t pid_start_time_ = 0;
   uint64_t run_counter_ = 0;

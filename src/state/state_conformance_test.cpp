@@ -3,10 +3,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <ostream>
 #include <thread>
 #include <vector>
@@ -30,6 +34,7 @@ class StoreUnderTest {
   virtual BackfillStore& backfills() = 0;
   virtual TickStore& ticks() = 0;
   virtual AssetEventStore& asset_events() = 0;
+  virtual RunQueue& queue() = 0;
 };
 
 // A backend whose one object implements all three interfaces.
@@ -43,6 +48,7 @@ class SingleObjectStore final : public StoreUnderTest {
   BackfillStore& backfills() override { return *store_; }
   TickStore& ticks() override { return *store_; }
   AssetEventStore& asset_events() override { return *store_; }
+  RunQueue& queue() override { return *store_; }
 
  private:
   std::unique_ptr<Store> store_;
@@ -69,6 +75,25 @@ class StateConformanceTest : public ::testing::TestWithParam<StateBackend> {
   BackfillStore& backfills() { return store_->backfills(); }
   TickStore& ticks() { return store_->ticks(); }
   AssetEventStore& asset_events() { return store_->asset_events(); }
+  RunQueue& queue() { return store_->queue(); }
+
+  // A QUEUED run of `job` waiting for a worker (no owner), with `tags`.
+  static RunRecord QueuedJobRun(const std::string& run_id, const std::string& created_at, const std::string& job,
+                                std::map<std::string, std::string> tags = {}) {
+    RunRecord run = NewRun(run_id, created_at);
+    run.pid = 0;
+    run.pid_start_time = 0;
+    run.job = job;
+    run.tags = std::move(tags);
+    return run;
+  }
+
+  // A worker on another machine (its pid means nothing here), registered with heartbeat `at`.
+  WorkerRecord RemoteWorker(const std::string& name, const std::string& at = "2026-03-01T10:00:00.000Z") {
+    WorkerRecord worker{"elsewhere-" + name + ":7:1", "elsewhere-" + name, 7, 1, at, at};
+    queue().RegisterWorker(worker);
+    return worker;
+  }
 
   // A REQUESTED backfill of three chunks owned by this (live) process.
   static BackfillRecord NewBackfill(const std::string& id, const std::string& created_at = "2026-03-01T10:00:00.000Z") {
@@ -705,6 +730,116 @@ TEST_P(StateConformanceTest, AssetMaterializationsAreKeptInSequenceWithTheirMeta
   other.metadata = nlohmann::json::object();
   EXPECT_EQ(asset_events().LatestAssetMaterializations(),
             (std::vector<AssetMaterializationRecord>{other, second}));
+}
+
+// ---- the run queue ----
+
+TEST_P(StateConformanceTest, WorkersRegisterHeartbeatAndLeave) {
+  WorkerRecord here = ThisProcessAsWorker("2026-03-01T10:00:00.000Z");
+  queue().RegisterWorker(here);
+  WorkerRecord remote = RemoteWorker("b");
+  queue().HeartbeatWorker(here.worker_id, "2026-03-01T10:00:07.000Z");
+  here.heartbeat_at = "2026-03-01T10:00:07.000Z";
+  std::vector<WorkerRecord> expected{remote, here};
+  std::sort(expected.begin(), expected.end(),
+            [](const WorkerRecord& a, const WorkerRecord& b) { return a.worker_id < b.worker_id; });
+  EXPECT_EQ(queue().ListWorkers(), expected);
+  queue().UnregisterWorker(remote.worker_id);
+  queue().UnregisterWorker(remote.worker_id);
+  EXPECT_EQ(queue().ListWorkers(), (std::vector<WorkerRecord>{here}));
+  EXPECT_EQ(StateErrorCode([&] { queue().HeartbeatWorker(remote.worker_id, "2026-03-01T10:00:08.000Z"); }),
+            "SLU-STATE-010");
+}
+
+TEST_P(StateConformanceTest, AWorkerClaimsTheOldestJobRunUpToItsLimit) {
+  runs().CreateRun(QueuedJobRun("q2", "2026-03-01T10:00:02.000Z", "load"));
+  runs().CreateRun(QueuedJobRun("q1", "2026-03-01T10:00:01.000Z", "load"));
+  runs().CreateRun(QueuedJobRun("q3", "2026-03-01T10:00:03.000Z", "load"));
+  RunRecord plain = QueuedJobRun("p0", "2026-03-01T10:00:00.000Z", "");  // not a job run: never claimed
+  runs().CreateRun(plain);
+  WorkerRecord worker = RemoteWorker("a");
+  std::optional<RunRecord> first = queue().ClaimQueuedRun(worker, 2, {}, "2026-03-01T10:01:00.000Z");
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->run_id, "q1");
+  EXPECT_EQ(first->status, RunStatus::kStarted);
+  EXPECT_EQ(runs().GetRun("q1"), first);
+  EXPECT_EQ(first->host, worker.host);
+  EXPECT_EQ(first->pid, worker.pid);
+  EXPECT_EQ(first->started_at, "2026-03-01T10:01:00.000Z");
+  EXPECT_EQ(queue().ClaimQueuedRun(worker, 2, {}, "2026-03-01T10:01:01.000Z")->run_id, "q2");
+  EXPECT_FALSE(queue().ClaimQueuedRun(worker, 2, {}, "2026-03-01T10:01:02.000Z")) << "at its limit of 2";
+  EXPECT_EQ(queue().ClaimQueuedRun(RemoteWorker("b"), 2, {}, "2026-03-01T10:01:03.000Z")->run_id, "q3");
+  runs().FinishRun("q1", RunStatus::kSuccess, "2026-03-01T10:02:00.000Z", "");
+  EXPECT_FALSE(queue().ClaimQueuedRun(worker, 2, {}, "2026-03-01T10:02:01.000Z")) << "nothing left but a plain run";
+  EXPECT_EQ(runs().GetRun("p0")->status, RunStatus::kQueued);
+  WorkerRecord unknown{"ghost:1:1", "ghost", 1, 1, "", ""};
+  EXPECT_EQ(StateErrorCode([&] { queue().ClaimQueuedRun(unknown, 1, {}, "2026-03-01T10:02:02.000Z"); }),
+            "SLU-STATE-010");
+}
+
+TEST_P(StateConformanceTest, TagLimitsHoldAcrossWorkersAndSkipToARunTheyAllow) {
+  runs().CreateRun(QueuedJobRun("k1", "2026-03-01T10:00:01.000Z", "kpi", {{"sluice/job", "kpi"}}));
+  runs().CreateRun(QueuedJobRun("k2", "2026-03-01T10:00:02.000Z", "kpi", {{"sluice/job", "kpi"}}));
+  runs().CreateRun(QueuedJobRun("l1", "2026-03-01T10:00:03.000Z", "load", {{"sluice/job", "load"}}));
+  const std::vector<TagLimit> limits{{"sluice/job", std::string("kpi"), 1}};
+  EXPECT_EQ(queue().ClaimQueuedRun(RemoteWorker("a"), 4, limits, "2026-03-01T10:01:00.000Z")->run_id, "k1");
+  EXPECT_EQ(queue().ClaimQueuedRun(RemoteWorker("b"), 4, limits, "2026-03-01T10:01:01.000Z")->run_id, "l1")
+      << "k2 waits: one kpi run is started on worker a";
+  EXPECT_FALSE(queue().ClaimQueuedRun(RemoteWorker("c"), 4, limits, "2026-03-01T10:01:02.000Z"));
+  runs().FinishRun("k1", RunStatus::kFailure, "2026-03-01T10:02:00.000Z", "boom");
+  EXPECT_EQ(queue().ClaimQueuedRun(RemoteWorker("c"), 4, limits, "2026-03-01T10:02:01.000Z")->run_id, "k2");
+}
+
+TEST_P(StateConformanceTest, ConcurrentClaimsTakeEveryRunExactlyOnce) {
+  constexpr int kRuns = 120;
+  for (int i = 0; i < kRuns; ++i) {
+    char created[40];
+    std::snprintf(created, sizeof created, "2026-03-01T10:%02d:%02d.000Z", i / 60, i % 60);
+    runs().CreateRun(QueuedJobRun("run" + std::to_string(i), created, "load", {{"sluice/job", "load"}}));
+  }
+  std::vector<WorkerRecord> workers;
+  for (const char* name : {"a", "b", "c", "d"}) workers.push_back(RemoteWorker(name));
+  std::mutex mutex;
+  std::map<std::string, int> claims;
+  std::vector<std::thread> threads;
+  for (const WorkerRecord& worker : workers) {
+    threads.emplace_back([&, worker] {
+      while (auto run = queue().ClaimQueuedRun(worker, 1, {}, "2026-03-01T11:00:00.000Z")) {
+        runs().FinishRun(run->run_id, RunStatus::kSuccess, "2026-03-01T11:00:01.000Z", "");
+        std::lock_guard lock(mutex);
+        ++claims[run->run_id];
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  ASSERT_EQ(claims.size(), static_cast<size_t>(kRuns));
+  for (const auto& [run_id, count] : claims) EXPECT_EQ(count, 1) << run_id;
+}
+
+TEST_P(StateConformanceTest, DeadWorkersAreReapedWithTheirStartedRuns) {
+  runs().CreateRun(QueuedJobRun("q1", "2026-03-01T10:00:01.000Z", "load"));
+  runs().CreateRun(QueuedJobRun("q2", "2026-03-01T10:00:02.000Z", "load"));
+  WorkerRecord silent = RemoteWorker("silent", "2026-03-01T10:00:00.000Z");
+  WorkerRecord alive = ThisProcessAsWorker("2026-03-01T10:05:00.000Z");
+  queue().RegisterWorker(alive);
+  ASSERT_EQ(queue().ClaimQueuedRun(silent, 1, {}, "2026-03-01T10:01:00.000Z")->run_id, "q1");
+  ASSERT_EQ(queue().ClaimQueuedRun(alive, 1, {}, "2026-03-01T10:05:01.000Z")->run_id, "q2");
+
+  EXPECT_TRUE(queue().ReapDeadWorkers("2026-03-01T09:00:00.000Z").empty()) << "every heartbeat is recent enough";
+  std::vector<RunRecord> orphaned = queue().ReapDeadWorkers("2026-03-01T10:02:00.000Z");
+  ASSERT_EQ(Ids(orphaned), (std::vector<std::string>{"q1"}));
+  EXPECT_EQ(orphaned.front().status, RunStatus::kStarted) << "the caller decides: fail or retry";
+  EXPECT_EQ(queue().ListWorkers(), (std::vector<WorkerRecord>{alive}));
+  EXPECT_EQ(StateErrorCode([&] { queue().HeartbeatWorker(silent.worker_id, "2026-03-01T10:03:00.000Z"); }),
+            "SLU-STATE-010");
+
+  // A worker of this machine whose process is gone is dead whatever its heartbeat says.
+  WorkerRecord gone = ThisProcessAsWorker("2026-03-01T10:05:00.000Z");
+  gone.pid_start_time += 1;  // the pid is this process's, the start time another's: a reused pid
+  gone.worker_id = gone.host + ":" + std::to_string(gone.pid) + ":" + std::to_string(gone.pid_start_time);
+  queue().RegisterWorker(gone);
+  EXPECT_TRUE(queue().ReapDeadWorkers("2026-03-01T10:02:00.000Z").empty());
+  EXPECT_EQ(queue().ListWorkers(), (std::vector<WorkerRecord>{alive}));
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -1,5 +1,7 @@
 #include "state/state_store.hpp"
 
+#include <unistd.h>
+
 #include <array>
 #include <charconv>
 #include <cstdint>
@@ -147,6 +149,38 @@ int64_t ProcessStartTime(int64_t pid) {
   if (!file) return 0;
   std::string stat((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   return ParseProcessStartTime(stat);
+}
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
+WorkerRecord ThisProcessAsWorker(const std::string& at) {
+  WorkerRecord worker;
+  worker.host = HostName();
+  worker.pid = getpid();
+  worker.pid_start_time = ProcessStartTime(worker.pid);
+  worker.worker_id = worker.host + ":" + std::to_string(worker.pid) + ":" + std::to_string(worker.pid_start_time);
+  worker.started_at = at;
+  worker.heartbeat_at = at;
+  return worker;
+}
+
+bool WithinTagLimits(const std::vector<TagLimit>& limits, const RunRecord& candidate,
+                     const std::vector<RunRecord>& started) {
+  for (const TagLimit& limit : limits) {
+    auto matches = [&](const std::map<std::string, std::string>& tags) {
+      auto tag = tags.find(limit.key);
+      return tag != tags.end() && (!limit.value || tag->second == *limit.value);
+    };
+    if (!matches(candidate.tags)) continue;
+    int count = 0;
+    for (const RunRecord& run : started) count += matches(run.tags) ? 1 : 0;
+    if (count >= limit.limit) return false;
+  }
+  return true;
 }
 
 namespace {

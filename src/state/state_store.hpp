@@ -8,7 +8,7 @@
 //   005 the run is not in a state that allows the transition (e.g. starting a run twice)
 //   006 a stored row cannot be read back (unknown status or event kind, malformed payload)
 //   007 a backfill with that id exists              008 no backfill with that id (or no such chunk)
-//   009 no schedule or sensor of that name
+//   009 no schedule or sensor of that name         010 the worker is not registered (reaped as dead)
 #pragma once
 
 #include <cstdint>
@@ -41,6 +41,7 @@ struct RunRecord {
   std::string backfill_id;                     // the backfill this run is a chunk of; empty for a plain run
   std::string job;                             // the orchestrated job it runs (a Starlake pipeline); empty otherwise
   std::map<std::string, std::string> tags;     // e.g. logical_datetime, previous_logical_datetime, the trigger
+  std::string host;  // the machine of the owning process (pid is only meaningful there); empty when unowned
 
   bool operator==(const RunRecord&) const = default;
 };
@@ -56,6 +57,9 @@ int64_t ParseProcessStartTime(std::string_view stat);
 
 // True for SUCCESS, FAILURE and CANCELED.
 bool IsTerminal(RunStatus status);
+
+// This machine's name (gethostname), as runs and workers record it.
+std::string HostName();
 
 class RunStore {
  public:
@@ -329,12 +333,67 @@ class TickStore {
   virtual void ReleaseDaemonLease(int64_t pid, int64_t start_time) = 0;
 };
 
+// ---- distributed runs ----
+
+// A process executing queued runs: a daemon running them on its own threads, or a `sluice worker`, on any machine that
+// reaches the store. `worker_id` is unique per process: "<host>:<pid>:<pid_start_time>".
+struct WorkerRecord {
+  std::string worker_id;
+  std::string host;
+  int64_t pid = 0;
+  int64_t pid_start_time = 0;
+  std::string started_at;    // ISO-8601 UTC
+  std::string heartbeat_at;  // its last heartbeat
+
+  bool operator==(const WorkerRecord&) const = default;
+};
+WorkerRecord ThisProcessAsWorker(const std::string& at);
+
+// A run limit by tag: at most `limit` STARTED runs whose tag `key` is set (to `value`, when given) at once, counted over
+// every worker of the store.
+struct TagLimit {
+  std::string key;
+  std::optional<std::string> value;
+  int limit = 1;
+  bool operator==(const TagLimit&) const = default;
+};
+// Whether `candidate` may start beside `started` (the STARTED runs counted) under every limit.
+bool WithinTagLimits(const std::vector<TagLimit>& limits, const RunRecord& candidate,
+                     const std::vector<RunRecord>& started);
+
+// The queue of runs that workers claim. Queued runs are RunStore's QUEUED runs with a job and no owner (pid 0).
+class RunQueue {
+ public:
+  virtual ~RunQueue() = default;
+  // Inserts the worker, or refreshes its heartbeat when it is registered. On PostgreSQL the worker's liveness is also
+  // tied to the store's session: when the process dies its session ends and ReapDeadWorkers sees it at once.
+  virtual void RegisterWorker(const WorkerRecord& worker) = 0;
+  // Sets the worker's heartbeat_at; SLU-STATE-010 when it is not registered (it was reaped as dead: it must stop).
+  virtual void HeartbeatWorker(const std::string& worker_id, const std::string& at) = 0;
+  // Removes the worker (a clean exit); nothing happens when it is not registered.
+  virtual void UnregisterWorker(const std::string& worker_id) = 0;
+  // Sorted by worker_id.
+  virtual std::vector<WorkerRecord> ListWorkers() = 0;
+  // Claims the oldest QUEUED run with a job and no owner that the limits allow, counting the STARTED runs of every
+  // worker: `max_running` STARTED runs owned by this worker at most, and every TagLimit over all STARTED runs. The run
+  // becomes STARTED, owned by the worker (pid, pid_start_time, host), started_at `at`. Atomic across processes and
+  // machines: of many workers claiming at once, each run goes to one and no limit is exceeded. nullopt when nothing
+  // can be claimed; SLU-STATE-010 when the worker is not registered.
+  virtual std::optional<RunRecord> ClaimQueuedRun(const WorkerRecord& worker, int max_running,
+                                                  const std::vector<TagLimit>& limits, const std::string& at) = 0;
+  // Finds the registered workers that died: their process is gone (checked on this host only), their session ended
+  // (PostgreSQL), or their heartbeat is older than `stale_before`. Removes them and returns their STARTED runs, which
+  // it leaves STARTED: the caller (the active daemon) marks each FAILURE or retries it per its policy.
+  virtual std::vector<RunRecord> ReapDeadWorkers(const std::string& stale_before) = 0;
+};
+
 // Every store a run records into, as one object: what each backend implements.
 class StateStore : public RunStore,
                    public EventLog,
                    public MaterializationStore,
                    public BackfillStore,
                    public TickStore,
-                   public AssetEventStore {};
+                   public AssetEventStore,
+                   public RunQueue {};
 
 }  // namespace sluice

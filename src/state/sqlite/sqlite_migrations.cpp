@@ -150,6 +150,19 @@ CREATE TABLE asset_materializations (
 ) STRICT;
 CREATE INDEX asset_materializations_by_asset ON asset_materializations (asset, sequence);
 )sql"},
+    // Runs record their owner's machine (a pid means something only there); workers are the processes claiming
+    // queued runs (RunQueue).
+    SqliteMigration{5, "run hosts, workers", R"sql(
+ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT '';
+CREATE TABLE workers (
+  worker_id      TEXT    NOT NULL PRIMARY KEY,
+  host           TEXT    NOT NULL,
+  pid            INTEGER NOT NULL,
+  pid_start_time INTEGER NOT NULL,
+  started_at     TEXT    NOT NULL,
+  heartbeat_at   TEXT    NOT NULL
+) STRICT, WITHOUT ROWID;
+)sql"},
 };
 
 constexpr bool NumberedInOrder() {

@@ -36,7 +36,7 @@ constexpr const char* kSelectBackfills =
 
 constexpr const char* kSelectRuns =
     "SELECT run_id, selection, partition_start, partition_end, status, created_at, started_at, finished_at, "
-    "pid, pid_start_time, error, backfill_id, job, tags FROM runs ";
+    "pid, pid_start_time, error, backfill_id, job, tags, host FROM runs ";
 
 RunRecord RunFromRow(sqlite3* db, const SqliteStatement& row) {
   RunRecord run;
@@ -65,6 +65,7 @@ RunRecord RunFromRow(sqlite3* db, const SqliteStatement& row) {
     if (!value.is_string()) throw StateError(db, "SLU-STATE-006", "run " + run.run_id + " has a tag that is not text");
     run.tags[key] = value.get<std::string>();
   }
+  run.host = row.Text(14);
   return run;
 }
 
@@ -187,9 +188,11 @@ int SqliteStateStore::MarkDeadRuns(const std::string& now) {
   {
     SqliteStatement unfinished(
         db_, kServing, "list unfinished runs",
-        "SELECT run_id, pid, pid_start_time FROM runs WHERE status = :started OR (status = :queued AND pid <> 0)");
+        "SELECT run_id, pid, pid_start_time FROM runs WHERE (status = :started OR (status = :queued AND pid <> 0)) "
+        "AND host IN ('', :host)");
     unfinished.Bind(":queued", RunStatusName(RunStatus::kQueued))
-        .Bind(":started", RunStatusName(RunStatus::kStarted));
+        .Bind(":started", RunStatusName(RunStatus::kStarted))
+        .Bind(":host", HostName());
     while (unfinished.Step()) {
       Owner owner{unfinished.Text(0), unfinished.Int(1), unfinished.Int(2)};
       int64_t start_time = ProcessStartTime(owner.pid);
@@ -231,9 +234,9 @@ void SqliteStateStore::CreateRun(const RunRecord& run) {
   SqliteStatement insert(
       db_, kServing, "create run " + run.run_id,
       "INSERT INTO runs (run_id, selection, partition_start, partition_end, status, created_at, "
-      "started_at, finished_at, pid, pid_start_time, error, backfill_id, job, tags) "
+      "started_at, finished_at, pid, pid_start_time, error, backfill_id, job, tags, host) "
       "VALUES (:run_id, :selection, :partition_start, :partition_end, :status, :created_at, "
-      ":started_at, :finished_at, :pid, :pid_start_time, :error, :backfill_id, :job, :tags)");
+      ":started_at, :finished_at, :pid, :pid_start_time, :error, :backfill_id, :job, :tags, :host)");
   insert.Bind(":run_id", run.run_id)
       .Bind(":selection", run.selection)
       .BindNullable(":partition_start", run.partition_start)
@@ -247,7 +250,8 @@ void SqliteStateStore::CreateRun(const RunRecord& run) {
       .Bind(":error", run.error)
       .Bind(":backfill_id", run.backfill_id)
       .Bind(":job", run.job)
-      .Bind(":tags", nlohmann::json(run.tags).dump());
+      .Bind(":tags", nlohmann::json(run.tags).dump())
+      .Bind(":host", run.host);
   insert.Execute();
 }
 
@@ -329,9 +333,11 @@ bool SqliteStateStore::StartQueuedRun(const std::string& run_id, int64_t pid, in
   std::lock_guard lock(mutex_);
   SqliteStatement update(db_, kServing, "start queued run " + run_id,
                          "UPDATE runs SET status = :started, started_at = :at, pid = :pid, "
-                         "pid_start_time = :pid_start_time WHERE run_id = :run_id AND status = :queued AND pid = 0");
+                         "pid_start_time = :pid_start_time, host = :host "
+                         "WHERE run_id = :run_id AND status = :queued AND pid = 0");
   update.Bind(":started", RunStatusName(RunStatus::kStarted))
       .Bind(":at", at)
+      .Bind(":host", HostName())
       .Bind(":pid", pid)
       .Bind(":pid_start_time", pid_start_time)
       .Bind(":run_id", run_id)
@@ -682,6 +688,154 @@ std::vector<PartitionStatusRecord> SqliteStateStore::PartitionStatuses() {
         PartitionStatusRecord{query.Text(0), query.Text(1), *state, query.Text(3), query.Text(4), query.Text(5)});
   }
   return records;
+}
+
+}  // namespace sluice
+
+namespace sluice {
+
+namespace {
+
+WorkerRecord WorkerFromRow(const SqliteStatement& row) {
+  return WorkerRecord{row.Text(0), row.Text(1), row.Int(2), row.Int(3), row.Text(4), row.Text(5)};
+}
+
+bool WorkerRegistered(sqlite3* db, const std::string& worker_id) {
+  SqliteStatement query(db, kServing, "read worker " + worker_id, "SELECT 1 FROM workers WHERE worker_id = :id");
+  query.Bind(":id", worker_id);
+  return query.Step();
+}
+
+[[noreturn]] void ThrowWorkerNotRegistered(sqlite3* db, const std::string& worker_id) {
+  throw StateError(db, "SLU-STATE-010", "worker " + worker_id + " is not registered",
+                   "it was found dead and its runs were taken over; restart the worker");
+}
+
+}  // namespace
+
+void SqliteStateStore::RegisterWorker(const WorkerRecord& worker) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement upsert(db_, kServing, "register worker " + worker.worker_id,
+                         "INSERT INTO workers (worker_id, host, pid, pid_start_time, started_at, heartbeat_at) "
+                         "VALUES (:id, :host, :pid, :start, :started_at, :heartbeat_at) "
+                         "ON CONFLICT (worker_id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at");
+  upsert.Bind(":id", worker.worker_id)
+      .Bind(":host", worker.host)
+      .Bind(":pid", worker.pid)
+      .Bind(":start", worker.pid_start_time)
+      .Bind(":started_at", worker.started_at)
+      .Bind(":heartbeat_at", worker.heartbeat_at);
+  upsert.Execute();
+}
+
+void SqliteStateStore::HeartbeatWorker(const std::string& worker_id, const std::string& at) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement update(db_, kServing, "heartbeat worker " + worker_id,
+                         "UPDATE workers SET heartbeat_at = :at WHERE worker_id = :id");
+  update.Bind(":at", at).Bind(":id", worker_id);
+  if (update.Execute() == 0) ThrowWorkerNotRegistered(db_, worker_id);
+}
+
+void SqliteStateStore::UnregisterWorker(const std::string& worker_id) {
+  std::lock_guard lock(mutex_);
+  SqliteStatement remove(db_, kServing, "unregister worker " + worker_id, "DELETE FROM workers WHERE worker_id = :id");
+  remove.Bind(":id", worker_id);
+  remove.Execute();
+}
+
+std::vector<WorkerRecord> SqliteStateStore::ListWorkers() {
+  std::lock_guard lock(mutex_);
+  SqliteStatement query(db_, kServing, "list workers",
+                        "SELECT worker_id, host, pid, pid_start_time, started_at, heartbeat_at FROM workers "
+                        "ORDER BY worker_id");
+  std::vector<WorkerRecord> workers;
+  while (query.Step()) workers.push_back(WorkerFromRow(query));
+  return workers;
+}
+
+std::optional<RunRecord> SqliteStateStore::ClaimQueuedRun(const WorkerRecord& worker, int max_running,
+                                                          const std::vector<TagLimit>& limits,
+                                                          const std::string& at) {
+  std::lock_guard lock(mutex_);
+  const std::string action = "claim a queued run for worker " + worker.worker_id;
+  // BEGIN IMMEDIATE: the write lock is taken first, so the counts read below hold until the claim commits.
+  SqliteTransaction transaction(db_, kServing, action);
+  if (!WorkerRegistered(db_, worker.worker_id)) ThrowWorkerNotRegistered(db_, worker.worker_id);
+  std::vector<RunRecord> started;
+  {
+    SqliteStatement query(db_, kServing, action, std::string(kSelectRuns) + "WHERE status = :started");
+    query.Bind(":started", RunStatusName(RunStatus::kStarted));
+    while (query.Step()) started.push_back(RunFromRow(db_, query));
+  }
+  const auto mine = std::count_if(started.begin(), started.end(), [&](const RunRecord& run) {
+    return run.pid == worker.pid && run.pid_start_time == worker.pid_start_time && run.host == worker.host;
+  });
+  if (mine >= max_running) return std::nullopt;
+  std::optional<RunRecord> chosen;
+  {
+    SqliteStatement query(db_, kServing, action,
+                          std::string(kSelectRuns) +
+                              "WHERE status = :queued AND pid = 0 AND job <> '' ORDER BY created_at, run_id");
+    query.Bind(":queued", RunStatusName(RunStatus::kQueued));
+    while (!chosen && query.Step()) {
+      RunRecord candidate = RunFromRow(db_, query);
+      if (WithinTagLimits(limits, candidate, started)) chosen = std::move(candidate);
+    }
+  }
+  if (!chosen) return std::nullopt;
+  SqliteStatement claim(db_, kServing, action,
+                        "UPDATE runs SET status = :started, started_at = :at, pid = :pid, "
+                        "pid_start_time = :start, host = :host WHERE run_id = :run_id");
+  claim.Bind(":started", RunStatusName(RunStatus::kStarted))
+      .Bind(":at", at)
+      .Bind(":pid", worker.pid)
+      .Bind(":start", worker.pid_start_time)
+      .Bind(":host", worker.host)
+      .Bind(":run_id", chosen->run_id);
+  claim.Execute();
+  transaction.Commit();
+  chosen->status = RunStatus::kStarted;
+  chosen->started_at = at;
+  chosen->pid = worker.pid;
+  chosen->pid_start_time = worker.pid_start_time;
+  chosen->host = worker.host;
+  return chosen;
+}
+
+std::vector<RunRecord> SqliteStateStore::ReapDeadWorkers(const std::string& stale_before) {
+  std::lock_guard lock(mutex_);
+  const std::string action = "reap dead workers";
+  SqliteTransaction transaction(db_, kServing, action);
+  std::vector<WorkerRecord> dead;
+  {
+    SqliteStatement query(db_, kServing, action,
+                          "SELECT worker_id, host, pid, pid_start_time, started_at, heartbeat_at FROM workers");
+    const std::string here = HostName();
+    // Without a readable /proc every process would look dead, even this one: judge by heartbeats only.
+    const bool proc_readable = ProcessStartTime(getpid()) != 0;
+    while (query.Step()) {
+      WorkerRecord worker = WorkerFromRow(query);
+      const bool gone = proc_readable && worker.host == here && ProcessStartTime(worker.pid) != worker.pid_start_time;
+      if (gone || worker.heartbeat_at < stale_before) dead.push_back(std::move(worker));
+    }
+  }
+  std::vector<RunRecord> orphaned;
+  for (const WorkerRecord& worker : dead) {
+    SqliteStatement runs(db_, kServing, action,
+                         std::string(kSelectRuns) +
+                             "WHERE status = :started AND pid = :pid AND pid_start_time = :start AND host = :host "
+                             "ORDER BY created_at, run_id");
+    runs.Bind(":started", RunStatusName(RunStatus::kStarted))
+        .Bind(":pid", worker.pid)
+        .Bind(":start", worker.pid_start_time)
+        .Bind(":host", worker.host);
+    while (runs.Step()) orphaned.push_back(RunFromRow(db_, runs));
+    SqliteStatement remove(db_, kServing, action, "DELETE FROM workers WHERE worker_id = :id");
+    remove.Bind(":id", worker.worker_id);
+    remove.Execute();
+  }
+  transaction.Commit();
+  return orphaned;
 }
 
 }  // namespace sluice

@@ -1,8 +1,9 @@
 // The SQLite state store (`.sluice/state.db` inside a project), WAL mode, numbered schema migrations
 // (table `schema_migrations`), applied on open in one transaction each.
 //
-// Opening marks every QUEUED/STARTED run whose process is gone (no such pid, or a pid reused by a process
-// with another start time) as FAILURE with error "process died"; MarkDeadRuns() does the same on demand.
+// Opening marks every QUEUED/STARTED run of this host (or of no recorded host) whose process is gone (no such pid, or
+// a pid reused by a process with another start time) as FAILURE with error "process died"; MarkDeadRuns() does the
+// same on demand. Workers (RunQueue) share the file on one machine: their liveness is their process.
 // Thread-safety: one mutex serializes every call; share one instance across threads.
 #pragma once
 
@@ -78,6 +79,15 @@ class SqliteStateStore final : public StateStore {
   DaemonLease AcquireDaemonLease(int64_t pid, int64_t start_time, const std::string& now,
                                  const std::string& stale_before) override;
   void ReleaseDaemonLease(int64_t pid, int64_t start_time) override;
+
+  // RunQueue (workers on this machine sharing the file).
+  void RegisterWorker(const WorkerRecord& worker) override;
+  void HeartbeatWorker(const std::string& worker_id, const std::string& at) override;
+  void UnregisterWorker(const std::string& worker_id) override;
+  std::vector<WorkerRecord> ListWorkers() override;
+  std::optional<RunRecord> ClaimQueuedRun(const WorkerRecord& worker, int max_running,
+                                          const std::vector<TagLimit>& limits, const std::string& at) override;
+  std::vector<RunRecord> ReapDeadWorkers(const std::string& stale_before) override;
 
   // AssetEventStore: sqlite_tick_store.cpp.
   int64_t RecordAssetMaterialization(const AssetMaterializationRecord& record) override;
