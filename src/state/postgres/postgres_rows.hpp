@@ -62,6 +62,7 @@ inline RunRecord RunFromRow(const PostgresStoreConnection& db, const Row& row) {
     if (!value.is_string()) throw db.StateError("SLU-STATE-006", "run " + run.run_id + " has a tag that is not text");
     run.tags[key] = value.get<std::string>();
   }
+  run.host = Text(row, 14);
   return run;
 }
 

@@ -24,13 +24,6 @@ namespace {
 
 constexpr const char* kProcessDied = "process died";
 
-// The machine runs are recorded on: what MarkDeadRuns judges.
-std::string ThisHost() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "localhost";
-  return name;
-}
-
 // After an UPDATE guarded by the run's status changed nothing: the run is missing or in the wrong state.
 [[noreturn]] void ThrowTransitionRefused(const PostgresStoreConnection& db, pg::Connection& connection,
                                          const std::string& run_id, const std::string& wanted) {
@@ -84,7 +77,7 @@ int PostgresStateStore::MarkDeadRuns(const std::string& now) {
     pg::Result unfinished = connection.Exec(
         "SELECT run_id, pid, pid_start_time FROM runs WHERE (status = 'STARTED' OR (status = 'QUEUED' AND pid <> 0)) "
         "AND host IN ('', $1)",
-        {ThisHost()});
+        {HostName()});
     int marked = 0;
     for (const Row& row : unfinished.rows) {
       const int64_t pid = Int(row, 1);
@@ -116,7 +109,7 @@ void PostgresStateStore::CreateRun(const RunRecord& run) {
           "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::jsonb, $15)",
           {run.run_id, run.selection, run.partition_start, run.partition_end, RunStatusName(run.status), run.created_at,
            run.started_at, run.finished_at, Param(run.pid), Param(run.pid_start_time), run.error, run.backfill_id,
-           run.job, nlohmann::json(run.tags).dump(), std::string()});
+           run.job, nlohmann::json(run.tags).dump(), run.host});
     } catch (const pg::PgError& error) {
       if (error.sqlstate() != pg::kUniqueViolation) throw;
       throw db_->StateError("SLU-STATE-002", "a run with id " + run.run_id + " exists",
@@ -200,7 +193,7 @@ bool PostgresStateStore::StartQueuedRun(const std::string& run_id, int64_t pid, 
     pg::Result update = connection.Exec(
         "UPDATE runs SET status = 'STARTED', started_at = $1, pid = $2, pid_start_time = $3, host = $4 "
         "WHERE run_id = $5 AND status = 'QUEUED' AND pid = 0",
-        {at, Param(pid), Param(pid_start_time), ThisHost(), run_id});
+        {at, Param(pid), Param(pid_start_time), HostName(), run_id});
     if (update.affected == 1) return true;
     if (connection.Exec("SELECT 1 FROM runs WHERE run_id = $1", {run_id}).rows.empty()) {
       throw db_->StateError("SLU-STATE-004", "no run with id " + run_id);

@@ -86,6 +86,16 @@ class PostgresStateStore final : public StateStore {
                                  const std::string& stale_before) override;
   void ReleaseDaemonLease(int64_t pid, int64_t start_time) override;
 
+  // RunQueue: postgres_run_queue.cpp. Claims use FOR UPDATE SKIP LOCKED; a worker is dead when its process is gone (on
+  // this host), its heartbeat is stale, or the session that registered it (or last heartbeat) has ended.
+  void RegisterWorker(const WorkerRecord& worker) override;
+  void HeartbeatWorker(const std::string& worker_id, const std::string& at) override;
+  void UnregisterWorker(const std::string& worker_id) override;
+  std::vector<WorkerRecord> ListWorkers() override;
+  std::optional<RunRecord> ClaimQueuedRun(const WorkerRecord& worker, int max_running,
+                                          const std::vector<TagLimit>& limits, const std::string& at) override;
+  std::vector<RunRecord> ReapDeadWorkers(const std::string& stale_before) override;
+
   // AssetEventStore: postgres_tick_store.cpp. Appends are serialized by a transaction-level advisory lock, so
   // sequences become visible in increasing order and a sensor's cursor never skips a record committed late.
   int64_t RecordAssetMaterialization(const AssetMaterializationRecord& record) override;

@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -319,6 +321,207 @@ TEST_F(PostgresStateStoreTest, AHungHolderWithAStaleHeartbeatLosesTheLease) {
                                                 "2026-03-01T10:04:00.000Z");
   EXPECT_TRUE(taken.acquired);
   EXPECT_FALSE(hung->AcquireDaemonLease(kMe, start, "2026-03-01T10:05:01.000Z", "2026-03-01T10:04:01.000Z").acquired);
+}
+
+// ---- the run queue ----
+
+// A QUEUED job run nobody owns, tagged for the tag-limit tests.
+RunRecord QueuedJobRun(int index, const std::map<std::string, std::string>& tags = {}) {
+  char created[40];
+  std::snprintf(created, sizeof created, "2026-03-01T10:%02d:%02d.%03dZ", index / 3600 % 60, index / 60 % 60,
+                index % 60);
+  RunRecord run;
+  run.run_id = "run" + std::to_string(1000 + index);
+  run.selection = "load";
+  run.created_at = created;
+  run.job = "load";
+  run.tags = tags;
+  return run;
+}
+
+// A worker on another machine: its liveness can only be its heartbeat and its session.
+WorkerRecord WorkerElsewhere(const std::string& name, int64_t pid) {
+  return WorkerRecord{"elsewhere-" + name + ":" + std::to_string(pid) + ":1",
+                      "elsewhere-" + name,
+                      pid,
+                      1,
+                      "2026-03-01T10:00:00.000Z",
+                      "2026-03-01T10:00:00.000Z"};
+}
+
+TEST_F(PostgresStateStoreTest, WorkerProcessesClaimEachOf200RunsExactlyOnce) {
+  constexpr int kRuns = 200;
+  constexpr int kProcesses = 4;
+  {
+    auto store = PostgresStateStore::Open(url_);
+    for (int i = 0; i < kRuns; ++i) store->CreateRun(QueuedJobRun(i));
+  }
+  ScratchDirectory scratch;
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      int status = 0;
+      try {
+        auto store = PostgresStateStore::Open(url_);
+        WorkerRecord worker = ThisProcessAsWorker("2026-03-01T11:00:00.000Z");
+        store->RegisterWorker(worker);
+        std::ofstream claimed(scratch.path() / ("claims" + std::to_string(p)));
+        while (std::optional<RunRecord> run = store->ClaimQueuedRun(worker, 1, {}, "2026-03-01T11:00:01.000Z")) {
+          // FinishRun refuses a run that is not QUEUED or STARTED: a run claimed twice would fail here.
+          store->FinishRun(run->run_id, RunStatus::kSuccess, "2026-03-01T11:00:02.000Z", "");
+          claimed << run->run_id << "\n";
+        }
+        store->UnregisterWorker(worker.worker_id);
+      } catch (const std::exception& error) {
+        std::fprintf(stderr, "worker %d: %s\n", p, error.what());
+        status = 1;
+      }
+      _exit(status);
+    }
+    children.push_back(child);
+  }
+  for (pid_t child : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  std::map<std::string, int> claims;
+  int processes_that_claimed = 0;
+  for (int p = 0; p < kProcesses; ++p) {
+    std::ifstream file(scratch.path() / ("claims" + std::to_string(p)));
+    int mine = 0;
+    for (std::string id; std::getline(file, id);) ++claims[id], ++mine;
+    processes_that_claimed += mine > 0 ? 1 : 0;
+  }
+  EXPECT_EQ(claims.size(), static_cast<size_t>(kRuns));
+  for (const auto& [run_id, count] : claims) EXPECT_EQ(count, 1) << run_id;
+  EXPECT_GT(processes_that_claimed, 1) << "the claims were not spread over the workers";
+  EXPECT_EQ(Admin()->Exec("SELECT count(*) FROM runs WHERE status = 'SUCCESS'").Scalar(), std::to_string(kRuns));
+}
+
+TEST_F(PostgresStateStoreTest, TagLimitsHoldAcrossConcurrentClaimersOnTheirOwnConnections) {
+  constexpr int kRuns = 60;
+  constexpr int kLimit = 2;
+  {
+    auto store = PostgresStateStore::Open(url_);
+    for (int i = 0; i < kRuns; ++i) store->CreateRun(QueuedJobRun(i, {{"sluice/job", "kpi"}}));
+  }
+  const std::vector<TagLimit> limits{{"sluice/job", std::string("kpi"), kLimit}};
+  std::atomic<int> claimed{0};
+  std::atomic<int> most_started{0};
+  std::vector<std::thread> claimers;
+  for (int w = 0; w < 6; ++w) {
+    claimers.emplace_back([&, w] {
+      auto store = PostgresStateStore::Open(url_);
+      auto observer = Admin();
+      WorkerRecord worker = WorkerElsewhere(std::to_string(w), 100 + w);
+      store->RegisterWorker(worker);
+      while (claimed.load() < kRuns) {
+        std::optional<RunRecord> run = store->ClaimQueuedRun(worker, 4, limits, "2026-03-01T11:00:00.000Z");
+        if (!run) {
+          std::this_thread::sleep_for(1ms);
+          continue;
+        }
+        ++claimed;
+        const int started = std::stoi(*observer->Exec("SELECT count(*) FROM runs WHERE status = 'STARTED'").Scalar());
+        for (int seen = most_started.load(); started > seen && !most_started.compare_exchange_weak(seen, started);) {
+        }
+        std::this_thread::sleep_for(2ms);
+        store->FinishRun(run->run_id, RunStatus::kSuccess, "2026-03-01T11:00:01.000Z", "");
+      }
+    });
+  }
+  for (std::thread& claimer : claimers) claimer.join();
+  EXPECT_EQ(claimed.load(), kRuns);
+  EXPECT_LE(most_started.load(), kLimit);
+  EXPECT_EQ(most_started.load(), kLimit) << "the limit was never reached: the claims did not overlap";
+}
+
+TEST_F(PostgresStateStoreTest, AWorkerWhoseSessionWasTerminatedIsReapedWithItsRun) {
+  auto worker_store = PostgresStateStore::Open(url_);
+  auto daemon = PostgresStateStore::Open(url_);
+  worker_store->CreateRun(QueuedJobRun(1));
+  worker_store->CreateRun(QueuedJobRun(2));
+  WorkerRecord lost = WorkerElsewhere("lost", 41);
+  WorkerRecord healthy = WorkerElsewhere("healthy", 42);
+  worker_store->RegisterWorker(lost);
+  daemon->RegisterWorker(healthy);
+  ASSERT_EQ(worker_store->ClaimQueuedRun(lost, 1, {}, "2026-03-01T10:01:00.000Z")->run_id, "run1001");
+  ASSERT_EQ(daemon->ClaimQueuedRun(healthy, 1, {}, "2026-03-01T10:01:00.000Z")->run_id, "run1002");
+  // Heartbeats are recent; only the session of the first worker ends, as when its machine drops off the network.
+  EXPECT_TRUE(daemon->ReapDeadWorkers("2026-03-01T09:00:00.000Z").empty());
+  Admin()->Exec("SELECT pg_terminate_backend($1, 5000)", {std::to_string(worker_store->BackendPid())});
+  std::vector<RunRecord> orphaned = daemon->ReapDeadWorkers("2026-03-01T09:00:00.000Z");
+  ASSERT_EQ(orphaned.size(), 1u);
+  EXPECT_EQ(orphaned[0].run_id, "run1001");
+  EXPECT_EQ(orphaned[0].host, "elsewhere-lost");
+  EXPECT_EQ(daemon->ListWorkers(), (std::vector<WorkerRecord>{healthy}));
+  // The lost worker's next write finds its connection gone (SLU-STATE-003); reconnected, it learns it was reaped.
+  EXPECT_EQ(StateErrorCode([&] { worker_store->HeartbeatWorker(lost.worker_id, "2026-03-01T10:02:00.000Z"); }),
+            "SLU-STATE-003");
+  EXPECT_EQ(StateErrorCode([&] { worker_store->HeartbeatWorker(lost.worker_id, "2026-03-01T10:02:01.000Z"); }),
+            "SLU-STATE-010");
+}
+
+TEST_F(PostgresStateStoreTest, AWorkerProcessKilledWithSigkillMidRunIsReapedAndNothingElseIsAffected) {
+  {
+    auto store = PostgresStateStore::Open(url_);
+    for (int i = 1; i <= 3; ++i) store->CreateRun(QueuedJobRun(i));
+  }
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(ready[0]);
+    try {
+      auto store = PostgresStateStore::Open(url_);
+      // Registered as if on another machine, so only its session can tell that it died.
+      WorkerRecord worker = WorkerElsewhere("doomed", getpid());
+      store->RegisterWorker(worker);
+      std::optional<RunRecord> run = store->ClaimQueuedRun(worker, 1, {}, "2026-03-01T10:01:00.000Z");
+      char byte = run ? 'y' : 'n';
+      if (write(ready[1], &byte, 1) != 1) _exit(2);
+      pause();
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "child: %s\n", error.what());
+    }
+    _exit(1);
+  }
+  close(ready[1]);
+  struct KillOnExit {
+    pid_t pid;
+    ~KillOnExit() {
+      if (kill(pid, SIGKILL) == 0) waitpid(pid, nullptr, 0);
+    }
+  } guard{child};
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  close(ready[0]);
+  ASSERT_EQ(byte, 'y');
+
+  auto daemon = PostgresStateStore::Open(url_);
+  WorkerRecord survivor = WorkerElsewhere("survivor", 43);
+  daemon->RegisterWorker(survivor);
+  ASSERT_EQ(daemon->ClaimQueuedRun(survivor, 1, {}, "2026-03-01T10:01:01.000Z")->run_id, "run1002");
+  EXPECT_TRUE(daemon->ReapDeadWorkers("2026-03-01T09:00:00.000Z").empty());
+
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  std::vector<RunRecord> orphaned;
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (orphaned.empty() && std::chrono::steady_clock::now() < deadline) {
+    orphaned = daemon->ReapDeadWorkers("2026-03-01T09:00:00.000Z");
+    if (orphaned.empty()) std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_EQ(orphaned.size(), 1u);
+  EXPECT_EQ(orphaned[0].run_id, "run1001");
+  EXPECT_EQ(orphaned[0].status, RunStatus::kStarted);
+  EXPECT_EQ(daemon->GetRun("run1002")->status, RunStatus::kStarted);
+  EXPECT_EQ(daemon->GetRun("run1003")->status, RunStatus::kQueued);
+  EXPECT_EQ(daemon->ListWorkers(), (std::vector<WorkerRecord>{survivor}));
 }
 
 }  // namespace

@@ -67,12 +67,6 @@ constexpr const char* kAssetMaterializationColumns =
 
 constexpr const char* kInstigatorColumns = "SELECT name, kind, status, \"cursor\", updated_at FROM instigators";
 
-std::string ThisHost() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "localhost";
-  return name;
-}
-
 }  // namespace
 
 void PostgresStateStore::SetInstigatorStatus(const std::string& name, InstigatorKind kind, InstigatorStatus status,
@@ -205,7 +199,7 @@ DaemonLease PostgresStateStore::AcquireDaemonLease(int64_t pid, int64_t start_ti
                                                    const std::string& stale_before) {
   std::lock_guard lock(mutex_);
   const std::string action = "acquire the daemon lease";
-  const std::string here = ThisHost();
+  const std::string here = HostName();
   auto read_holder = [&](pg::Connection& connection) -> std::optional<Row> {
     pg::Result row = connection.Exec(
         "SELECT pid, pid_start_time, host, backend_pid, heartbeat_at FROM daemon_lease WHERE lease = 1");
@@ -281,7 +275,7 @@ void PostgresStateStore::ReleaseDaemonLease(int64_t pid, int64_t start_time) {
   const int64_t released = db_->Write("release the daemon lease", [&](pg::Connection& connection) {
     return connection
         .Exec("DELETE FROM daemon_lease WHERE pid = $1 AND pid_start_time = $2 AND host = $3 AND backend_pid = $4",
-              {Param(pid), Param(start_time), ThisHost(), Param(lease_backend)})
+              {Param(pid), Param(start_time), HostName(), Param(lease_backend)})
         .affected;
   });
   if (released == 0) return;
