@@ -14,10 +14,16 @@ namespace {
 constexpr const char* kUrlForms =
     "use postgresql://user:password@host:port/database (or postgres://…) for PostgreSQL, or sqlite:///path/to/state.db";
 
+// The URL as messages show it: a password in the user part of any scheme's URL, or in a libpq parameter, is "***".
+std::string Redacted(const std::string& url) {
+  static const std::regex user_password(R"(^([A-Za-z][A-Za-z0-9+.-]*://[^:@/]*:)[^@]*@)");
+  return pg::RedactConnectionString(std::regex_replace(url, user_password, "$1***@"));
+}
+
 [[noreturn]] void ThrowBadUrl(const std::string& origin, const std::string& url, const std::string& why) {
   throw Error(
       Diagnostic{"SLU-STATE-001",
-                 origin + " \"" + pg::RedactConnectionString(url) + "\" " + why,
+                 origin + " \"" + Redacted(url) + "\" " + why,
                  {},
                  std::string(kUrlForms) +
                      (origin == kStateUrlVariable ? "; unset SLUICE_STATE_URL to use the project's setting" : ""),

@@ -6,7 +6,8 @@
 // until commit: one per worker (its max_running), and kRunClaimLockKey for every claim that checks tag limits.
 // A worker's liveness is also its session: RegisterWorker and HeartbeatWorker record the calling connection's
 // pg_backend_pid() and backend_start, and ReapDeadWorkers treats a worker whose session is gone from pg_stat_activity
-// as dead at once (its process was killed, or its machine lost its connection).
+// as dead at once (its process was killed, or its machine lost its connection). pg_stat_activity hides backend_start
+// of another role's sessions (without pg_read_all_stats): such a session is then matched by its pid alone.
 #include <unistd.h>
 
 #include "state/postgres/postgres_migrations.hpp"
@@ -163,7 +164,8 @@ std::vector<RunRecord> PostgresStateStore::ReapDeadWorkers(const std::string& st
     PgTransaction transaction(connection);
     const pg::Result workers = connection.Exec(
         "SELECT worker_id, host, pid, pid_start_time, started_at, heartbeat_at, EXISTS (SELECT 1 FROM "
-        "pg_stat_activity a WHERE a.pid = w.backend_pid AND a.backend_start = w.backend_start) FROM workers w");
+        "pg_stat_activity a WHERE a.pid = w.backend_pid AND (a.backend_start = w.backend_start OR a.backend_start IS "
+        "NULL)) FROM workers w");
     const std::string here = HostName();
     // Without a readable /proc every process would look dead, even this one: judge by sessions and heartbeats only.
     const bool proc_readable = ProcessStartTime(getpid()) != 0;
