@@ -1,9 +1,13 @@
 // The sluice binary keeping its state in PostgreSQL (SLUICE_STATE_URL, or the project's [state] url) while the data
 // stays in the project's DuckDB file: runs are recorded in the database, `runs` / `status` read them back, and
-// `status` on an empty state database rebuilds the materializations from the warehouse ledger.
+// `status` on an empty state database rebuilds the materializations from the warehouse ledger; one daemon is active per
+// database, and a waiting one takes over when it is killed.
 #include <gtest/gtest.h>
+#include <signal.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "core/postgres/pg_connection.hpp"
 #include "e2e/sluice_process.hpp"
@@ -96,6 +100,45 @@ TEST_F(StatePostgresE2E, TheProjectsStateUrlIsUsedWithItsEnvironmentTemplateAndT
   ProcessResult unset = project.Run({"runs"});
   EXPECT_EQ(unset.exit_code, 1);
   EXPECT_NE(unset.err.find("ORDERS_STATE_URL"), std::string::npos) << unset.err;
+}
+
+// The daemon lease on PostgreSQL: one `sluice daemon` is active; a second exits, a third waits and takes over as soon
+// as the first is killed with SIGKILL (its session, and with it the advisory lock, ends).
+TEST_F(StatePostgresE2E, OneDaemonIsActiveAndAWaitingOneTakesOverWhenItIsKilled) {
+  ScratchProject project("examples/orders_demo");
+  const std::string url = NewDatabaseUrl("e2e_daemons");
+  const std::map<std::string, std::string> env = {{"SLUICE_STATE_URL", url}};
+  // The pid the lease row names, or 0 (also before the first daemon created the tables).
+  auto holder = [&]() -> long {
+    try {
+      const std::string pid = Value(url, "SELECT COALESCE(MAX(pid), 0) FROM daemon_lease");
+      return std::stol(pid);
+    } catch (const pg::PgError&) {
+      return 0;
+    }
+  };
+  auto wait_for_holder = [&](long pid) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (holder() != pid && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return holder() == pid;
+  };
+
+  const pid_t first = project.Start({"daemon", "--interval", "100"}, env, "first");
+  ASSERT_TRUE(wait_for_holder(first)) << project.Read("../first.err");
+  ProcessResult second = project.Run({"daemon", "--interval", "100"}, env);
+  EXPECT_EQ(second.exit_code, 1) << second.err;
+  EXPECT_NE(second.err.find("another daemon (pid " + std::to_string(first)), std::string::npos) << second.err;
+
+  const pid_t waiting = project.Start({"daemon", "--wait", "--interval", "100"}, env, "waiting");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(holder(), first);
+  ASSERT_EQ(kill(first, SIGKILL), 0);
+  WaitFor(first);
+  EXPECT_TRUE(wait_for_holder(waiting)) << project.Read("../waiting.err");
+  ASSERT_EQ(kill(waiting, SIGTERM), 0);
+  EXPECT_EQ(WaitFor(waiting), 0) << project.Read("../waiting.err");
 }
 
 TEST_F(StatePostgresE2E, AnUnsupportedStateUrlIsRefusedWithState001AndAHint) {
