@@ -1,5 +1,5 @@
 # Thin wrappers over scripts/ and CMake presets. See README.md.
-.PHONY: setup build demo test bench bench-engine bench-clickhouse bench-backfill bench-orchestrate bench-deploy debug fuzz clean
+.PHONY: setup build demo test bench bench-engine bench-clickhouse bench-backfill bench-orchestrate bench-queue bench-deploy debug fuzz clean
 
 JOBS ?= $(shell nproc)
 
@@ -49,6 +49,11 @@ bench-orchestrate: build
 	@python3 bench/orchestrate/run_bench_orchestrate.py --sluice build/release/src/cli/sluice \
 	  --bench build/release/bench/orchestrate_bench --double build/release/tests/starlake_double \
 	  --work build/bench/orchestrate $(ORCHESTRATE_BENCH_ARGS)
+
+bench-queue: build
+	@python3 bench/orchestrate/run_bench_queue.py --sluice build/release/src/cli/sluice \
+	  --queue-runs build/release/bench/queue_runs --double build/release/tests/starlake_double \
+	  --work build/bench/queue $(QUEUE_BENCH_ARGS)
 
 # `plan` of a 100- and a 1,000-model virtual project against a live ClickHouse server (started and stopped here):
 # its warehouse calls (a constant) and its time against compile.

@@ -410,6 +410,7 @@ int Runs(const GlobalOptions& global, bool as_json, int limit) {
                       {"waiting_for", run.status == RunStatus::kQueued && !p.waiting_for.empty() ? json(p.waiting_for)
                                                                                                 : json(nullptr)},
                       {"pid", run.pid},
+                      {"host", run.host},
                       {"error", run.error}});
     }
     std::printf("%s\n", json{{"runs", list}}.dump(2).c_str());

@@ -387,6 +387,33 @@ int StarlakeRun(const GlobalOptions& global, const std::string& pipelines, const
   return outcome.status == RunStatus::kSuccess ? 0 : 1;
 }
 
+// `sluice workers`: the registered workers (the daemon's own included), with their last heartbeat.
+int WorkersList(const GlobalOptions& global, bool as_json) {
+  std::unique_ptr<StateStore> store = OpenStore(global);
+  const std::vector<WorkerRecord> workers = store->ListWorkers();
+  if (as_json) {
+    json list = json::array();
+    for (const WorkerRecord& worker : workers) {
+      list.push_back({{"worker_id", worker.worker_id},
+                      {"host", worker.host},
+                      {"pid", worker.pid},
+                      {"started_at", worker.started_at},
+                      {"heartbeat_at", worker.heartbeat_at}});
+    }
+    Print(json{{"workers", list}});
+    return 0;
+  }
+  if (workers.empty()) {
+    std::printf("no worker is registered (start one with `sluice worker`)\n");
+    return 0;
+  }
+  std::printf("%-40s %-24s %s\n", "WORKER", "STARTED", "LAST HEARTBEAT");
+  for (const WorkerRecord& worker : workers) {
+    std::printf("%-40s %-24s %s\n", worker.worker_id.c_str(), worker.started_at.c_str(), worker.heartbeat_at.c_str());
+  }
+  return 0;
+}
+
 // Runs a job run in this process, the Starlake commands as child processes.
 orchestrate::RunLauncher JobLauncher(StateStore& store, const Clock& clock) {
   return [&store, &clock](const RunnableJob& job, const RunRecord& run, const orchestrate::JobRunConfig& config,
@@ -525,6 +552,9 @@ OrchestrateCommands::OrchestrateCommands(CLI::App& app, CLI::App& starlake) {
       "--until-idle: the queue is empty); 1 the worker was found dead by the daemon (silent too long) and stopped, "
       "or a pipeline file is invalid.");
 
+  workers_cmd_ = app.add_subcommand("workers", "List the workers registered in the state store");
+  workers_cmd_->add_flag("--json", worker_.json, "Print JSON");
+
   CLI::App* schedules = app.add_subcommand("schedules", "The cron schedules of the pipeline jobs");
   schedules->require_subcommand(1);
   schedules_list_ = schedules->add_subcommand("list", "Every schedule: status, cron, zone, next and last tick");
@@ -587,6 +617,7 @@ std::optional<int> OrchestrateCommands::Dispatch(const GlobalOptions& global) {
     settings.lost_run_retries = daemon_.lost_run_retries;
     return Daemon(global, daemon_.pipelines, settings, daemon_.wait, daemon_.now, daemon_.until);
   }
+  if (workers_cmd_->parsed()) return WorkersList(global, worker_.json);
   if (worker_cmd_->parsed()) {
     orchestrate::WorkerSettings settings;
     settings.max_concurrent_runs = worker_.max_concurrent_runs;

@@ -1,4 +1,4 @@
-// The orchestrator's commands: `daemon`, `worker`, `schedules list|start|stop|preview`, `sensors list|show` and
+// The orchestrator's commands: `daemon`, `worker`, `workers`, `schedules list|start|stop|preview`, `sensors list|show` and
 // `starlake run`. They read the project's pipeline files (`pipelines/*.yml`, orchestrate/pipeline_file.hpp) and its
 // state store (`.sluice/state.db`). Registered on `sluice` only: a code program has no pipeline files.
 #pragma once
@@ -39,6 +39,7 @@ class OrchestrateCommands {
     std::vector<std::string> tag_limits;
     int heartbeat_ms = 1000;
     bool until_idle = false;
+    bool json = false;
   } worker_;
   struct ScheduleFlags {
     std::string pipelines;
@@ -60,6 +61,7 @@ class OrchestrateCommands {
 
   CLI::App* daemon_cmd_ = nullptr;
   CLI::App* worker_cmd_ = nullptr;
+  CLI::App* workers_cmd_ = nullptr;
   CLI::App* schedules_list_ = nullptr;
   CLI::App* schedules_start_ = nullptr;
   CLI::App* schedules_stop_ = nullptr;

@@ -189,7 +189,8 @@ int SqliteStateStore::MarkDeadRuns(const std::string& now) {
     SqliteStatement unfinished(
         db_, kServing, "list unfinished runs",
         "SELECT run_id, pid, pid_start_time FROM runs WHERE (status = :started OR (status = :queued AND pid <> 0)) "
-        "AND host IN ('', :host)");
+        "AND host IN ('', :host) AND NOT EXISTS (SELECT 1 FROM workers w WHERE w.host = runs.host "
+        "AND w.pid = runs.pid AND w.pid_start_time = runs.pid_start_time)");
     unfinished.Bind(":queued", RunStatusName(RunStatus::kQueued))
         .Bind(":started", RunStatusName(RunStatus::kStarted))
         .Bind(":host", HostName());

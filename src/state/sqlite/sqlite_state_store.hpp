@@ -3,7 +3,8 @@
 //
 // Opening marks every QUEUED/STARTED run of this host (or of no recorded host) whose process is gone (no such pid, or
 // a pid reused by a process with another start time) as FAILURE with error "process died"; MarkDeadRuns() does the
-// same on demand. Workers (RunQueue) share the file on one machine: their liveness is their process.
+// same on demand. Runs of registered workers (RunQueue) are left out: the active daemon recovers them
+// (ReapDeadWorkers), failing or retrying them per its policy.
 // Thread-safety: one mutex serializes every call; share one instance across threads.
 #pragma once
 
