@@ -76,7 +76,8 @@ int PostgresStateStore::MarkDeadRuns(const std::string& now) {
   return db_->Write("mark runs of dead processes as failed", [&](pg::Connection& connection) {
     pg::Result unfinished = connection.Exec(
         "SELECT run_id, pid, pid_start_time FROM runs WHERE (status = 'STARTED' OR (status = 'QUEUED' AND pid <> 0)) "
-        "AND host IN ('', $1)",
+        "AND host IN ('', $1) AND NOT EXISTS (SELECT 1 FROM workers w WHERE w.host = runs.host AND w.pid = runs.pid "
+        "AND w.pid_start_time = runs.pid_start_time)",
         {HostName()});
     int marked = 0;
     for (const Row& row : unfinished.rows) {

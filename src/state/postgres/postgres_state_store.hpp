@@ -3,7 +3,8 @@
 // (table `schema_migrations`) applied on open under an advisory lock.
 //
 // Opening marks every QUEUED/STARTED run of this host (or of no recorded host) whose process is gone as FAILURE with
-// error "process died", as SQLite does; runs owned on other machines are judged by the daemon (ReapDeadWorkers).
+// error "process died", as SQLite does; runs owned on other machines, and runs of registered workers (the daemon fails
+// or retries them), are left to the daemon (ReapDeadWorkers).
 //
 // The daemon lease is a session-level advisory lock (pg_try_advisory_lock, key kDaemonLeaseLockKey in
 // postgres_migrations.hpp) held on a dedicated connection of the store, so a holder that dies (kill -9, machine lost)
@@ -36,7 +37,8 @@ class PostgresStateStore final : public StateStore {
   ~PostgresStateStore() override;
 
   // Marks STARTED runs, and QUEUED runs owned by a process (pid not 0), of this host (or of none recorded) whose
-  // process is gone as FAILURE, error "process died", finished_at `now`. Returns how many it marked.
+  // process is gone as FAILURE, error "process died", finished_at `now`, except runs of a registered worker. Returns
+  // how many it marked.
   int MarkDeadRuns(const std::string& now);
   // The highest applied migration number.
   int SchemaVersion();

@@ -192,6 +192,14 @@ TEST_F(PostgresStateStoreTest, OpeningMarksDeadRunsOfThisHostOnlyAndLeavesLiveOn
   store->MarkStarted("elsewhere", "2026-03-01T10:00:01.000Z");
   // Another machine's process: its pid means nothing here.
   Admin()->Exec("UPDATE runs SET host = 'another-machine' WHERE run_id = 'elsewhere'");
+  // A registered worker's run: the daemon recovers it (fails or retries it), opening leaves it alone.
+  RunRecord queued = NewRun("worker-run", 0, 0);
+  queued.job = "load";
+  store->CreateRun(queued);
+  WorkerRecord worker{"here:999999998:1",        HostName(), 999999998, 1, "2026-03-01T10:00:00.000Z",
+                      "2026-03-01T10:00:00.000Z"};
+  store->RegisterWorker(worker);
+  ASSERT_EQ(store->ClaimQueuedRun(worker, 1, {}, "2026-03-01T10:00:01.000Z")->run_id, "worker-run");
   store.reset();
 
   store = PostgresStateStore::Open(url_, FixedClock(*ParseUtc("2026-03-02T00:00:00.000Z")));
@@ -201,6 +209,7 @@ TEST_F(PostgresStateStoreTest, OpeningMarksDeadRunsOfThisHostOnlyAndLeavesLiveOn
   EXPECT_EQ(dead.error, "process died");
   EXPECT_EQ(dead.finished_at, "2026-03-02T00:00:00.000Z");
   EXPECT_EQ(store->GetRun("elsewhere")->status, RunStatus::kStarted);
+  EXPECT_EQ(store->GetRun("worker-run")->status, RunStatus::kStarted);
 }
 
 TEST_F(PostgresStateStoreTest, TextColumnsSortByteWiseWhateverTheDatabaseLocale) {
