@@ -448,6 +448,20 @@ TEST_F(PostgresStateStoreTest, TagLimitsHoldAcrossConcurrentClaimersOnTheirOwnCo
   EXPECT_EQ(most_started.load(), kLimit) << "the limit was never reached: the claims did not overlap";
 }
 
+TEST_F(PostgresStateStoreTest, AClaimLooksPastMoreBlockedRunsThanOnePageToOneTheLimitsAllow) {
+  auto store = PostgresStateStore::Open(url_);
+  constexpr int kBlocked = 250;  // more than one page of candidates
+  for (int i = 0; i < kBlocked; ++i) store->CreateRun(QueuedJobRun(i, {{"sluice/job", "kpi"}}));
+  store->CreateRun(QueuedJobRun(kBlocked, {{"sluice/job", "load"}}));
+  const std::vector<TagLimit> limits{{"sluice/job", std::string("kpi"), 1}};
+  WorkerRecord worker = WorkerElsewhere("a", 7);
+  store->RegisterWorker(worker);
+  EXPECT_EQ(store->ClaimQueuedRun(worker, 10, limits, "2026-03-01T11:00:00.000Z")->run_id, "run1000");
+  EXPECT_EQ(store->ClaimQueuedRun(worker, 10, limits, "2026-03-01T11:00:01.000Z")->run_id,
+            "run" + std::to_string(1000 + kBlocked));
+  EXPECT_FALSE(store->ClaimQueuedRun(worker, 10, limits, "2026-03-01T11:00:02.000Z"));
+}
+
 TEST_F(PostgresStateStoreTest, AWorkerWhoseSessionWasTerminatedIsReapedWithItsRun) {
   auto worker_store = PostgresStateStore::Open(url_);
   auto daemon = PostgresStateStore::Open(url_);
