@@ -253,6 +253,30 @@ TEST(WarehouseSettings, DuckDbAndClickHouse) {
             "SLU-SDK-004");
 }
 
+TEST(WarehouseSettings, BigQueryTakesTheProjectFromTheCatalogAndTheDatasetsLocation) {
+  WarehouseSettings bq = ReadWarehouseSettings(Environment({{"SEGMENTSTREAM_WAREHOUSE_ENGINE", "bigquery"},
+                                                            {"SEGMENTSTREAM_WAREHOUSE_CATALOG", "acme-analytics"},
+                                                            {"SEGMENTSTREAM_WAREHOUSE_DEFAULT_NAMESPACE", "marts"},
+                                                            {"SEGMENTSTREAM_WAREHOUSE_LOCATION", "EU"}}));
+  EXPECT_EQ(bq.config.adapter, "bigquery");
+  EXPECT_EQ(bq.config.connection,
+            (std::map<std::string, std::string>{{"project", "acme-analytics"}, {"location", "EU"}}));
+  EXPECT_EQ(bq.default_namespace, "marts");
+  WarehouseSettings us = ReadWarehouseSettings(Environment({{"SEGMENTSTREAM_WAREHOUSE_ENGINE", "bigquery"},
+                                                            {"SEGMENTSTREAM_WAREHOUSE_CATALOG", "acme-analytics"},
+                                                            {"SEGMENTSTREAM_WAREHOUSE_DEFAULT_NAMESPACE", "marts"}}));
+  EXPECT_EQ(us.config.connection.count("location"), 0u);  // the backend's default, US
+  try {
+    ReadWarehouseSettings(Environment({{"SEGMENTSTREAM_WAREHOUSE_ENGINE", "bigquery"},
+                                       {"SEGMENTSTREAM_WAREHOUSE_DEFAULT_NAMESPACE", "marts"}}));
+    FAIL() << "expected an error";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.diagnostics()[0].code, "SLU-SDK-001");
+    EXPECT_NE(error.diagnostics()[0].hint.find("SEGMENTSTREAM_WAREHOUSE_CATALOG=my-gcp-project"), std::string::npos)
+        << error.diagnostics()[0].hint;
+  }
+}
+
 TEST(WarehouseSettings, LazySettingsReadTheEnvironmentOnFirstUseOnly) {
   std::vector<std::string> asked;
   LazyWarehouseSettings lazy(Environment({{"SEGMENTSTREAM_WAREHOUSE_ENGINE", "duckdb"},

@@ -60,7 +60,10 @@ void ClickHouseAddress(const std::string& catalog, WarehouseConfig& config) {
 WarehouseSettings ReadWarehouseSettings(const EnvironmentLookup& environment) {
   WarehouseSettings settings;
   settings.engine = Required(environment, kEngine, "duckdb");
-  settings.catalog = Required(environment, kCatalog, settings.engine == "duckdb" ? "warehouse.duckdb" : "localhost:8123");
+  const char* catalog_example = settings.engine == "duckdb"     ? "warehouse.duckdb"
+                                : settings.engine == "bigquery" ? "my-gcp-project"
+                                                                : "localhost:8123";
+  settings.catalog = Required(environment, kCatalog, catalog_example);
   settings.default_namespace = Required(environment, kDefaultNamespace, "analytics");
   settings.location = Lookup(environment, kLocation);
   if (!IsIdentifier(settings.default_namespace)) {
@@ -90,10 +93,14 @@ WarehouseSettings ReadWarehouseSettings(const EnvironmentLookup& environment) {
         break;
       }
     }
+  } else if (settings.engine == "bigquery") {
+    // Credentials come from Application Default Credentials (docs/bigquery.md), never from these variables.
+    config.connection["project"] = settings.catalog;
+    if (settings.location) config.connection["location"] = *settings.location;
   } else {
     throw Error(Diagnostic{"SLU-SDK-002",
                            std::string(kEngine) + " = \"" + settings.engine + "\" is not an engine Sluice can open",
-                           {}, "use duckdb or clickhouse (bigquery and postgres come with their backends)", {}});
+                           {}, "use duckdb, clickhouse or bigquery (postgres comes with its backend)", {}});
   }
   return settings;
 }

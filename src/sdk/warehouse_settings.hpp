@@ -1,11 +1,17 @@
 // The warehouse a code pipeline writes to, from the environment (seed 000): read at the first warehouse access of a
 // run and never before — building definitions and `inspect` do not read it.
 //
-//   SEGMENTSTREAM_WAREHOUSE_ENGINE             duckdb | clickhouse   (bigquery and postgres: a later backend)
+//   SEGMENTSTREAM_WAREHOUSE_ENGINE             duckdb | clickhouse | bigquery   (postgres: a later backend)
 //   SEGMENTSTREAM_WAREHOUSE_CATALOG            DuckDB: the database file (relative to the working directory);
-//                                              ClickHouse: the server's HTTP address, host[:port] (port 8123)
-//   SEGMENTSTREAM_WAREHOUSE_DEFAULT_NAMESPACE  where one-part keys live (a DuckDB schema, a ClickHouse database)
+//                                              ClickHouse: the server's HTTP address, host[:port] (port 8123);
+//                                              BigQuery: the GCP project id
+//   SEGMENTSTREAM_WAREHOUSE_DEFAULT_NAMESPACE  where one-part keys live (a DuckDB schema, a ClickHouse database, a
+//                                              BigQuery dataset)
 //   SEGMENTSTREAM_WAREHOUSE_LOCATION           optional: where namespaces are created, for engines with locations
+//                                              (BigQuery: the datasets' location, default US)
+//
+// BigQuery credentials come from Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, the gcloud ADC file,
+// the metadata server; docs/bigquery.md).
 //
 // ClickHouse credentials, secrets the seed's four variables deliberately exclude, come from
 // SEGMENTSTREAM_WAREHOUSE_USERNAME / _PASSWORD, else STREAMBUILD_CLICKHOUSE_USERNAME / _PASSWORD; they are passed to

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "core/diagnostic.hpp"
+#include "core/environment.hpp"
+#include "warehouse/bigquery/bigquery_warehouse.hpp"
 #include "warehouse/clickhouse/clickhouse_warehouse.hpp"
 #include "warehouse/duckdb/duckdb_warehouse.hpp"
 
@@ -11,7 +13,7 @@ namespace sluice {
 namespace {
 
 // Adapters Sluice knows (named by the seeds' projects) whose backend this build does not have yet.
-constexpr const char* kPlannedAdapters[] = {"bigquery", "postgres"};
+constexpr const char* kPlannedAdapters[] = {"postgres"};
 
 std::string JoinedSupported() {
   std::string joined;
@@ -63,11 +65,61 @@ std::unique_ptr<Warehouse> OpenClickHouse(const WarehouseConfig& config) {
   return ClickHouseWarehouse::Open(std::move(endpoint), std::move(database));
 }
 
+// Keys: project (required), location (US), api_url, token_url, credentials (a credentials file replacing the ADC
+// search; relative to the project), max_concurrent_jobs_per_table (2). Credentials otherwise come from Application
+// Default Credentials (warehouse/bigquery/google_credentials.hpp).
+std::unique_ptr<Warehouse> OpenBigQuery(const WarehouseConfig& config) {
+  BigQueryOptions options;
+  auto key = [&](const char* name) -> std::optional<std::string> {
+    auto found = config.connection.find(name);
+    if (found == config.connection.end() || found->second.empty()) return std::nullopt;
+    return found->second;
+  };
+  auto invalid = [](std::string message, std::string hint) {
+    return Error(Diagnostic{"SLU-WAREHOUSE-057", std::move(message), {}, std::move(hint), {}});
+  };
+  std::optional<std::string> project = key("project");
+  if (!project) {
+    throw invalid("the BigQuery target has no connection key `project`",
+                  "set project = \"<GCP project id>\" in the target's [connection] (SDK pipelines: "
+                  "SEGMENTSTREAM_WAREHOUSE_CATALOG)");
+  }
+  options.endpoint.project = *project;
+  if (auto location = key("location")) options.endpoint.location = *location;
+  if (auto api_url = key("api_url")) {
+    options.endpoint.api_url = *api_url;
+    std::string& url = options.endpoint.api_url;
+    while (!url.empty() && url.back() == '/') url.pop_back();
+  }
+  if (auto token_url = key("token_url")) options.credentials.token_url = *token_url;
+  if (auto credentials = key("credentials")) {
+    std::filesystem::path file(*credentials);
+    if (file.is_relative()) file = config.project_dir / file;
+    options.credentials.credentials_file = file.lexically_normal().string();
+  }
+  if (auto cap = key("max_concurrent_jobs_per_table")) {
+    bool digits = cap->size() < 4 &&
+                  std::all_of(cap->begin(), cap->end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
+    if (!digits || std::stoi(*cap) == 0) {
+      throw invalid("max_concurrent_jobs_per_table = \"" + *cap + "\" is not a positive number",
+                    "set it to how many jobs may change one table at once, e.g. 2");
+    }
+    options.max_concurrent_jobs_per_table = std::stoi(*cap);
+  }
+  options.credentials.environment = ProcessEnvironment();
+  if (config.wait.cancel != nullptr && config.wait.cancel->load()) {
+    throw Error(Diagnostic{"SLU-WAREHOUSE-008", "canceled before connecting to BigQuery project " + *project, {}, "",
+                           {}});
+  }
+  return BigQueryWarehouse::Open(std::move(options));
+}
+
 }  // namespace
 
 std::unique_ptr<Warehouse> OpenWarehouse(const WarehouseConfig& config) {
   if (config.adapter == "duckdb") return OpenDuckDb(config);
   if (config.adapter == "clickhouse") return OpenClickHouse(config);
+  if (config.adapter == "bigquery") return OpenBigQuery(config);
   bool planned = std::find(std::begin(kPlannedAdapters), std::end(kPlannedAdapters), config.adapter) !=
                  std::end(kPlannedAdapters);
   std::string message = planned ? "adapter \"" + config.adapter + "\" is not supported yet"
@@ -81,6 +133,6 @@ std::unique_ptr<Warehouse> OpenWarehouse(const WarehouseConfig& config) {
                          {}});
 }
 
-std::vector<std::string> SupportedAdapters() { return {"clickhouse", "duckdb"}; }
+std::vector<std::string> SupportedAdapters() { return {"bigquery", "clickhouse", "duckdb"}; }
 
 }  // namespace sluice

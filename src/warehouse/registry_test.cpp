@@ -55,7 +55,7 @@ TEST_F(RegistryTest, ReadOnlyModeNeedsAnExistingFile) {
 }
 
 TEST_F(RegistryTest, OtherAdaptersAreNotSupportedYet) {
-  for (std::string adapter : {"postgres", "bigquery", "oracle"}) {
+  for (std::string adapter : {"postgres", "oracle"}) {
     WarehouseConfig config{adapter, {}, dir_, "dev", AccessMode::kReadWrite, nullptr};
     try {
       OpenWarehouse(config);
@@ -66,7 +66,18 @@ TEST_F(RegistryTest, OtherAdaptersAreNotSupportedYet) {
       EXPECT_NE(e.diagnostics().front().hint.find("duckdb"), std::string::npos);
     }
   }
-  EXPECT_EQ(SupportedAdapters(), (std::vector<std::string>{"clickhouse", "duckdb"}));
+  EXPECT_EQ(SupportedAdapters(), (std::vector<std::string>{"bigquery", "clickhouse", "duckdb"}));
+}
+
+TEST_F(RegistryTest, BigQueryWithoutAProjectIsRefusedBeforeConnecting) {
+  WarehouseConfig config{"bigquery", {{"location", "EU"}}, dir_, "dev", AccessMode::kReadWrite, {}};
+  try {
+    OpenWarehouse(config);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.diagnostics().front().code, "SLU-WAREHOUSE-057");
+    EXPECT_NE(e.diagnostics().front().message.find("project"), std::string::npos);
+  }
 }
 
 TEST_F(RegistryTest, ClickHouseWithANonNumericPortIsRefusedBeforeConnecting) {

@@ -114,7 +114,7 @@ TEST(CliConventionsE2E, TheUnsupportedAdapterHintNamesTheAdapterSettingWhereItIs
   EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
   EXPECT_TRUE(Has(run.err, "error[SLU-WAREHOUSE-001]: adapter \"postgres\" is not supported yet")) << run.err;
   EXPECT_TRUE(Has(run.err,
-                  "hint: this build supports: clickhouse, duckdb; set adapter = \"duckdb\" at the top of "
+                  "hint: this build supports: bigquery, clickhouse, duckdb; set adapter = \"duckdb\" at the top of "
                   "streambuild_project.toml (or of streambuild_local.toml, which overrides it)"))
       << run.err;
   // Following the hint works: the key at the top of either file.

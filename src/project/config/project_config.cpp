@@ -31,7 +31,12 @@ KeyShape NamedTables(KeyShape each) {
 const std::map<std::string, KeyShape>& ConnectionKeys() {
   static const std::map<std::string, KeyShape> keys = {{"host", Leaf()},        {"port", Leaf()},
                                                        {"username", Leaf()},    {"password", Leaf()},
-                                                       {"settings", FreeMap()}, {"path", Leaf()}};
+                                                       {"settings", FreeMap()}, {"path", Leaf()},
+                                                       // BigQuery (docs/bigquery.md)
+                                                       {"project", Leaf()},     {"location", Leaf()},
+                                                       {"credentials", Leaf()}, {"api_url", Leaf()},
+                                                       {"token_url", Leaf()},
+                                                       {"max_concurrent_jobs_per_table", Leaf()}};
   return keys;
 }
 
@@ -471,6 +476,8 @@ std::map<std::string, ConfigValue> ParseConnection(const TomlDocument& doc, cons
       }
     } else if (name == "port") {
       if (!node.is_integer() && !node.is_string()) FailType(doc, node, field, "an integer", "write port = 8123");
+    } else if (name == "max_concurrent_jobs_per_table") {
+      if (!node.is_integer() && !node.is_string()) FailType(doc, node, field, "an integer", "write " + name + " = 2");
     } else if (!node.is_string()) {
       FailType(doc, node, field, "a string", "quote the value, e.g. " + name + " = \"...\"");
     }

@@ -261,6 +261,8 @@ std::map<std::string, std::string> ExpandConnection(const TargetSettings& target
       connection[key] = text;
     } else if (value.is_string()) {
       connection[key] = value.get<std::string>();
+    } else if (key == "max_concurrent_jobs_per_table" && value.is_number_integer()) {
+      connection[key] = value.dump();  // BigQuery's; its backend checks the number
     } else {
       FailAt(raw.origin, "SLU-TEMPLATE-007", "'" + field + "' must resolve to a string",
              "a value that is exactly \"${name}\" takes the variable's type");
