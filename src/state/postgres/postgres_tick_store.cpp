@@ -1,6 +1,5 @@
 // PostgresStateStore's TickStore (instigators, ticks, run keys and the daemon lease) and AssetEventStore (the asset
 // materialization log): what the daemon and its sensors keep.
-#include <unistd.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
