@@ -352,7 +352,7 @@ int StartBackfill(const BackfillContext& context, const BackfillPlan& plan, cons
 }
 
 int Backfills(const GlobalOptions& global, bool as_json, int limit) {
-  std::unique_ptr<StateStore> state = OpenStateStore(ProjectRootFor(global));
+  std::unique_ptr<StateStore> state = OpenStateStoreFor(global);
   std::vector<BackfillRecord> backfills = state->ListBackfills(limit);
   if (as_json) {
     json list = json::array();
@@ -379,7 +379,7 @@ int Backfills(const GlobalOptions& global, bool as_json, int limit) {
 }
 
 int BackfillShow(const GlobalOptions& global, const std::string& backfill_id, bool as_json) {
-  std::unique_ptr<StateStore> state = OpenStateStore(ProjectRootFor(global));
+  std::unique_ptr<StateStore> state = OpenStateStoreFor(global);
   BackfillRecord backfill = RequireBackfill(*state, backfill_id);
   if (as_json) {
     json out = BackfillJson(backfill, true);
@@ -416,7 +416,7 @@ int BackfillShow(const GlobalOptions& global, const std::string& backfill_id, bo
 }
 
 int BackfillCancel(const GlobalOptions& global, const std::string& backfill_id) {
-  std::unique_ptr<StateStore> state = OpenStateStore(ProjectRootFor(global));
+  std::unique_ptr<StateStore> state = OpenStateStoreFor(global);
   BackfillRecord backfill = RequireBackfill(*state, backfill_id);
   if (IsTerminal(backfill.status)) {
     std::printf("backfill %s is already %s\n", backfill_id.c_str(), BackfillStatusName(backfill.status).c_str());
@@ -439,7 +439,7 @@ int BackfillCancel(const GlobalOptions& global, const std::string& backfill_id) 
 
 int BackfillResume(const GlobalOptions& global, const BackfillResumeOptions& options) {
   const Project& project = LoadProjectFor(global);
-  std::unique_ptr<StateStore> state = OpenStateStore(project.root);
+  std::unique_ptr<StateStore> state = OpenStateStoreFor(project);
   BackfillRecord backfill = RequireBackfill(*state, options.backfill_id);
   if (backfill.status == BackfillStatus::kCompletedSuccess) {
     if (options.json) {

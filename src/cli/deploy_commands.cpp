@@ -139,7 +139,7 @@ int Build(const GlobalOptions& global, const BuildOptions& options) {
   const Project& project = LoadProjectFor(global);
   SystemClock clock;
   CancelOnSignal cancel;
-  std::unique_ptr<StateStore> store = OpenStateStore(project.root);
+  std::unique_ptr<StateStore> store = OpenStateStoreFor(project);
   WarehouseConfig config = WarehouseConfigFor(project, AccessMode::kReadWrite);
   config.wait.cancel = &cancel.canceled();
   std::unique_ptr<Warehouse> warehouse = OpenWarehouse(config);

@@ -174,7 +174,7 @@ int DeploymentCommands::RunBackfill(const GlobalOptions& global) {
   const std::string name_space = NamespaceOrThrow(project, backfill_.select);
   SystemClock clock;
   CancelOnSignal cancel;
-  std::unique_ptr<StateStore> store = OpenStateStore(project.root);
+  std::unique_ptr<StateStore> store = OpenStateStoreFor(project);
   WarehouseConfig config = WarehouseConfigFor(project, AccessMode::kReadWrite);
   config.wait.cancel = &cancel.canceled();
   std::unique_ptr<Warehouse> warehouse = OpenWarehouse(config);
@@ -291,7 +291,7 @@ int DeploymentCommands::RunPublish(const GlobalOptions& global, const std::strin
   const DeploymentReadiness& thresholds = project.config.defaults.deployment_readiness;
   request.maximum_lag_seconds = thresholds.maximum_lag_seconds;
   request.minimum_staged_row_ratio = thresholds.minimum_staged_row_ratio;
-  std::unique_ptr<StateStore> store = OpenStateStore(project.root);
+  std::unique_ptr<StateStore> store = OpenStateStoreFor(project);
   RecordedRun run(*store, clock, "publish " + request.deployment_id);
   request.on_statement = run.Sink("publish");
   const PublishOutcome outcome = run.Around([&] { return Publish(project.definitions, *warehouse, clock, request); });
@@ -330,7 +330,7 @@ int DeploymentCommands::RunRollback(const GlobalOptions& global) {
   request.name_space = name_space;
   request.deployment_id = id_;
   request.previous = previous_;
-  std::unique_ptr<StateStore> store = OpenStateStore(project.root);
+  std::unique_ptr<StateStore> store = OpenStateStoreFor(project);
   RecordedRun run(*store, clock, "rollback " + (previous_ ? std::string("--previous") : id_));
   request.on_statement = run.Sink("rollback");
   const PublishOutcome outcome = run.Around([&] { return Rollback(*warehouse, clock, request); });

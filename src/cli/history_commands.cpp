@@ -233,7 +233,7 @@ std::string StatusDetail(const json& item) {
 }  // namespace
 
 int Status(const GlobalOptions& global, bool as_json) {
-  std::unique_ptr<StateStore> state = OpenStateStore(ProjectRootFor(global));
+  std::unique_ptr<StateStore> state = OpenStateStoreFor(global);
   StatusInputs inputs = ReadStatusInputs(global);
   const std::vector<MaterializationRecord> latest = Materializations(inputs, *state);
   const std::vector<AssetStatus> statuses =
@@ -385,7 +385,7 @@ std::string DurationText(std::optional<int64_t> ms) {
 }  // namespace
 
 int Runs(const GlobalOptions& global, bool as_json, int limit) {
-  std::unique_ptr<StateStore> state = OpenStateStore(ProjectRootFor(global));
+  std::unique_ptr<StateStore> state = OpenStateStoreFor(global);
   std::vector<RunRecord> runs = state->ListRuns(limit);
   std::vector<RunProgress> progress;
   for (const RunRecord& run : runs) progress.push_back(ProgressOf(state->EventsForRun(run.run_id)));
@@ -441,7 +441,7 @@ int Runs(const GlobalOptions& global, bool as_json, int limit) {
 }
 
 int Logs(const GlobalOptions& global, const std::string& run_id, bool as_json) {
-  std::unique_ptr<StateStore> state = OpenStateStore(ProjectRootFor(global));
+  std::unique_ptr<StateStore> state = OpenStateStoreFor(global);
   std::optional<RunRecord> run = state->GetRun(run_id);
   if (!run) {
     throw UsageError(Diagnostic{"SLU-CLI-001", "no run with id " + run_id, {}, "list runs with `sluice runs`", {}});

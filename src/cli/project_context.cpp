@@ -136,6 +136,30 @@ WarehouseConfig WarehouseConfigFor(const ProjectSettings& project, AccessMode mo
   return config;
 }
 
+std::unique_ptr<StateStore> OpenStateStoreFor(const GlobalOptions& global) {
+  if (code_state != nullptr && !CodeSqlProject()) return OpenStateStore(ProjectRootFor(global));
+  return OpenStateStore(ProjectRootFor(global), [&]() -> std::optional<std::string> {
+    std::optional<ProjectSettings> settings;
+    try {
+      settings = LoadSettingsFor(global);
+    } catch (const Error& error) {
+      // History commands work while the settings are broken; the project's [state] url can't be known then, so they
+      // read the default store and say so. The settings error itself is reported by the command that needs them.
+      std::fprintf(stderr, "%s",
+                   FormatWarning("the project's settings cannot be read (" + error.diagnostics().front().code +
+                                 "), so its [state] url is not known: reading .sluice/state.db; set " +
+                                 kStateUrlVariable + " to read another state store")
+                       .c_str());
+      return std::nullopt;
+    }
+    return ExpandStateUrl(settings->config, settings->target);
+  });
+}
+
+std::unique_ptr<StateStore> OpenStateStoreFor(const ProjectSettings& project) {
+  return OpenStateStore(project.root, [&] { return ExpandStateUrl(project.config, project.target); });
+}
+
 nlohmann::json DiagnosticJson(const Diagnostic& diagnostic) {
   return {{"code", diagnostic.code},
           {"message", diagnostic.message},

@@ -61,6 +61,13 @@ const Project& LoadProjectFor(const GlobalOptions& global);
 // another writer announced on stderr.
 WarehouseConfig WarehouseConfigFor(const ProjectSettings& project, AccessMode mode);
 
+// The project's state store (state/open_state_store.hpp): SLUICE_STATE_URL, else the project's [state] url (its
+// settings read, and the URL expanded, only then), else SQLite in its .sluice/ folder. A code program without a
+// SQL-model project has no [state]: SLUICE_STATE_URL or SQLite.
+std::unique_ptr<StateStore> OpenStateStoreFor(const GlobalOptions& global);
+// The same for a project already loaded.
+std::unique_ptr<StateStore> OpenStateStoreFor(const ProjectSettings& project);
+
 // A diagnostic as the --json outputs show it: code, message, file, line, column and hint.
 nlohmann::json DiagnosticJson(const Diagnostic& diagnostic);
 

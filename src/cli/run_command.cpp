@@ -129,7 +129,7 @@ int Run(const GlobalOptions& global, const RunOptions& options) {
     for (Date day = plan.window->start; day < plan.window->end; day = day.AddDays(1)) keys.push_back(day);
     BackfillPlan backfill = CheckingArguments(
         [&] { return PlanBackfill(project.definitions, BackfillRequest{options.select, keys}, clock.TodayUtc()); });
-    std::unique_ptr<StateStore> state = OpenStateStore(project.root);
+    std::unique_ptr<StateStore> state = OpenStateStoreFor(project);
     BackfillRunFlags flags{options.threads, options.max_concurrent_runs, options.allow_missing_upstream,
                            options.wait_timeout_seconds, options.json};
     return StartBackfill(ContextFor(project, *state), backfill, flags);
@@ -144,7 +144,7 @@ int Run(const GlobalOptions& global, const RunOptions& options) {
   }
 
   CancelOnSignal cancel;  // before the warehouse opens: its engine starts threads, which inherit the signal mask
-  std::unique_ptr<StateStore> state = OpenStateStore(project.root);
+  std::unique_ptr<StateStore> state = OpenStateStoreFor(project);
   std::string run_id = RunExecutor::NewRunId(clock);
   QueueRun(*state, plan, run_id, clock);
 

@@ -15,9 +15,11 @@
 #include <thread>
 #include <vector>
 
+#include "state/postgres/postgres_state_store.hpp"
 #include "state/sqlite/sqlite_state_store.hpp"
 #include "state/state_store.hpp"
 #include "state/state_test_support.hpp"
+#include "support/postgres_test_server.hpp"
 
 namespace sluice {
 namespace {
@@ -60,7 +62,7 @@ struct StateBackend {
 
 void PrintTo(const StateBackend& backend, std::ostream* out) { *out << backend.name; }
 
-class StateConformanceTest : public testing::TestWithParam<StateBackend> {
+class StateConformanceTest : public ::testing::TestWithParam<StateBackend> {
  protected:
   void SetUp() override {
     store_ = GetParam().open(scratch_.path());
@@ -840,14 +842,22 @@ TEST_P(StateConformanceTest, DeadWorkersAreReapedWithTheirStartedRuns) {
   EXPECT_EQ(queue().ListWorkers(), (std::vector<WorkerRecord>{alive}));
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, StateConformanceTest,
-                         testing::Values(StateBackend{
-                             "Sqlite",
-                             [](const std::filesystem::path& scratch) -> std::unique_ptr<StoreUnderTest> {
-                               return std::make_unique<SingleObjectStore<SqliteStateStore>>(
-                                   SqliteStateStore::Open(scratch / "state.db"));
-                             }}),
-                         [](const testing::TestParamInfo<StateBackend>& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(
+    Backends, StateConformanceTest,
+    ::testing::Values(StateBackend{"Sqlite",
+                                 [](const std::filesystem::path& scratch) -> std::unique_ptr<StoreUnderTest> {
+                                   return std::make_unique<SingleObjectStore<SqliteStateStore>>(
+                                       SqliteStateStore::Open(scratch / "state.db"));
+                                 }},
+                    // A fresh database per test; without a server RequirePostgresTestServer throws, failing the test.
+                    StateBackend{"Postgres",
+                                 [](const std::filesystem::path&) -> std::unique_ptr<StoreUnderTest> {
+                                   testing::PostgresTestServer server = testing::RequirePostgresTestServer();
+                                   return std::make_unique<SingleObjectStore<PostgresStateStore>>(
+                                       PostgresStateStore::Open(testing::PostgresTestUrl(
+                                           server, testing::CreatePostgresTestDatabase(server, "conformance"))));
+                                 }}),
+    [](const ::testing::TestParamInfo<StateBackend>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace sluice

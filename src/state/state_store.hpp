@@ -1,5 +1,5 @@
 // Run history storage, split by concern. One conformance suite (state_conformance_test.cpp) runs against
-// every implementation (today: SQLite in sqlite/).
+// every implementation (SQLite in sqlite/, PostgreSQL in postgres/).
 //
 // Thread-safety: every method may be called from several threads at once; implementations serialize.
 // Errors: storage failures throw sluice::Error with code SLU-STATE-NNN:

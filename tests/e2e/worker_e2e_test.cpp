@@ -244,7 +244,7 @@ TEST_P(WorkerE2E, OfTwoDaemonsOneIsActiveAndTheOtherTakesOverWhenItIsKilled) {
   EXPECT_EQ(WaitFor(waiting), 0) << queue.Output("waiting");
 }
 
-INSTANTIATE_TEST_SUITE_P(Stores, WorkerE2E, ::testing::Values("sqlite"),
+INSTANTIATE_TEST_SUITE_P(Stores, WorkerE2E, ::testing::Values("sqlite", "postgres"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

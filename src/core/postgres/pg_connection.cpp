@@ -136,6 +136,27 @@ std::string QuoteLiteral(const std::string& text) {
   return out + "'";
 }
 
+std::optional<std::string> ConnectionStringError(const std::string& connection_string) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(connection_string.c_str(), &error);
+  if (options != nullptr) {
+    PQconninfoFree(options);
+    return std::nullopt;
+  }
+  std::string message = error ? Trimmed(error) : "out of memory";
+  if (error) PQfreemem(error);
+  // libpq quotes offending text (e.g. a bad percent-escape), which could be part of the password.
+  static const std::regex url_password(R"(^postgres(?:ql)?://[^:@/]*:([^@]*)@)");
+  std::smatch password;
+  if (std::regex_search(connection_string, password, url_password) && password[1].length() > 0) {
+    for (size_t at = message.find(password[1].str()); at != std::string::npos;
+         at = message.find(password[1].str(), at)) {
+      message.replace(at, password[1].length(), "***");
+    }
+  }
+  return message;
+}
+
 std::string RedactConnectionString(const std::string& connection_string) {
   static const std::regex url_password(R"(^(postgres(?:ql)?://[^:@/]*:)[^@]*@)");
   static const std::regex query_password(R"(([?&]password=)[^&]*)");

@@ -95,6 +95,10 @@ std::string QuoteIdentifier(const std::string& name);
 // 'text' quoted as a standard-conforming string literal (single quotes doubled).
 std::string QuoteLiteral(const std::string& text);
 
+// Why libpq cannot parse `connection_string` (either form), without connecting; nullopt when it can. The password
+// never appears in the text.
+std::optional<std::string> ConnectionStringError(const std::string& connection_string);
+
 // The connection string with its password replaced by "***" (URL and keyword=value forms).
 std::string RedactConnectionString(const std::string& connection_string);
 

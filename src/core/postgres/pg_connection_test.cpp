@@ -83,5 +83,17 @@ TEST(PgConnectionString, RedactsPasswordsInEveryForm) {
             "connect_timeout=10 dbname=d host=h password='a b' user=u");
 }
 
+TEST(PgConnectionString, ParseErrorsAreFoundWithoutConnectingAndNeverShowThePassword) {
+  EXPECT_EQ(ConnectionStringError("postgresql://u:secret@h:5432/db?sslmode=disable"), std::nullopt);
+  EXPECT_EQ(ConnectionStringError("host=h dbname=d"), std::nullopt);
+  std::optional<std::string> bad_option = ConnectionStringError("postgresql://u:secret@h/db?colour=blue");
+  ASSERT_TRUE(bad_option);
+  EXPECT_NE(bad_option->find("colour"), std::string::npos) << *bad_option;
+  std::optional<std::string> bad_escape = ConnectionStringError("postgresql://u:se%zzcret@h/db");
+  ASSERT_TRUE(bad_escape);
+  EXPECT_EQ(bad_escape->find("se%zzcret"), std::string::npos) << *bad_escape;
+  EXPECT_TRUE(ConnectionStringError("host=h dbname"));
+}
+
 }  // namespace
 }  // namespace sluice::pg

@@ -82,6 +82,7 @@ KeyShape ProjectShape() {
       {"audit_scheduler", Table({{"enabled", Leaf()}})},
       {"sensors", SensorsShape()},
       {"build", Table({{"max_pipelines", Leaf()}})},
+      {"state", Table({{"url", Leaf()}})},
   });
 }
 
@@ -629,6 +630,7 @@ ProjectConfig LoadProjectConfig(const std::filesystem::path& root) {
   config.audit_scheduler_enabled = ParseAuditScheduler(doc, table["audit_scheduler"].as_table(), "audit_scheduler.");
   config.sensors = ParseSensors(doc, table["sensors"].as_table(), "sensors.");
   config.max_pipelines = ParseBuild(doc, table["build"].as_table(), "build.");
+  if (const toml::table* state = table["state"].as_table()) config.state_url = OptionalText(doc, *state, "url", "state.");
   if (!config.max_pipelines) {
     for (const auto& [name, target] : config.targets) {
       if (!target.max_pipelines) continue;

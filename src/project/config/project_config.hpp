@@ -133,6 +133,9 @@ struct ProjectConfig {
   std::optional<bool> audit_scheduler_enabled;
   SensorSettings sensors;
   std::optional<Located<int64_t>> max_pipelines;  // [build]
+  // [state] url: where the project keeps its run history (state/open_state_store.hpp), templated like [connection]
+  // values and kept raw until a command opens the store (ExpandStateUrl); SLUICE_STATE_URL wins over it.
+  std::optional<ConfigValue> state_url;
 };
 
 struct LocalConfig {
@@ -253,6 +256,10 @@ void CheckTargetNames(const ProjectConfig& project, const TargetSettings& target
 // setting. Throws SLU-TEMPLATE-* (e.g. a missing ${ENV:…}), SLU-CONFIG-003/-007 (a port that is not an
 // integer) and SLU-CONFIG-013.
 std::map<std::string, std::string> ExpandConnection(const TargetSettings& target);
+
+// The project's [state] url with its `${…}` templates expanded against the target's variables and environment, or
+// nullopt when it sets none. Throws SLU-TEMPLATE-* (e.g. a missing ${ENV:…}).
+std::optional<std::string> ExpandStateUrl(const ProjectConfig& project, const TargetSettings& target);
 
 // One pipeline's settings: `relative_file` is its pipeline.toml, or nullopt (all defaults). Throws
 // SLU-CONFIG-001…003/-007 (-007 also for a `database` that is not an identifier and a naming prefix that is not

@@ -374,6 +374,32 @@ TEST(ProjectConfigPrecedence, ConnectionFilesThenEnvironmentThenFlags) {
   EXPECT_EQ(connection.at("username"), "flag user");
 }
 
+TEST(ProjectConfigState, StateUrlIsExpandedOnlyWhenAskedForWithVariablesAndTheEnvironment) {
+  ProjectFiles project;
+  EXPECT_EQ(ExpandStateUrl(LoadProjectConfig(project.root()), project.Resolve()), std::nullopt);
+  project.Project(
+      "[vars]\nstate_host = \"db.internal\"\n"
+      "[state]\nurl = \"postgresql://sluice:${ENV:STATE_PASSWORD}@${state_host}:5432/runs\"\n");
+  ProjectConfig config = LoadProjectConfig(project.root());
+  ASSERT_TRUE(config.state_url);
+  EXPECT_EQ(config.state_url->origin.at.line, 9);
+  EXPECT_EQ(ExpandStateUrl(config, project.Resolve(WithEnvironment({{"STATE_PASSWORD", "s3cret"}}))),
+            "postgresql://sluice:s3cret@db.internal:5432/runs");
+  // Loading and resolving never expand it: a missing variable fails only the command that opens the store.
+  TargetSettings without = project.Resolve(WithEnvironment({}));
+  Diagnostic missing = ErrorOf([&] { ExpandStateUrl(config, without); });
+  EXPECT_EQ(missing.code, "SLU-TEMPLATE-003");
+  EXPECT_NE(missing.message.find("STATE_PASSWORD"), std::string::npos) << missing.message;
+}
+
+TEST(ProjectConfigState, StateTakesOnlyAUrl) {
+  ProjectFiles project;
+  project.Project("[state]\nhost = \"db\"\n");
+  EXPECT_EQ(ErrorOf([&] { LoadProjectConfig(project.root()); }).code, "SLU-CONFIG-002");
+  project.Project("[state]\nurl = \"  \"\n");
+  EXPECT_EQ(ErrorOf([&] { LoadProjectConfig(project.root()); }).code, "SLU-CONFIG-007");
+}
+
 TEST(ProjectConfigPrecedence, ClickHouseEnvironmentIsIgnoredForDuckDb) {
   ProjectFiles project;
   project.Project("[connection]\npath = \"w.duckdb\"\n");

@@ -204,6 +204,11 @@ void CheckTargetNames(const ProjectConfig& project, const TargetSettings& target
   check_prefix(project.naming.view_prefix, target.naming.view_prefix, "view_prefix");
 }
 
+std::optional<std::string> ExpandStateUrl(const ProjectConfig& project, const TargetSettings& target) {
+  if (!project.state_url) return std::nullopt;
+  return ExpandText(target.templates, *project.state_url, "state.url");
+}
+
 std::map<std::string, std::string> ExpandConnection(const TargetSettings& target) {
   if (!target.database_configured && target.adapter != "duckdb") {
     throw Error(Diagnostic{"SLU-CONFIG-013",
