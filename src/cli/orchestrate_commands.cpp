@@ -92,7 +92,7 @@ std::vector<RunnableJob> LoadJobs(const std::filesystem::path& folder) {
   return jobs;
 }
 
-std::unique_ptr<StateStore> OpenStore(const GlobalOptions& global) { return OpenStateStore(ProjectRootFor(global)); }
+std::unique_ptr<StateStore> OpenStore(const GlobalOptions& global) { return OpenStateStoreFor(global); }
 
 const RunnableJob& FindJob(const std::vector<RunnableJob>& jobs, const std::string& name) {
   std::string known;
