@@ -29,9 +29,11 @@ KeyShape NamedTables(KeyShape each) {
 }
 
 const std::map<std::string, KeyShape>& ConnectionKeys() {
+  // dbname and sslmode: PostgreSQL's (docs/postgres.md).
   static const std::map<std::string, KeyShape> keys = {{"host", Leaf()},        {"port", Leaf()},
                                                        {"username", Leaf()},    {"password", Leaf()},
-                                                       {"settings", FreeMap()}, {"path", Leaf()}};
+                                                       {"settings", FreeMap()}, {"path", Leaf()},
+                                                       {"dbname", Leaf()},      {"sslmode", Leaf()}};
   return keys;
 }
 

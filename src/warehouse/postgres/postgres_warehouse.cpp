@@ -264,9 +264,9 @@ class Session {
     if (pool_.interrupted) ThrowInterrupted(subject);
     if (recorded_ != nullptr) recorded_->push_back(statement.sql);
     try {
-      pg::Result result = connection_->Exec(statement.sql);
-      if (pool_.interrupted) ThrowInterrupted(subject);
-      return result;
+      // A statement that completes although Interrupt came meanwhile stands: the next one (or the ROLLBACK) sees the
+      // flag, and a COMMIT that went through must not be reported as failed.
+      return connection_->Exec(statement.sql);
     } catch (const pg::PgError& e) {
       broken_ = broken_ || e.connection_lost();
       ThrowTranslated(operation, subject, e, &statement, pool_.interrupted, pool_.endpoint.password);
@@ -299,8 +299,8 @@ class Session {
   void RunIgnoringFailure(const std::string& sql) {
     try {
       connection_->Exec(sql);
-    } catch (const pg::PgError& e) {
-      broken_ = true;
+    } catch (const pg::PgError&) {
+      broken_ = true;  // a connection whose ROLLBACK failed is not reused; the server ends its transaction with it
     }
   }
   int64_t Count(const std::string& sql, Operation operation, const std::string& subject) {
