@@ -1,6 +1,7 @@
 // examples/orders_demo on the PostgreSQL test server: `sluice run` over a week (a backfill of the daily model), one
-// partition replaced, and a kill -9 at the write's pause point before COMMIT, which must leave the previous data and
-// ledger as they were and let a rerun converge. The rows are checked against the same project run on DuckDB.
+// partition replaced, `sluice build` and `status`, and a kill -9 at the write's pause point before COMMIT, which must
+// leave the previous data and ledger as they were and let a rerun converge. The rows are checked against the same
+// project run on DuckDB.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -148,6 +149,20 @@ TEST_F(RunOnPostgres, AKillBeforeCommitLeavesThePreviousDataAndARerunConverges) 
   };
   EXPECT_EQ(day(after, false), day(before, false));
   EXPECT_NE(day(after, true), day(before, true));
+}
+
+// `sluice build` (direct mode) writes every model through the same transactional writes, then `status` reads the
+// ledger with a read-only session.
+TEST_F(RunOnPostgres, BuildWritesEveryModelAndStatusReadsTheLedger) {
+  ProcessResult build = Sluice({"build", "--auto-approve"});
+  ASSERT_EQ(build.exit_code, 0) << build.out << build.err;
+  EXPECT_EQ(One("SELECT count(DISTINCT asset) FROM _sluice.ledger"), "7");
+  EXPECT_EQ(One("SELECT pg_get_partkeydef('sales.daily_revenue'::regclass)"), "RANGE (order_date)");
+  EXPECT_EQ(One("SELECT count(*) FROM sales.revenue_by_region"),
+            One("SELECT count(DISTINCT region) FROM sales.daily_revenue"));
+  ProcessResult status = Sluice({"status"});
+  ASSERT_EQ(status.exit_code, 0) << status.out << status.err;
+  EXPECT_NE(status.out.find("sales.daily_revenue"), std::string::npos) << status.out;
 }
 
 }  // namespace
