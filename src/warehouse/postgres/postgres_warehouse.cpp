@@ -114,6 +114,11 @@ size_t ByteOffsetOfCharacter(const std::string& text, int position) {
                          what + ": interrupted (the run was canceled); its transaction is rolled back", "");
   }
   if (operation == Operation::kOpen || failure.connection_lost()) {
+    // The client names the (redacted) connection string; `what` names the server already.
+    const std::string client_prefix = "cannot connect to PostgreSQL (";
+    if (message.rfind(client_prefix, 0) == 0) {
+      if (size_t end = message.find("): "); end != std::string::npos) message = message.substr(end + 3);
+    }
     if (message.find("password authentication failed") != std::string::npos ||
         message.find("no password supplied") != std::string::npos || state == "28P01" || state == "28000") {
       code = "SLU-WAREHOUSE-030";
