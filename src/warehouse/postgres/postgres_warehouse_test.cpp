@@ -301,5 +301,35 @@ TEST_F(PostgresWarehouseTest, AnUnpartitionedTableIsWrittenByWindowAndAFullRefre
   EXPECT_EQ(Scalar("SELECT string_agg(id::text, ',') FROM s.events"), "4");
 }
 
+TEST_F(PostgresWarehouseTest, ConcurrentFirstWritesFromSeveralOpensAllSucceed) {
+  // Fresh opens, as separate processes would be: each creates the schema and the ledger on its first write.
+  std::vector<std::unique_ptr<Warehouse>> opens;
+  for (int i = 0; i < 3; ++i) opens.push_back(Another());
+  std::vector<std::thread> writers;
+  std::atomic<int> failures{0};
+  for (int i = 0; i < 6; ++i) {
+    writers.emplace_back([&, i] {
+      try {
+        Warehouse& warehouse = *opens[static_cast<size_t>(i % 3)];
+        Relation relation{"fresh", "t" + std::to_string(i)};
+        if (i % 2 == 0) {
+          warehouse.ReplaceTable(relation, Rows({{i, "2026-01-01"}}), Entry("r"));
+        } else {
+          warehouse.ReplaceDateRange(relation, Rows({{i, "2026-01-01"}, {i, "2026-01-02"}}), "d",
+                                     DateWindow{D("2026-01-01"), D("2026-01-03")}, Entry("r"));
+        }
+      } catch (const Error& e) {
+        ADD_FAILURE() << e.what();
+        ++failures;
+      }
+    });
+  }
+  for (std::thread& writer : writers) writer.join();
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(warehouse_->ReadLedger().size(), 6u);
+  EXPECT_EQ(Scalar("SELECT count(*) FROM pg_tables WHERE schemaname = 'fresh' AND tablename NOT LIKE '%\\_p2026%'"),
+            "6");
+}
+
 }  // namespace
 }  // namespace sluice
