@@ -18,7 +18,7 @@
 #include "core/sha256.hpp"
 #include "sql/dialect.hpp"
 #include "sql/tokenizer.hpp"
-#include "warehouse/clickhouse/clickhouse_seed.hpp"
+#include "warehouse/seed_table.hpp"
 
 namespace sluice {
 
@@ -616,14 +616,8 @@ std::string JoinedColumns(const std::vector<StagedColumn>& columns) {
   return joined;
 }
 
-// The PostgreSQL type of a seed column ReadSeedCsv inferred (it speaks ClickHouse's names).
-std::string SeedType(std::string inferred) {
-  if (inferred.rfind("Nullable(", 0) == 0) inferred = inferred.substr(9, inferred.size() - 10);
-  if (inferred == "Int64") return "BIGINT";
-  if (inferred == "Float64") return "DOUBLE PRECISION";
-  if (inferred == "Date") return "DATE";
-  return "TEXT";
-}
+// Every PostgreSQL column may hold NULL: no wrapper.
+const SeedTypeNames kSeedTypes{"BIGINT", "DOUBLE PRECISION", "DATE", "TEXT", "", ""};
 
 }  // namespace
 
@@ -861,12 +855,7 @@ WriteResult PostgresWarehouse::LoadSeed(const Relation& relation, const SeedFile
   std::stringstream text;
   text << file.rdbuf();
   // Types listed in `columns` are PostgreSQL types; the others are inferred from every row.
-  SeedTable table = ReadSeedCsv(text.str(), seed.path, relation.ToString(), seed.columns);
-  for (size_t i = 0; i < table.columns.size(); ++i) {
-    bool listed = false;
-    for (const auto& [name, type] : seed.columns) listed = listed || name == table.columns[i];
-    if (!listed) table.types[i] = SeedType(table.types[i]);
-  }
+  SeedTable table = ReadSeedCsv(text.str(), seed.path, relation.ToString(), seed.columns, kSeedTypes);
   return Write(*this, *pool_, relation, ledger, [&](WriteScope& scope) {
     Session& session = scope.session;
     ReplaceRelation(scope, relation, KindOf(session, relation, scope.subject), [&] {
