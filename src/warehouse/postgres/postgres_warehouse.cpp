@@ -18,27 +18,30 @@
 #include "core/sha256.hpp"
 #include "sql/dialect.hpp"
 #include "sql/tokenizer.hpp"
+#include "warehouse/postgres/postgres_session.hpp"
 #include "warehouse/seed_table.hpp"
 
 namespace sluice {
+
+using postgres::CheckIdentifier;
+using postgres::CheckRelation;
+using postgres::ConnectionPool;
+using postgres::Embedding;
+using postgres::kMaxIdentifierBytes;
+using postgres::Operation;
+using postgres::Session;
+using postgres::Statement;
+using postgres::Transaction;
+using postgres::WarehouseError;
 
 namespace {
 
 constexpr sql::Dialect kDialect = sql::Dialect::kPostgres;
 constexpr const char* kLedgerSchema = "_sluice";
 constexpr const char* kLedgerTable = "ledger";
-constexpr std::string_view kPauseBeforeCommit = "after_write_before_commit";
-// PostgreSQL cuts longer identifiers silently (NAMEDATALEN - 1), which would make two names one.
-constexpr size_t kMaxIdentifierBytes = 63;
 // The advisory lock every Sluice DDL outside a write takes (schema and ledger creation), so that two processes
 // creating the same schema do not collide on the catalog's unique index.
 constexpr const char* kDdlLock = "SELECT pg_advisory_xact_lock(hashtext('sluice.ddl'))";
-
-enum class Operation { kOpen, kStatement, kWrite, kCatalog };
-
-Error WarehouseError(std::string code, std::string message, std::string hint) {
-  return Error(Diagnostic{std::move(code), std::move(message), {}, std::move(hint), {}});
-}
 
 std::string Quote(std::string_view identifier) { return sql::QuoteIdentifier(kDialect, identifier); }
 std::string Literal(std::string_view text) { return sql::QuoteString(kDialect, text); }
@@ -46,139 +49,6 @@ std::string Qualified(const Relation& relation) {
   return sql::QualifiedName(kDialect, relation.name_space, relation.name);
 }
 std::string LedgerName() { return sql::QualifiedName(kDialect, kLedgerSchema, kLedgerTable); }
-
-std::string Masked(std::string text, const std::string& password) {
-  if (password.size() < 3) return text;  // masking a short password would mangle ordinary words
-  for (size_t at = text.find(password); at != std::string::npos; at = text.find(password, at + 3)) {
-    text.replace(at, password.size(), "***");
-  }
-  return text;
-}
-
-// A statement, and where in it the caller's SELECT is embedded (when it is): an error PostgreSQL places inside that
-// range is reported as a SqlError at its offset in the SELECT.
-struct Statement {
-  std::string sql;
-  size_t select_begin = std::string::npos;
-  size_t select_size = 0;
-};
-
-// `before` + "(" + the caller's SELECT + ")" + `after`, the SELECT byte for byte but for trailing semicolons; the
-// newlines keep a trailing `-- comment` from swallowing the parenthesis.
-Statement Embedding(std::string before, const std::string& select_sql, std::string_view after) {
-  Statement statement{std::move(before) + "(\n"};
-  statement.select_begin = statement.sql.size();
-  std::string stripped = sql::StripTrailingSemicolons(select_sql, kDialect);
-  statement.select_size = stripped.size();
-  statement.sql += stripped;
-  statement.sql += "\n)";
-  statement.sql += after;
-  return statement;
-}
-
-// PostgreSQL's error position counts characters (1-based); the byte offset of that character in `text`.
-size_t ByteOffsetOfCharacter(const std::string& text, int position) {
-  int seen = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if ((static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) continue;  // a UTF-8 continuation byte
-    if (++seen == position) return i;
-  }
-  return text.size();
-}
-
-// The one place PostgreSQL errors become sluice::Error. `subject` is the relation worked on (the server for kOpen).
-[[noreturn]] void ThrowTranslated(Operation operation, const std::string& subject, const pg::PgError& failure,
-                                  const Statement* statement, bool interrupted, const std::string& password) {
-  std::string what;
-  switch (operation) {
-    case Operation::kOpen:
-      what = "cannot connect to PostgreSQL at " + subject;
-      break;
-    case Operation::kStatement:
-      what = subject.empty() ? "PostgreSQL statement failed" : "statement on " + subject + " failed";
-      break;
-    case Operation::kWrite:
-      what = "writing " + subject + " failed";
-      break;
-    case Operation::kCatalog:
-      what = "reading the catalog for " + subject + " failed";
-      break;
-  }
-  const std::string& state = failure.sqlstate();
-  std::string message = Masked(failure.what(), password);
-  if (!failure.detail().empty()) message += " (" + Masked(failure.detail(), password) + ")";
-  std::string code = "SLU-WAREHOUSE-020";
-  std::string hint = failure.hint();
-  if (interrupted) {
-    throw WarehouseError("SLU-WAREHOUSE-008",
-                         what + ": interrupted (the run was canceled); its transaction is rolled back", "");
-  }
-  if (operation == Operation::kOpen || failure.connection_lost()) {
-    // The client names the (redacted) connection string; `what` names the server already.
-    const std::string client_prefix = "cannot connect to PostgreSQL (";
-    if (message.rfind(client_prefix, 0) == 0) {
-      if (size_t end = message.find("): "); end != std::string::npos) message = message.substr(end + 3);
-    }
-    if (message.find("password authentication failed") != std::string::npos ||
-        message.find("no password supplied") != std::string::npos || state == "28P01" || state == "28000") {
-      code = "SLU-WAREHOUSE-030";
-      hint = "check the target's connection username and password";
-    } else if (message.find("does not exist") != std::string::npos && message.find("database") != std::string::npos) {
-      code = "SLU-WAREHOUSE-040";
-      hint = "create the database (CREATE DATABASE) or fix the target's connection dbname";
-    } else {
-      code = "SLU-WAREHOUSE-031";
-      hint = operation == Operation::kOpen ? "check that the server runs and the target's connection host and port"
-                                           : "the connection to the server was lost; run again";
-    }
-    throw WarehouseError(code, what + ": " + message, hint);
-  }
-  if (state == "42P01" || state == "42883" || state == "3F000") {
-    code = "SLU-WAREHOUSE-021";
-    if (hint.empty()) hint = "a relation, schema or function the SQL names does not exist";
-  } else if (state == "42601") {
-    code = "SLU-WAREHOUSE-022";
-    if (hint.empty()) hint = "the SQL is not valid PostgreSQL SQL";
-  } else if (state.rfind("42", 0) == 0 && state != "42501" && state != "42P07" && state != "42P06") {
-    code = "SLU-WAREHOUSE-024";
-    if (hint.empty()) {
-      hint =
-          "a column or relation the SQL names does not exist there, or has another type; upstream tables are as "
-          "their last run left them";
-    }
-  } else if (state == "22P02" || state == "22007" || state == "22008" || state == "22003" || state == "22018") {
-    code = "SLU-WAREHOUSE-025";
-    if (hint.empty()) hint = "a value does not convert to the type asked for; check the data";
-  } else if (state == pg::kSerializationFailure || state == pg::kDeadlockDetected || state == pg::kLockNotAvailable) {
-    code = "SLU-WAREHOUSE-023";
-    hint = "another write touched the same relation at the same time; retry the write";
-  }
-  Diagnostic diagnostic{code, what + ": " + message, {}, hint, {}};
-  if (statement != nullptr && statement->select_begin != std::string::npos && failure.position() > 0) {
-    size_t byte = ByteOffsetOfCharacter(statement->sql, failure.position());
-    if (byte >= statement->select_begin && byte < statement->select_begin + statement->select_size) {
-      throw SqlError(std::move(diagnostic), byte - statement->select_begin);
-    }
-  }
-  throw Error(std::move(diagnostic));
-}
-
-// A name PostgreSQL would cut or cannot hold: refused before any statement names it.
-void CheckIdentifier(const std::string& name, const std::string& what) {
-  if (name.empty() || name.size() > kMaxIdentifierBytes || name.find('\0') != std::string::npos) {
-    throw WarehouseError("SLU-WAREHOUSE-041",
-                         what + " \"" + name + "\" is not a PostgreSQL identifier: " +
-                             (name.empty()                        ? std::string("it is empty")
-                              : name.size() > kMaxIdentifierBytes ? std::to_string(name.size()) + " bytes, more than 63"
-                                                                  : std::string("it holds a NUL byte")),
-                         "PostgreSQL names hold at most 63 bytes (longer ones would be cut, making two names one); "
-                         "use a shorter name");
-  }
-}
-void CheckRelation(const Relation& relation) {
-  CheckIdentifier(relation.name_space, "schema");
-  CheckIdentifier(relation.name, "relation");
-}
 
 }  // namespace
 
@@ -192,166 +62,16 @@ std::string PostgresPartitionName(const std::string& table, Date day) {
   return table.substr(0, keep) + tag + suffix;
 }
 
-// The connections of one warehouse: those in use (so Interrupt reaches their statements) and idle ones kept for
-// the next call.
+// The warehouse's shared state: its connections, and what its writes prepare once.
 struct PostgresWarehouse::Pool {
-  PostgresEndpoint endpoint;
-  std::mutex mutex;
-  std::set<pg::Connection*> in_use;                   // guarded by mutex
-  std::vector<std::unique_ptr<pg::Connection>> idle;  // guarded by mutex
-  std::atomic<bool> interrupted{false};
+  ConnectionPool connections;
   StatementObserver observer;  // set before writes start
   std::mutex ddl_mutex;
   bool ledger_ready = false;            // guarded by ddl_mutex
   std::set<std::string> schemas_ready;  // guarded by ddl_mutex
-
-  std::unique_ptr<pg::Connection> Acquire() {
-    if (interrupted) {
-      throw WarehouseError("SLU-WAREHOUSE-008", "interrupted (the run was canceled) before connecting to PostgreSQL",
-                           "");
-    }
-    std::unique_ptr<pg::Connection> connection;
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      if (!idle.empty()) {
-        connection = std::move(idle.back());
-        idle.pop_back();
-      }
-    }
-    if (!connection) {
-      try {
-        connection = pg::Connection::Open(endpoint.conninfo);
-        // Sessions in UTC so timestamps read back as written; the caller's SQL resolves names in its schema.
-        std::string setup = "SET TIME ZONE 'UTC'";
-        if (!endpoint.default_schema.empty()) setup += "; SET search_path TO " + Quote(endpoint.default_schema);
-        if (endpoint.read_only) setup += "; SET default_transaction_read_only = on";
-        connection->Exec(setup);
-      } catch (const pg::PgError& e) {
-        ThrowTranslated(Operation::kOpen, endpoint.display, e, nullptr, false, endpoint.password);
-      }
-    }
-    std::lock_guard<std::mutex> lock(mutex);
-    in_use.insert(connection.get());
-    return connection;
-  }
-
-  void Release(std::unique_ptr<pg::Connection> connection, bool reusable) {
-    std::lock_guard<std::mutex> lock(mutex);
-    in_use.erase(connection.get());
-    if (reusable && !interrupted) idle.push_back(std::move(connection));
-  }
-
-  void Interrupt() {
-    interrupted = true;
-    std::lock_guard<std::mutex> lock(mutex);
-    for (pg::Connection* connection : in_use) connection->Cancel();
-  }
 };
 
 namespace {
-
-// One pooled connection for the span of one call.
-class Session {
- public:
-  explicit Session(PostgresWarehouse::Pool& pool) : pool_(pool), connection_(pool.Acquire()) {}
-  Session(const Session&) = delete;
-  Session& operator=(const Session&) = delete;
-  ~Session() {
-    bool reusable = reusable_ && !broken_ && !connection_->InTransaction();
-    pool_.Release(std::move(connection_), reusable);
-  }
-
-  // The caller's SQL may leave state on the connection (a setting, an open transaction): it is not reused.
-  void NotReusable() { reusable_ = false; }
-  void RecordInto(std::vector<std::string>* statements) { recorded_ = statements; }
-
-  pg::Result Run(const Statement& statement, Operation operation, const std::string& subject) {
-    if (pool_.interrupted) ThrowInterrupted(subject);
-    if (recorded_ != nullptr) recorded_->push_back(statement.sql);
-    try {
-      // A statement that completes although Interrupt came meanwhile stands: the next one (or the ROLLBACK) sees the
-      // flag, and a COMMIT that went through must not be reported as failed.
-      return connection_->Exec(statement.sql);
-    } catch (const pg::PgError& e) {
-      broken_ = broken_ || e.connection_lost();
-      ThrowTranslated(operation, subject, e, &statement, pool_.interrupted, pool_.endpoint.password);
-    }
-  }
-  pg::Result Run(const std::string& sql, Operation operation, const std::string& subject) {
-    return Run(Statement{sql}, operation, subject);
-  }
-  // Runs `sql` with text parameters; recorded without them.
-  pg::Result RunWithParams(const std::string& sql, const pg::Params& params, const std::string& subject) {
-    if (pool_.interrupted) ThrowInterrupted(subject);
-    try {
-      return connection_->Exec(sql, params);
-    } catch (const pg::PgError& e) {
-      broken_ = broken_ || e.connection_lost();
-      ThrowTranslated(Operation::kWrite, subject, e, nullptr, pool_.interrupted, pool_.endpoint.password);
-    }
-  }
-  // The server's error as it is, for callers that report it their own way; nullopt on success.
-  std::optional<pg::PgError> TryRun(const std::string& sql) {
-    if (recorded_ != nullptr) recorded_->push_back(sql);
-    try {
-      connection_->Exec(sql);
-      return std::nullopt;
-    } catch (const pg::PgError& e) {
-      broken_ = broken_ || e.connection_lost();
-      return e;
-    }
-  }
-  void RunIgnoringFailure(const std::string& sql) {
-    try {
-      connection_->Exec(sql);
-    } catch (const pg::PgError&) {
-      broken_ = true;  // a connection whose ROLLBACK failed is not reused; the server ends its transaction with it
-    }
-  }
-  int64_t Count(const std::string& sql, Operation operation, const std::string& subject) {
-    return std::stoll(Run(sql, operation, subject).Scalar().value_or("0"));
-  }
-
- private:
-  [[noreturn]] void ThrowInterrupted(const std::string& subject) {
-    throw WarehouseError("SLU-WAREHOUSE-008",
-                         (subject.empty() ? std::string("statement") : "writing " + subject) +
-                             ": interrupted (the run was canceled); its transaction is rolled back",
-                         "");
-  }
-
-  PostgresWarehouse::Pool& pool_;
-  std::unique_ptr<pg::Connection> connection_;
-  std::vector<std::string>* recorded_ = nullptr;
-  bool reusable_ = true;
-  bool broken_ = false;
-};
-
-// BEGIN on construction, ROLLBACK on destruction unless committed.
-class Transaction {
- public:
-  Transaction(Session& session, std::string subject) : session_(session), subject_(std::move(subject)) {
-    session_.Run("BEGIN", Operation::kWrite, subject_);
-  }
-  Transaction(const Transaction&) = delete;
-  Transaction& operator=(const Transaction&) = delete;
-  ~Transaction() {
-    if (!finished_) session_.RunIgnoringFailure("ROLLBACK");
-  }
-  // The pause point, `last` (when not empty) and COMMIT.
-  void CommitAfter(const std::string& last) {
-    PausePoint(kPauseBeforeCommit);
-    if (!last.empty()) session_.Run(last, Operation::kWrite, subject_);
-    session_.Run("COMMIT", Operation::kWrite, subject_);
-    finished_ = true;
-  }
-  void Commit() { CommitAfter(""); }
-
- private:
-  Session& session_;
-  std::string subject_;
-  bool finished_ = false;
-};
 
 std::string LedgerInsertSql(const Relation& relation, const LedgerEntry& entry, int64_t row_count,
                             const std::string& written_at) {
@@ -638,30 +358,31 @@ std::unique_ptr<PostgresWarehouse> PostgresWarehouse::Open(PostgresEndpoint endp
     throw WarehouseError("SLU-WAREHOUSE-008", "canceled before connecting to PostgreSQL at " + endpoint.display, "");
   }
   auto pool = std::make_unique<Pool>();
-  pool->endpoint = std::move(endpoint);
+  pool->connections.endpoint = std::move(endpoint);
   std::string version;
   {
-    Session session(*pool);
-    version = session.Run("SHOW server_version", Operation::kOpen, pool->endpoint.display).Scalar().value_or("");
+    Session session(pool->connections);
+    version =
+        session.Run("SHOW server_version", Operation::kOpen, pool->connections.endpoint.display).Scalar().value_or("");
   }
   return std::unique_ptr<PostgresWarehouse>(new PostgresWarehouse(std::move(pool), std::move(version)));
 }
 
 void PostgresWarehouse::Execute(const std::string& sql) {
-  Session session(*pool_);
+  Session session(pool_->connections);
   session.NotReusable();
   session.Run(sql, Operation::kStatement, "");
 }
 
 Rows PostgresWarehouse::Query(const std::string& sql) {
-  Session session(*pool_);
+  Session session(pool_->connections);
   session.NotReusable();
   pg::Result result = session.Run(sql, Operation::kStatement, "");
   return Rows{std::move(result.columns), std::move(result.rows)};
 }
 
 std::optional<TableInfo> PostgresWarehouse::Describe(const Relation& relation) {
-  Session session(*pool_);
+  Session session(pool_->connections);
   std::vector<TableInfo> infos =
       CatalogRows(session.Run(CatalogSql(&relation), Operation::kCatalog, relation.ToString()));
   if (infos.empty()) return std::nullopt;
@@ -669,7 +390,7 @@ std::optional<TableInfo> PostgresWarehouse::Describe(const Relation& relation) {
 }
 
 std::vector<TableInfo> PostgresWarehouse::ListRelations() {
-  Session session(*pool_);
+  Session session(pool_->connections);
   return CatalogRows(session.Run(CatalogSql(nullptr), Operation::kCatalog, "the database"));
 }
 
@@ -677,7 +398,7 @@ void PostgresWarehouse::EnsureSchema(const std::string& name) {
   CheckIdentifier(name, "schema");
   std::lock_guard<std::mutex> lock(pool_->ddl_mutex);
   if (pool_->schemas_ready.count(name)) return;
-  Session session(*pool_);
+  Session session(pool_->connections);
   Transaction transaction(session, name);
   session.Run(kDdlLock, Operation::kStatement, name);
   session.Run("CREATE SCHEMA IF NOT EXISTS " + Quote(name), Operation::kStatement, name);
@@ -711,7 +432,7 @@ WriteResult Write(PostgresWarehouse& warehouse, PostgresWarehouse::Pool& pool, c
                   const LedgerEntry& ledger, Body&& body) {
   CheckRelation(relation);
   warehouse.EnsureSchema(relation.name_space);
-  Session session(pool);
+  Session session(pool.connections);
   EnsureLedger(pool, session);
   WriteScope scope{session, relation.ToString()};
   std::vector<std::string> statements;
@@ -890,7 +611,7 @@ WriteResult PostgresWarehouse::LoadSeed(const Relation& relation, const SeedFile
 }
 
 void PostgresWarehouse::DropRelation(const Relation& relation) {
-  Session session(*pool_);
+  Session session(pool_->connections);
   std::string subject = relation.ToString();
   std::optional<char> kind = KindOf(session, relation, subject);
   if (!kind) return;
@@ -901,12 +622,12 @@ void PostgresWarehouse::DropRelation(const Relation& relation) {
   session.Run(drop + Qualified(relation), Operation::kWrite, subject);
 }
 
-void PostgresWarehouse::Interrupt() { pool_->Interrupt(); }
+void PostgresWarehouse::Interrupt() { pool_->connections.Interrupt(); }
 
 void PostgresWarehouse::ObserveStatements(StatementObserver observer) { pool_->observer = std::move(observer); }
 
 std::vector<LedgerEntry> PostgresWarehouse::ReadLedger() {
-  Session session(*pool_);
+  Session session(pool_->connections);
   std::string ledger = LedgerName();
   if (session.Count("SELECT count(*) FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n"
                     " ON n.oid = c.relnamespace WHERE n.nspname = " +
