@@ -149,12 +149,7 @@ std::unique_ptr<pg::Connection> ConnectionPool::Acquire() {
   if (!connection) {
     try {
       connection = pg::Connection::Open(endpoint.conninfo);
-      // Sessions in UTC so timestamps read back as written; the caller's SQL resolves names in its schema.
-      std::string setup = "SET TIME ZONE 'UTC'";
-      if (!endpoint.default_schema.empty())
-        setup += "; SET search_path TO " + sql::QuoteIdentifier(sql::Dialect::kPostgres, endpoint.default_schema);
-      if (endpoint.read_only) setup += "; SET default_transaction_read_only = on";
-      connection->Exec(setup);
+      connection->Exec(SessionSetup());
     } catch (const pg::PgError& e) {
       ThrowTranslated(Operation::kOpen, endpoint.display, e, nullptr, false, endpoint.password);
     }
@@ -162,6 +157,31 @@ std::unique_ptr<pg::Connection> ConnectionPool::Acquire() {
   std::lock_guard<std::mutex> lock(mutex);
   in_use.insert(connection.get());
   return connection;
+}
+
+std::string ConnectionPool::SessionSetup() const {
+  // UTC, so timestamps read back as written; the caller's SQL resolves names in its schema.
+  std::string setup = "SET TIME ZONE 'UTC'";
+  if (!endpoint.default_schema.empty()) {
+    setup += "; SET search_path TO " + sql::QuoteIdentifier(sql::Dialect::kPostgres, endpoint.default_schema);
+  }
+  if (endpoint.read_only) setup += "; SET default_transaction_read_only = on";
+  return setup;
+}
+
+void ConnectionPool::Release(std::unique_ptr<pg::Connection> connection, bool broken, bool dirty) {
+  bool keep = !broken && !interrupted && !connection->InTransaction();
+  if (keep && dirty) {
+    try {
+      connection->Exec("DISCARD ALL");  // alone: it refuses the implicit transaction of a multi-statement string
+      connection->Exec(SessionSetup());
+    } catch (const pg::PgError&) {
+      keep = false;  // closed below; the next call opens a new connection
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  in_use.erase(connection.get());
+  if (keep) idle.push_back(std::move(connection));
 }
 
 }  // namespace sluice::postgres

@@ -370,13 +370,13 @@ std::unique_ptr<PostgresWarehouse> PostgresWarehouse::Open(PostgresEndpoint endp
 
 void PostgresWarehouse::Execute(const std::string& sql) {
   Session session(pool_->connections);
-  session.NotReusable();
+  session.RunsCallersSql();
   session.Run(sql, Operation::kStatement, "");
 }
 
 Rows PostgresWarehouse::Query(const std::string& sql) {
   Session session(pool_->connections);
-  session.NotReusable();
+  session.RunsCallersSql();
   pg::Result result = session.Run(sql, Operation::kStatement, "");
   return Rows{std::move(result.columns), std::move(result.rows)};
 }

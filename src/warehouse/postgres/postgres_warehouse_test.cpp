@@ -301,6 +301,19 @@ TEST_F(PostgresWarehouseTest, AnUnpartitionedTableIsWrittenByWindowAndAFullRefre
   EXPECT_EQ(Scalar("SELECT string_agg(id::text, ',') FROM s.events"), "4");
 }
 
+TEST_F(PostgresWarehouseTest, ConnectionsAreReusedWithoutTheCallersSessionState) {
+  std::string pid = Scalar("SELECT pg_backend_pid()");
+  warehouse_->Execute("SET search_path TO nowhere; CREATE TEMP TABLE scratch (a INT)");
+  EXPECT_EQ(Scalar("SELECT pg_backend_pid()"), pid);
+  EXPECT_EQ(Scalar("SELECT current_setting('search_path')"), "\"$user\", public");
+  EXPECT_EQ(Scalar("SELECT count(*) FROM pg_class WHERE relname = 'scratch'"), "0");
+  EXPECT_EQ(Scalar("SELECT current_setting('TimeZone')"), "UTC");
+  // A transaction the caller left open is not carried into the next call: that connection is closed.
+  warehouse_->Execute("BEGIN; CREATE TABLE s.left_open (a INT)");
+  EXPECT_NE(Scalar("SELECT pg_backend_pid()"), pid);
+  EXPECT_FALSE(warehouse_->Describe(Relation{"s", "left_open"}));
+}
+
 TEST_F(PostgresWarehouseTest, ConcurrentFirstWritesFromSeveralOpensAllSucceed) {
   // Fresh opens, as separate processes would be: each creates the schema and the ledger on its first write.
   std::vector<std::unique_ptr<Warehouse>> opens;
