@@ -127,7 +127,11 @@ TEST_F(RunOnPostgres, AKillBeforeCommitLeavesThePreviousDataAndARerunConverges) 
                                             {"PGW_TEST_PASSWORD", server_.password}};
   pid_t pid = project_.Start({"run", "--select", "daily_revenue", "--partition", "2026-11-03"}, env, "killed");
   ASSERT_TRUE(WaitForFile(marker, 60)) << project_.Read("../killed.err");
-  // Paused inside the write's transaction, its rows deleted and inserted: readers see the previous contents.
+  // Paused inside the write's transaction, its rows deleted and inserted (the table's row locks held): readers see
+  // the previous contents.
+  EXPECT_EQ(One("SELECT count(*) FROM pg_locks AS l JOIN pg_class AS c ON c.oid = l.relation WHERE c.relname = "
+                "'daily_revenue' AND l.mode = 'RowExclusiveLock' AND l.pid <> pg_backend_pid()"),
+            "1");
   EXPECT_EQ(RowsOf(*warehouse_, kDailyRevenue), before);
   ::kill(pid, SIGKILL);
   EXPECT_EQ(WaitFor(pid), 128 + SIGKILL);

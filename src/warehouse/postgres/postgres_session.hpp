@@ -163,14 +163,17 @@ class Transaction {
   ~Transaction() {
     if (!finished_) session_.RunIgnoringFailure("ROLLBACK");
   }
-  // The pause point, `last` (when not empty) and COMMIT.
+  // A write's end: the pause point, `last` (its ledger row) and COMMIT.
   void CommitAfter(const std::string& last) {
     PausePoint(kPauseBeforeCommit);
     if (!last.empty()) session_.Run(last, Operation::kWrite, subject_);
+    Commit();
+  }
+  // COMMIT alone, for transactions that are not writes (schema and ledger creation): no pause point.
+  void Commit() {
     session_.Run("COMMIT", Operation::kWrite, subject_);
     finished_ = true;
   }
-  void Commit() { CommitAfter(""); }
 
  private:
   Session& session_;
