@@ -86,14 +86,14 @@ std::unique_ptr<Warehouse> OpenPostgres(const WarehouseConfig& config) {
                              "set the target's connection port to the server's port, e.g. 5432", {}});
     }
   }
-  auto get = [&](const char* key, const char* fallback) {
+  auto get = [&](const std::string& key, const std::string& fallback) {
     auto found = keys.find(key);
-    return found == keys.end() || found->second.empty() ? std::string(fallback) : found->second;
+    return found == keys.end() || found->second.empty() ? fallback : found->second;
   };
   PostgresEndpoint endpoint;
   endpoint.conninfo = pg::ConnectionStringFromKeys(keys);
   endpoint.display = get("host", "localhost") + ":" + get("port", "5432") + "/" + get("dbname", "(default)") +
-                     " as " + get("username", get("user", "(default)").c_str());
+                     " as " + get("username", get("user", "(default)"));
   endpoint.password = get("password", "");
   endpoint.default_schema = schema;
   endpoint.read_only = config.mode == AccessMode::kReadOnly;
