@@ -231,11 +231,36 @@ std::vector<PublicationRow> DeploymentMetadata::Publications(const std::string& 
 std::vector<LiveBinding> DeploymentMetadata::Bindings(const std::string& name_space) {
   const sql::Dialect dialect = warehouse_.dialect();
   const std::string ns = sql::QuoteString(dialect, name_space);
-  Rows rows = warehouse_.Query(dialect == sql::Dialect::kClickHouse
-                                   ? "SELECT name, create_table_query FROM system.tables WHERE database = " + ns +
-                                         " AND engine = 'View' ORDER BY name"
-                                   : "SELECT view_name, sql FROM duckdb_views() WHERE schema_name = " + ns +
-                                         " AND NOT internal ORDER BY view_name");
+  std::string query;
+  if (dialect == sql::Dialect::kClickHouse) {
+    query = "SELECT name, create_table_query FROM system.tables WHERE database = " + ns +
+            " AND engine = 'View' ORDER BY name";
+  } else if (dialect == sql::Dialect::kPostgres) {
+    // PostgreSQL keeps no view's text, only its parsed form, in which `*` is expanded: a view that reads exactly one
+    // relation and has exactly its columns, in order, reads as `SELECT * FROM ns.relation`; others as their
+    // definition.
+    query =
+        "WITH views AS (SELECT c.oid, c.relname FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n ON "
+        "n.oid = c.relnamespace WHERE n.nspname = " +
+        ns +
+        " AND c.relkind = 'v'),\n"
+        "reads AS (SELECT v.oid, min(d.refobjid) AS relation, count(DISTINCT d.refobjid) AS relations FROM views AS v "
+        "JOIN pg_catalog.pg_rewrite AS r ON r.ev_class = v.oid JOIN pg_catalog.pg_depend AS d ON d.objid = r.oid AND "
+        "d.classid = 'pg_catalog.pg_rewrite'::regclass AND d.refclassid = 'pg_catalog.pg_class'::regclass AND "
+        "d.refobjid <> v.oid GROUP BY v.oid),\n"
+        "columns AS (SELECT attrelid, array_agg(attname ORDER BY attnum) AS names FROM pg_catalog.pg_attribute WHERE "
+        "attnum > 0 AND NOT attisdropped AND attrelid IN (SELECT oid FROM views UNION SELECT relation FROM reads) "
+        "GROUP BY attrelid)\n"
+        "SELECT v.relname, CASE WHEN r.relations = 1 AND vc.names = rc.names THEN 'SELECT * FROM ' || "
+        "quote_ident(rn.nspname) || '.' || quote_ident(rt.relname) ELSE pg_catalog.pg_get_viewdef(v.oid) END\n"
+        "FROM views AS v LEFT JOIN reads AS r ON r.oid = v.oid LEFT JOIN pg_catalog.pg_class AS rt ON rt.oid = "
+        "r.relation LEFT JOIN pg_catalog.pg_namespace AS rn ON rn.oid = rt.relnamespace LEFT JOIN columns AS vc ON "
+        "vc.attrelid = v.oid LEFT JOIN columns AS rc ON rc.attrelid = r.relation ORDER BY v.relname";
+  } else {
+    query = "SELECT view_name, sql FROM duckdb_views() WHERE schema_name = " + ns +
+            " AND NOT internal ORDER BY view_name";
+  }
+  Rows rows = warehouse_.Query(query);
   std::vector<LiveBinding> out;
   for (const auto& row : rows.rows) {
     if (SplitPhysicalName(Text(row[0]))) continue;  // a deployment's own view (view__x__<id>), not a stable one

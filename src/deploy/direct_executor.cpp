@@ -82,7 +82,7 @@ BuildOutcome DirectExecutor::Execute(const DirectPlan& plan, const std::string& 
   if (options_.statements_file) statements_.open(*options_.statements_file, std::ios::app);
   BuildOutcome outcome;
   outcome.run_id = run_id;
-  if (plan.adapter == "duckdb") {
+  if (plan.adapter != "clickhouse") {  // DuckDB, PostgreSQL: the engine's transactional writes
     ExecuteDuckDb(plan, run_id, outcome);
     return outcome;
   }

@@ -59,9 +59,9 @@ class DirectPlanner {
   DirectPlan Plan(const std::vector<std::string>& selection) {
     plan_.adapter = definitions_.project().adapter;
     plan_.selection = selection;
-    if (plan_.adapter != "clickhouse" && plan_.adapter != "duckdb") {
+    if (plan_.adapter != "clickhouse" && plan_.adapter != "duckdb" && plan_.adapter != "postgres") {
       throw Error(Diagnostic{"SLU-DEPLOY-002", "`build` has no direct mode for the adapter '" + plan_.adapter + "'",
-                             {}, "direct builds run on clickhouse and duckdb targets", {}});
+                             {}, "direct builds run on clickhouse, duckdb and postgres targets", {}});
     }
     ResolveScope(selection);
     if (plan_.adapter == "clickhouse") {

@@ -33,11 +33,15 @@ bool HasColumn(const std::optional<TableInfo>& table, const std::string& name) {
                               [&](const ColumnInfo& column) { return column.name == name; });
 }
 
-// The audit's SQL with each `ns.relation` of `physical` replaced by `ns.<physical>`.
-std::string OnStaged(std::string text, const std::string& ns, const std::map<std::string, std::string>& physical) {
+// The audit's SQL with each `ns.relation` of `physical` replaced by `ns.<physical>`. PostgreSQL folds unquoted names to
+// lower case and physical names carry the deployment id's upper-case letters, so there the name is quoted.
+std::string OnStaged(std::string text, const std::string& ns, const std::map<std::string, std::string>& physical,
+                     sql::Dialect dialect) {
   for (const auto& [logical, staged] : physical) {
     const std::regex reference("(^|[^A-Za-z0-9_.`\"])" + ns + "\\." + logical + "(?![A-Za-z0-9_])");
-    text = std::regex_replace(text, reference, "$1" + ns + "." + staged);
+    const std::string replacement =
+        dialect == sql::Dialect::kPostgres ? sql::QualifiedName(dialect, ns, staged) : ns + "." + staged;
+    text = std::regex_replace(text, reference, "$1" + replacement);
   }
   return text;
 }
@@ -214,8 +218,8 @@ ReadinessReport AuditDeployment(const Definitions& definitions, Warehouse& wareh
       continue;
     }
     AuditSpec staged = audit;
-    staged.failure_count_sql = OnStaged(audit.failure_count_sql, name_space, by_relation);
-    staged.sample_sql = OnStaged(audit.sample_sql, name_space, by_relation);
+    staged.failure_count_sql = OnStaged(audit.failure_count_sql, name_space, by_relation, warehouse.dialect());
+    staged.sample_sql = OnStaged(audit.sample_sql, name_space, by_relation, warehouse.dialect());
     const AuditResult result = RunAudit(staged, warehouse);
     StagedAudit outcome;
     outcome.name = audit.name;

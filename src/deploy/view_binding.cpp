@@ -66,13 +66,21 @@ void BindClickHouse(Warehouse& warehouse, const std::string& name_space, const s
   for (const std::string& statement : then_statements) execute(statement);
 }
 
-void BindDuckDb(Warehouse& warehouse, const std::string& name_space, const std::vector<ViewBinding>& bindings,
-                const std::vector<std::string>& then_statements, const StatementSink& sink) {
-  const sql::Dialect dialect = sql::Dialect::kDuckDb;
+// One transaction switches every view (DuckDB, PostgreSQL). PostgreSQL's CREATE OR REPLACE VIEW refuses a view whose
+// columns change other than by appending, so there each view is dropped and created; a view of the user's reading
+// the stable view makes the DROP fail, and with it the whole switch, rather than vanish.
+void BindInTransaction(Warehouse& warehouse, const std::string& name_space, const std::vector<ViewBinding>& bindings,
+                       const std::vector<std::string>& then_statements, const StatementSink& sink) {
+  const sql::Dialect dialect = warehouse.dialect();
   std::string script = "BEGIN TRANSACTION;\n";
   for (const ViewBinding& binding : bindings) {
-    script += "CREATE OR REPLACE VIEW " + sql::QualifiedName(dialect, name_space, binding.logical) +
-              " AS SELECT * FROM " + sql::QualifiedName(dialect, name_space, binding.physical) + ";\n";
+    const std::string logical = sql::QualifiedName(dialect, name_space, binding.logical);
+    const std::string select = " AS SELECT * FROM " + sql::QualifiedName(dialect, name_space, binding.physical);
+    if (dialect == sql::Dialect::kPostgres) {
+      script += "DROP VIEW IF EXISTS " + logical + ";\nCREATE VIEW " + logical + select + ";\n";
+    } else {
+      script += "CREATE OR REPLACE VIEW " + logical + select + ";\n";
+    }
   }
   for (const std::string& statement : then_statements) script += statement + ";\n";
   PausePoint("bind_before_switch");
@@ -98,7 +106,7 @@ void BindViews(Warehouse& warehouse, const std::string& name_space, const std::v
   if (warehouse.dialect() == sql::Dialect::kClickHouse) {
     BindClickHouse(warehouse, name_space, bindings, then_statements, sink);
   } else {
-    BindDuckDb(warehouse, name_space, bindings, then_statements, sink);
+    BindInTransaction(warehouse, name_space, bindings, then_statements, sink);
   }
 }
 

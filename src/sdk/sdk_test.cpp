@@ -277,6 +277,46 @@ TEST(WarehouseSettings, BigQueryTakesTheProjectFromTheCatalogAndTheDatasetsLocat
   }
 }
 
+TEST(WarehouseSettings, PostgresFromAUrlOrHostAndDatabaseWithCredentialsFromTheEnvironment) {
+  WarehouseSettings url = ReadWarehouseSettings(Environment({{"SEGMENTSTREAM_WAREHOUSE_ENGINE", "postgres"},
+                                                             {"SEGMENTSTREAM_WAREHOUSE_CATALOG",
+                                                              "postgresql://db1:5433/shop?sslmode=require"},
+                                                             {"SEGMENTSTREAM_WAREHOUSE_DEFAULT_NAMESPACE", "raw"},
+                                                             {"SEGMENTSTREAM_WAREHOUSE_USERNAME", "u"},
+                                                             {"PGUSER", "other"},
+                                                             {"PGPASSWORD", "p"}}));
+  EXPECT_EQ(url.config.adapter, "postgres");
+  EXPECT_EQ(url.config.connection,
+            (std::map<std::string, std::string>{{"host", "db1"},
+                                                {"port", "5433"},
+                                                {"dbname", "shop"},
+                                                {"sslmode", "require"},
+                                                {"database", "raw"},
+                                                {"username", "u"},
+                                                {"password", "p"}}));
+  WarehouseSettings plain = ReadWarehouseSettings(Environment({{"SEGMENTSTREAM_WAREHOUSE_ENGINE", "postgres"},
+                                                               {"SEGMENTSTREAM_WAREHOUSE_CATALOG", "localhost/shop"},
+                                                               {"SEGMENTSTREAM_WAREHOUSE_DEFAULT_NAMESPACE", "raw"},
+                                                               {"PGUSER", "pg"},
+                                                               {"SEGMENTSTREAM_WAREHOUSE_PASSWORD", "s"},
+                                                               {"PGPASSWORD", "other"}}));
+  EXPECT_EQ(plain.config.connection.at("port"), "5432");
+  EXPECT_EQ(plain.config.connection.at("username"), "pg");
+  EXPECT_EQ(plain.config.connection.at("password"), "s");
+  for (std::string catalog : {"localhost:5432", "h:port/db", "postgresql://u:hunter22@h/db", "h/db?x=1"}) {
+    try {
+      ReadWarehouseSettings(Environment({{"SEGMENTSTREAM_WAREHOUSE_ENGINE", "postgres"},
+                                         {"SEGMENTSTREAM_WAREHOUSE_CATALOG", catalog},
+                                         {"SEGMENTSTREAM_WAREHOUSE_DEFAULT_NAMESPACE", "raw"}}));
+      FAIL() << catalog;
+    } catch (const Error& error) {
+      EXPECT_EQ(error.diagnostics()[0].code, "SLU-SDK-006") << catalog;
+      EXPECT_EQ(std::string(error.what()).find("hunter22"), std::string::npos);
+      EXPECT_EQ(error.diagnostics()[0].message.find("hunter22"), std::string::npos);
+    }
+  }
+}
+
 TEST(WarehouseSettings, LazySettingsReadTheEnvironmentOnFirstUseOnly) {
   std::vector<std::string> asked;
   LazyWarehouseSettings lazy(Environment({{"SEGMENTSTREAM_WAREHOUSE_ENGINE", "duckdb"},

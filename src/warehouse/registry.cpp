@@ -4,16 +4,15 @@
 
 #include "core/diagnostic.hpp"
 #include "core/environment.hpp"
+#include "core/postgres/pg_connection.hpp"
 #include "warehouse/bigquery/bigquery_warehouse.hpp"
 #include "warehouse/clickhouse/clickhouse_warehouse.hpp"
 #include "warehouse/duckdb/duckdb_warehouse.hpp"
+#include "warehouse/postgres/postgres_warehouse.hpp"
 
 namespace sluice {
 
 namespace {
-
-// Adapters Sluice knows (named by the seeds' projects) whose backend this build does not have yet.
-constexpr const char* kPlannedAdapters[] = {"postgres"};
 
 std::string JoinedSupported() {
   std::string joined;
@@ -114,18 +113,50 @@ std::unique_ptr<Warehouse> OpenBigQuery(const WarehouseConfig& config) {
   return BigQueryWarehouse::Open(std::move(options));
 }
 
+// Keys: host, port, username, password, dbname, sslmode (libpq's meanings), and database: the schema the caller's SQL
+// resolves unqualified names in (the CLI sets it from the target), not a libpq key.
+std::unique_ptr<Warehouse> OpenPostgres(const WarehouseConfig& config) {
+  std::map<std::string, std::string> keys;
+  std::string schema;
+  for (const auto& [key, value] : config.connection) {
+    if (key == "database") {
+      schema = value;
+    } else {
+      keys[key] = value;
+    }
+  }
+  if (auto port = keys.find("port"); port != keys.end()) {
+    const std::string& value = port->second;
+    bool digits = !value.empty() && value.size() < 6 &&
+                  std::all_of(value.begin(), value.end(), [](unsigned char c) { return c >= '0' && c <= '9'; });
+    if (!digits || std::stoi(value) == 0 || std::stoi(value) > 65535) {
+      throw Error(Diagnostic{"SLU-WAREHOUSE-031", "PostgreSQL port \"" + value + "\" is not a port number", {},
+                             "set the target's connection port to the server's port, e.g. 5432", {}});
+    }
+  }
+  auto get = [&](const std::string& key, const std::string& fallback) {
+    auto found = keys.find(key);
+    return found == keys.end() || found->second.empty() ? fallback : found->second;
+  };
+  PostgresEndpoint endpoint;
+  endpoint.conninfo = pg::ConnectionStringFromKeys(keys);
+  endpoint.display = get("host", "localhost") + ":" + get("port", "5432") + "/" + get("dbname", "(default)") +
+                     " as " + get("username", get("user", "(default)"));
+  endpoint.password = get("password", "");
+  endpoint.default_schema = schema;
+  endpoint.read_only = config.mode == AccessMode::kReadOnly;
+  return PostgresWarehouse::Open(std::move(endpoint), config.wait);
+}
+
 }  // namespace
 
 std::unique_ptr<Warehouse> OpenWarehouse(const WarehouseConfig& config) {
   if (config.adapter == "duckdb") return OpenDuckDb(config);
   if (config.adapter == "clickhouse") return OpenClickHouse(config);
   if (config.adapter == "bigquery") return OpenBigQuery(config);
-  bool planned = std::find(std::begin(kPlannedAdapters), std::end(kPlannedAdapters), config.adapter) !=
-                 std::end(kPlannedAdapters);
-  std::string message = planned ? "adapter \"" + config.adapter + "\" is not supported yet"
-                                : "unknown adapter \"" + config.adapter + "\"";
+  if (config.adapter == "postgres") return OpenPostgres(config);
   throw Error(Diagnostic{"SLU-WAREHOUSE-001",
-                         message,
+                         "unknown adapter \"" + config.adapter + "\"",
                          {},
                          "this build supports: " + JoinedSupported() +
                              "; set adapter = \"duckdb\" at the top of streambuild_project.toml (or of "
@@ -133,6 +164,6 @@ std::unique_ptr<Warehouse> OpenWarehouse(const WarehouseConfig& config) {
                          {}});
 }
 
-std::vector<std::string> SupportedAdapters() { return {"bigquery", "clickhouse", "duckdb"}; }
+std::vector<std::string> SupportedAdapters() { return {"bigquery", "clickhouse", "duckdb", "postgres"}; }
 
 }  // namespace sluice

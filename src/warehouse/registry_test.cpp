@@ -55,7 +55,7 @@ TEST_F(RegistryTest, ReadOnlyModeNeedsAnExistingFile) {
 }
 
 TEST_F(RegistryTest, OtherAdaptersAreNotSupportedYet) {
-  for (std::string adapter : {"postgres", "oracle"}) {
+  for (std::string adapter : {"oracle", "snowflake"}) {
     WarehouseConfig config{adapter, {}, dir_, "dev", AccessMode::kReadWrite, nullptr};
     try {
       OpenWarehouse(config);
@@ -66,7 +66,7 @@ TEST_F(RegistryTest, OtherAdaptersAreNotSupportedYet) {
       EXPECT_NE(e.diagnostics().front().hint.find("duckdb"), std::string::npos);
     }
   }
-  EXPECT_EQ(SupportedAdapters(), (std::vector<std::string>{"bigquery", "clickhouse", "duckdb"}));
+  EXPECT_EQ(SupportedAdapters(), (std::vector<std::string>{"bigquery", "clickhouse", "duckdb", "postgres"}));
 }
 
 TEST_F(RegistryTest, BigQueryWithoutAProjectIsRefusedBeforeConnecting) {
@@ -82,6 +82,18 @@ TEST_F(RegistryTest, BigQueryWithoutAProjectIsRefusedBeforeConnecting) {
 
 TEST_F(RegistryTest, ClickHouseWithANonNumericPortIsRefusedBeforeConnecting) {
   WarehouseConfig config{"clickhouse", {{"port", "http"}, {"password", "p4ssw0rd"}}, dir_, "dev",
+                         AccessMode::kReadWrite, {}};
+  try {
+    OpenWarehouse(config);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.diagnostics().front().code, "SLU-WAREHOUSE-031");
+    EXPECT_EQ(std::string(e.what()).find("p4ssw0rd"), std::string::npos);
+  }
+}
+
+TEST_F(RegistryTest, PostgresWithANonNumericPortIsRefusedBeforeConnecting) {
+  WarehouseConfig config{"postgres", {{"port", "pg"}, {"password", "p4ssw0rd"}}, dir_, "dev",
                          AccessMode::kReadWrite, {}};
   try {
     OpenWarehouse(config);

@@ -1,5 +1,5 @@
 // One suite every Warehouse backend passes: DuckDB on a temporary file, ClickHouse on the 18.16 test server (a fresh
-// database per test). The SELECTs differ only in type names, so each backend runs the same cases.
+// database per test), PostgreSQL on the 15 test server (a fresh database per test). The SELECTs differ only in type names, so each backend runs the same cases.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,6 +9,7 @@
 #include "core/diagnostic.hpp"
 #include "sql/dialect.hpp"
 #include "support/clickhouse_test_server.hpp"
+#include "support/postgres_test_server.hpp"
 #include "warehouse/registry.hpp"
 
 namespace sluice {
@@ -49,6 +50,14 @@ class WarehouseConformance : public ::testing::TestWithParam<std::string> {
       int_ = "BIGINT";
       date_ = "DATE";
       text_ = "VARCHAR";
+    } else if (GetParam() == "postgres") {
+      testing::PostgresTestServer server = testing::RequirePostgresTestServer();
+      dir_ = fs::temp_directory_path() / ("sluice_conformance_" + namespace_);
+      fs::create_directories(dir_);
+      warehouse_ = OpenWarehouse(testing::PostgresTestConfig(server, testing::CreatePostgresTestDatabase(server, "conf")));
+      int_ = "BIGINT";
+      date_ = "DATE";
+      text_ = "TEXT";
     } else {
       testing::ClickHouseTestServer server = testing::RequireClickHouseTestServer();
       dir_ = fs::temp_directory_path() / ("sluice_conformance_" + namespace_);
@@ -256,15 +265,15 @@ TEST_P(WarehouseConformance, IdentifiersThatNeedQuotesWork) {
 }
 
 TEST_P(WarehouseConformance, QueryRendersValuesAsTextAndNullAsNullopt) {
-  Rows rows = warehouse_->Query(GetParam() == "duckdb" ? "SELECT CAST(NULL AS VARCHAR) AS a, 'x' AS b"
-                                                      : "SELECT CAST(NULL AS Nullable(String)) AS a, 'x' AS b");
+  Rows rows = warehouse_->Query(GetParam() == "clickhouse" ? "SELECT CAST(NULL AS Nullable(String)) AS a, 'x' AS b"
+                                                          : "SELECT CAST(NULL AS " + text_ + ") AS a, 'x' AS b");
   ASSERT_EQ(rows.rows.size(), 1u);
   EXPECT_EQ(rows.columns, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(rows.rows[0][0], std::nullopt);
   EXPECT_EQ(rows.rows[0][1], std::optional<std::string>("x"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, WarehouseConformance, ::testing::Values("duckdb", "clickhouse"),
+INSTANTIATE_TEST_SUITE_P(Backends, WarehouseConformance, ::testing::Values("duckdb", "clickhouse", "postgres"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

@@ -1,7 +1,9 @@
-// The relational cases built only on memtables (tests/golden/relational_cases.hpp), run on DuckDB in process and
-// on the ClickHouse test server (18.16): both engines must return the rows written here.
+// The relational cases built only on memtables (tests/golden/relational_cases.hpp), run on DuckDB in process, on
+// the ClickHouse test server (18.16) and on the PostgreSQL test server (15): every engine must return the rows
+// written here.
 //
-// Values are compared as text after normalization: NULL as NULL, booleans as 1/0 (ClickHouse has UInt8), numbers
+// Values are compared as text after normalization: NULL as NULL, booleans as 1/0 (ClickHouse has UInt8; PostgreSQL
+// prints t/f, and no case selects the one-letter strings t or f), numbers
 // through a double printed with 10 significant digits (DuckDB prints 20.0, ClickHouse 20; decimals 10.50).
 // Rows are compared sorted unless the case orders them.
 #include <gtest/gtest.h>
@@ -16,6 +18,7 @@
 #include "core/diagnostic.hpp"
 #include "golden/relational_cases.hpp"
 #include "support/clickhouse_test_server.hpp"
+#include "support/postgres_test_server.hpp"
 #include "warehouse/registry.hpp"
 
 namespace sluice::golden {
@@ -81,8 +84,8 @@ const std::map<std::string, Expected>& ExpectedRows() {
 
 std::string Normalize(const std::optional<std::string>& value) {
   if (!value) return "NULL";
-  if (*value == "true") return "1";
-  if (*value == "false") return "0";
+  if (*value == "true" || *value == "t") return "1";
+  if (*value == "false" || *value == "f") return "0";
   if (!value->empty() && value->find_first_not_of("0123456789.-+e") == std::string::npos) {
     char* end = nullptr;
     double number = std::strtod(value->c_str(), &end);
@@ -159,6 +162,13 @@ TEST_P(RelationalExecution, ClickHouseReturnsTheExpectedRows) {
   testing::ClickHouseTestServer server = testing::RequireClickHouseTestServer();
   std::unique_ptr<Warehouse> warehouse = OpenWarehouse(testing::ClickHouseTestConfig(server, "default"));
   CheckOn(*warehouse, sql::Dialect::kClickHouse, GetParam());
+}
+
+// The SELECTs read memtables only, so every case runs in the server's `postgres` database.
+TEST_P(RelationalExecution, PostgresReturnsTheExpectedRows) {
+  testing::PostgresTestServer server = testing::RequirePostgresTestServer();
+  std::unique_ptr<Warehouse> warehouse = OpenWarehouse(testing::PostgresTestConfig(server, "postgres"));
+  CheckOn(*warehouse, sql::Dialect::kPostgres, GetParam());
 }
 
 std::vector<std::string> MemtableCases() {

@@ -29,6 +29,7 @@ KeyShape NamedTables(KeyShape each) {
 }
 
 const std::map<std::string, KeyShape>& ConnectionKeys() {
+  // dbname and sslmode: PostgreSQL's (docs/postgres.md).
   static const std::map<std::string, KeyShape> keys = {{"host", Leaf()},        {"port", Leaf()},
                                                        {"username", Leaf()},    {"password", Leaf()},
                                                        {"settings", FreeMap()}, {"path", Leaf()},
@@ -36,7 +37,9 @@ const std::map<std::string, KeyShape>& ConnectionKeys() {
                                                        {"project", Leaf()},     {"location", Leaf()},
                                                        {"credentials", Leaf()}, {"api_url", Leaf()},
                                                        {"token_url", Leaf()},
-                                                       {"max_concurrent_jobs_per_table", Leaf()}};
+                                                       {"max_concurrent_jobs_per_table", Leaf()},
+                                                       // PostgreSQL (docs/postgres.md)
+                                                       {"dbname", Leaf()},      {"sslmode", Leaf()}};
   return keys;
 }
 

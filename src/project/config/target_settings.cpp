@@ -106,7 +106,9 @@ TargetSettings ResolveTarget(const ProjectConfig& project, const std::optional<L
     settings.database_origin = project_target->database->origin;
   }
   settings.database_configured = !settings.database.empty();
-  if (!settings.database_configured) settings.database = settings.adapter == "duckdb" ? "main" : "default";
+  if (!settings.database_configured) {
+    settings.database = settings.adapter == "duckdb" ? "main" : settings.adapter == "postgres" ? "public" : "default";
+  }
 
   // Connection values stay raw: project < target < local target < local.
   settings.raw_connection = project.connection;
@@ -219,7 +221,7 @@ std::map<std::string, std::string> ExpandConnection(const TargetSettings& target
   }
   // Overrides first, so an overridden value is never expanded (its ${ENV:…} may be unset).
   std::map<std::string, std::string> overrides;
-  if (target.adapter != "duckdb") {
+  if (target.adapter == "clickhouse") {
     const EnvironmentLookup& environment = target.templates.environment();
     for (const char* key : {"host", "port", "username", "password"}) {
       std::string name = "STREAMBUILD_CLICKHOUSE_" + std::string(key);

@@ -162,7 +162,7 @@ std::string CodeOf(const std::function<void()>& f) {
 
 TEST(ClickHouseSeeds, EmptyIsNullQuotedEmptyIsTextAndTypesComeFromEveryRow) {
   SeedTable table = ReadSeedCsv("id,name,day,price\n1,\"a, \"\"b\"\"\",2026-01-01,1.5\n2,\"\",,\n3,,2026-01-03,2\n",
-                                "seeds/x.csv", "shop.x", {{"price", "Decimal(9, 2)"}});
+                                "seeds/x.csv", "shop.x", {{"price", "Decimal(9, 2)"}}, kClickHouseSeedTypes);
   EXPECT_EQ(table.columns, (std::vector<std::string>{"id", "name", "day", "price"}));
   EXPECT_EQ(table.types, (std::vector<std::string>{"Int64", "Nullable(String)", "Nullable(Date)", "Decimal(9, 2)"}));
   ASSERT_EQ(table.rows.size(), 3u);
@@ -171,9 +171,9 @@ TEST(ClickHouseSeeds, EmptyIsNullQuotedEmptyIsTextAndTypesComeFromEveryRow) {
   EXPECT_EQ(table.rows[2][1], std::nullopt);
   EXPECT_EQ(SeedRowsAsTabSeparated(table).substr(0, 33), "1\ta, \"b\"\t2026-01-01\t1.5\n2\t\t\\N\t\\N\n");
 
-  EXPECT_EQ(CodeOf([] { ReadSeedCsv("a,b\n1\n", "f.csv", "s.x", {}); }), "SLU-WAREHOUSE-015");
-  EXPECT_EQ(CodeOf([] { ReadSeedCsv("a\n\"open\n", "f.csv", "s.x", {}); }), "SLU-WAREHOUSE-015");
-  EXPECT_EQ(CodeOf([] { ReadSeedCsv("a\n1\n", "f.csv", "s.x", {{"b", "Int64"}}); }), "SLU-WAREHOUSE-011");
+  EXPECT_EQ(CodeOf([] { ReadSeedCsv("a,b\n1\n", "f.csv", "s.x", {}, kClickHouseSeedTypes); }), "SLU-WAREHOUSE-015");
+  EXPECT_EQ(CodeOf([] { ReadSeedCsv("a\n\"open\n", "f.csv", "s.x", {}, kClickHouseSeedTypes); }), "SLU-WAREHOUSE-015");
+  EXPECT_EQ(CodeOf([] { ReadSeedCsv("a\n1\n", "f.csv", "s.x", {{"b", "Int64"}}, kClickHouseSeedTypes); }), "SLU-WAREHOUSE-011");
 }
 
 TEST(ClickHouseCapabilities, EveryMissingFeatureIsOneLocatedErrorNamingTheServerVersion) {

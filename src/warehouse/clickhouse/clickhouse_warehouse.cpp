@@ -585,7 +585,7 @@ WriteResult ClickHouseWarehouse::LoadSeed(const Relation& relation, const SeedFi
   }
   std::stringstream text;
   text << in.rdbuf();
-  SeedTable table = ReadSeedCsv(text.str(), seed.path, relation.ToString(), seed.columns);
+  SeedTable table = ReadSeedCsv(text.str(), seed.path, relation.ToString(), seed.columns, kClickHouseSeedTypes);
   return Write(*impl_, relation, ledger, [&](WriteScope& scope) {
     Relation staged = scope.Staging("seed");
     std::string definition;
