@@ -104,21 +104,11 @@ std::string BigQueryStatements::Drop(const Relation& relation, bool is_view) con
   return std::string(is_view ? "DROP VIEW" : "DROP TABLE") + " IF EXISTS " + Name(relation);
 }
 
-std::string SeedTypeForBigQuery(const std::string& type) {
-  std::string bare = type.rfind("Nullable(", 0) == 0 ? type.substr(9, type.size() - 10) : type;
-  if (bare == "Int64") return "INT64";
-  if (bare == "Float64") return "FLOAT64";
-  if (bare == "Date") return "DATE";
-  if (bare == "String") return "STRING";
-  return type;
-}
-
 std::string BigQueryStatements::LoadSeed(const Relation& relation, const SeedTable& table) const {
   std::string definition;
-  std::vector<std::string> types;
+  const std::vector<std::string>& types = table.types;
   for (size_t i = 0; i < table.columns.size(); ++i) {
-    types.push_back(SeedTypeForBigQuery(table.types[i]));
-    definition += (i > 0 ? ", " : "") + Quote(table.columns[i]) + " " + types.back();
+    definition += (i > 0 ? ", " : "") + Quote(table.columns[i]) + " " + types[i];
   }
   if (table.rows.empty()) return "CREATE OR REPLACE TABLE " + Name(relation) + " (" + definition + ")";
   std::string sql =

@@ -11,7 +11,7 @@
 
 #include "core/date.hpp"
 #include "warehouse/bigquery/bigquery_client.hpp"
-#include "warehouse/clickhouse/clickhouse_seed.hpp"
+#include "warehouse/seed_table.hpp"
 #include "warehouse/warehouse.hpp"
 
 namespace sluice {
@@ -67,7 +67,7 @@ class BigQueryStatements {
   std::string location_;
 };
 
-// A seed column type as ReadSeedCsv infers it (ClickHouse spelling) → GoogleSQL; listed types pass unchanged.
-std::string SeedTypeForBigQuery(const std::string& type);
+// The GoogleSQL names of the types ReadSeedCsv infers (every column may hold NULL).
+inline const SeedTypeNames kBigQuerySeedTypes{"INT64", "FLOAT64", "DATE", "STRING", "", ""};
 
 }  // namespace sluice

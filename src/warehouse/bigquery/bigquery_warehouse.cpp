@@ -12,7 +12,6 @@
 #include "core/pause_point.hpp"
 #include "sql/dialect.hpp"
 #include "warehouse/bigquery/bigquery_statements.hpp"
-#include "warehouse/clickhouse/clickhouse_seed.hpp"
 
 namespace sluice {
 
@@ -359,7 +358,7 @@ WriteResult BigQueryWarehouse::LoadSeed(const Relation& relation, const SeedFile
   }
   std::stringstream text;
   text << in.rdbuf();
-  SeedTable table = ReadSeedCsv(text.str(), seed.path, relation.ToString(), seed.columns);
+  SeedTable table = ReadSeedCsv(text.str(), seed.path, relation.ToString(), seed.columns, kBigQuerySeedTypes);
   std::string sql = impl_->statements.LoadSeed(relation, table);
   if (sql.size() > kMaxQueryBytes) {
     throw WarehouseError("SLU-WAREHOUSE-056",
