@@ -1,4 +1,4 @@
-// examples/orders_demo on the PostgreSQL test server: `sluice run` over a week (a backfill of the daily model), one
+// examples/orders_demo on the PostgreSQL test server, its run history in PostgreSQL too ([state] url): `sluice run` over a week (a backfill of the daily model), one
 // partition replaced, `sluice build` and `status`, and a kill -9 at the write's pause point before COMMIT, which must
 // leave the previous data and ledger as they were and let a rerun converge. The rows are checked against the same
 // project run on DuckDB.
@@ -39,6 +39,7 @@ class RunOnPostgres : public ::testing::Test {
   void SetUp() override {
     server_ = RequirePostgresTestServer();
     database_ = CreatePostgresTestDatabase(server_, "orders_demo");
+    state_database_ = CreatePostgresTestDatabase(server_, "orders_state");
     warehouse_ = OpenWarehouse(PostgresTestConfig(server_, database_));
     // The password comes from the environment, so a test can check that no output shows it.
     project_.Write("streambuild_project.toml", R"(name = "orders_demo"
@@ -58,6 +59,10 @@ port = )" + std::to_string(server_.port) + R"(
 username = ")" + server_.user + R"("
 password = "${ENV:PGW_TEST_PASSWORD}"
 dbname = ")" + database_ + R"("
+
+[state]
+url = "postgresql://)" + server_.user + R"(:${ENV:PGW_TEST_PASSWORD}@)" + server_.host + ":" +
+                                                 std::to_string(server_.port) + "/" + state_database_ + R"("
 )");
   }
 
@@ -87,6 +92,7 @@ dbname = ")" + database_ + R"("
 
   PostgresTestServer server_;
   std::string database_;
+  std::string state_database_;  // the run history: PostgreSQL too, in a database of its own
   std::unique_ptr<Warehouse> warehouse_;
   ScratchProject project_{"examples/orders_demo"};
 };
@@ -103,6 +109,10 @@ TEST_F(RunOnPostgres, RunsTheDemoIntoDailyPartitionsLikeDuckDb) {
   EXPECT_EQ(One("SELECT count(*) FROM pg_inherits WHERE inhparent = 'sales.daily_revenue'::regclass"),
             One("SELECT count(DISTINCT order_date) FROM sales.daily_revenue"));
   EXPECT_EQ(One("SELECT count(*) FROM raw.orders"), DuckDbRows({week}, "SELECT count(*) FROM raw.orders").at(0));
+  // The run is recorded in the PostgreSQL state store, not in a SQLite file.
+  EXPECT_FALSE(std::filesystem::exists(project_.root() / ".sluice" / "state.db"));
+  auto state = OpenWarehouse(PostgresTestConfig(server_, state_database_));
+  EXPECT_EQ(RowsOf(*state, "SELECT status FROM public.runs"), std::vector<std::string>{"SUCCESS"});
 
   ProcessResult one_day = Sluice({"run", "--select", "daily_revenue", "--partition", "2026-11-03"});
   ASSERT_EQ(one_day.exit_code, 0) << one_day.out << one_day.err;

@@ -1,6 +1,6 @@
 // examples/sdk_orders on the PostgreSQL test server, configured only through SEGMENTSTREAM_WAREHOUSE_* and the
-// credential variables: the seed's two examples written and read back, daily partitions made, the password never
-// printed.
+// credential variables, its run history in PostgreSQL as well (SLUICE_STATE_URL): the seed's two examples written and
+// read back, daily partitions made, the runs recorded, the password never printed.
 #include <gtest/gtest.h>
 
 #include "e2e/sluice_process.hpp"
@@ -17,7 +17,10 @@ TEST(SdkProgramOnPostgres, RunsBothSeedExamplesFromTheEnvironmentAlone) {
   testing::PostgresTestServer server = testing::RequirePostgresTestServer();
   std::string database = testing::CreatePostgresTestDatabase(server, "sdk");
   std::unique_ptr<Warehouse> warehouse = OpenWarehouse(testing::PostgresTestConfig(server, database));
+  // The run history in PostgreSQL too (SLUICE_STATE_URL), in a database of its own.
+  const std::string state_database = testing::CreatePostgresTestDatabase(server, "sdk_state");
   std::map<std::string, std::string> env{
+      {"SLUICE_STATE_URL", testing::PostgresTestUrl(server, state_database)},
       {"SEGMENTSTREAM_WAREHOUSE_ENGINE", "postgres"},
       {"SEGMENTSTREAM_WAREHOUSE_CATALOG",
        "postgresql://" + server.host + ":" + std::to_string(server.port) + "/" + database},
@@ -46,6 +49,10 @@ TEST(SdkProgramOnPostgres, RunsBothSeedExamplesFromTheEnvironmentAlone) {
     EXPECT_EQ(result->err.find(server.password), std::string::npos);
   }
   EXPECT_EQ(folder.Read("target/run/silver/daily_orders.sql").find(server.password), std::string::npos);
+  std::unique_ptr<Warehouse> state = OpenWarehouse(testing::PostgresTestConfig(server, state_database));
+  // Three commands, one of them a backfill of several runs: every run recorded, every one a success.
+  EXPECT_EQ(state->Query("SELECT count(*) >= 3 AND bool_and(status = 'SUCCESS') FROM public.runs").rows.at(0).at(0),
+            "t");
 }
 
 }  // namespace
