@@ -1,5 +1,5 @@
 # Thin wrappers over scripts/ and CMake presets. See README.md.
-.PHONY: setup build demo test bench bench-engine bench-clickhouse bench-postgres bench-backfill bench-orchestrate bench-queue bench-deploy debug fuzz clean
+.PHONY: setup build demo test bench bench-engine bench-clickhouse bench-postgres bench-backfill bench-backfill-postgres bench-orchestrate bench-queue bench-deploy debug fuzz clean
 
 JOBS ?= $(shell nproc)
 
@@ -48,6 +48,11 @@ bench-postgres: build
 bench-backfill: build
 	@python3 bench/sdk/run_bench_backfill.py --program build/release/bench/bench_backfill \
 	  --floor build/release/bench/engine_floor --work build/bench $(BACKFILL_BENCH_ARGS)
+
+bench-backfill-postgres: build
+	@python3 bench/sdk/run_bench_backfill.py --program build/release/bench/bench_backfill \
+	  --floor build/release/bench/engine_floor --postgres-floor build/release/bench/postgres_floor \
+	  --work build/bench $(BACKFILL_BENCH_ARGS)
 
 bench-orchestrate: build
 	@python3 bench/orchestrate/run_bench_orchestrate.py --sluice build/release/src/cli/sluice \

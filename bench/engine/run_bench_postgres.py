@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """PostgreSQL engine benchmark: `sluice run` of the engine benchmark's chain of N trivial table models over a 100-row
-seed (generate_project.py, switched to adapter = "postgres") against the floor, the statements that run sent to the
+seed (generate_project.py, switched to adapter = "postgres" and PostgreSQL's DOUBLE PRECISION) against the floor, the statements that run sent to the
 server (read from the target/run/<schema>/<relation>.sql files of a warm-up run, Sluice's own `_sluice` ledger
 statements left out, the two schemas created first) sent in order by `postgres_floor` on one libpq connection.
 
@@ -59,6 +59,16 @@ def switch_to_postgres(project, server, database):
                   f'password = "{server.password}"\ndbname = "{database}"\n', text)
     with open(path, "w") as out:
         out.write(text)
+    # PostgreSQL spells DuckDB's DOUBLE as DOUBLE PRECISION: the seed's declared type and every model's cast.
+    for folder, _, files in os.walk(project):
+        for name in files:
+            if name.endswith((".sql", ".yml")):
+                file = os.path.join(folder, name)
+                text = open(file).read()
+                fixed = text.replace("AS DOUBLE)", "AS DOUBLE PRECISION)").replace("v: DOUBLE\n", "v: DOUBLE PRECISION\n")
+                if fixed != text:
+                    with open(file, "w") as out:
+                        out.write(fixed)
 
 
 def floor_statements(project):
@@ -72,6 +82,11 @@ def floor_statements(project):
             for statement in body.split(";\n\n"):
                 if statement.strip() and "_sluice" not in statement:
                     statements.append(statement)
+                if statement.startswith('CREATE TABLE "raw"."seed"'):
+                    # The seed's rows go as parameters of INSERTs, which the statements file does not show.
+                    rows = open(os.path.join(project, "seeds", "seed.csv")).read().split("\n")[1:]
+                    values = ", ".join(f"({row})" for row in rows if row)
+                    statements.append(f'INSERT INTO "raw"."seed" VALUES {values}')
     return statements
 
 
