@@ -34,4 +34,18 @@ std::vector<WriteResult> Warehouse::RecordMaterialized(const std::vector<std::pa
                          {}, "", {}});
 }
 
+LedgerEntry LedgerEntryFromRow(const std::vector<std::optional<std::string>>& row) {
+  LedgerEntry entry;
+  entry.asset = row.at(0).value_or("");
+  std::optional<Date> start = row.at(1) ? Date::Parse(*row[1]) : std::nullopt;
+  std::optional<Date> end = row.at(2) ? Date::Parse(*row[2]) : std::nullopt;
+  if (start && end) entry.window = DateWindow{*start, *end};
+  entry.run_id = row.at(3).value_or("");
+  entry.row_count = std::stoll(row.at(4).value_or("0"));
+  entry.sql_hash = row.at(5).value_or("");
+  entry.written_at = row.at(6).value_or("");
+  if (row.at(7) && row.at(8)) entry.relation = Relation{*row[7], *row[8]};
+  return entry;
+}
+
 }  // namespace sluice

@@ -93,6 +93,10 @@ struct LedgerEntry {
   std::optional<Relation> relation;  // what the write replaced, filled in by the backend (absent in old ledgers)
 };
 
+// A ledger row as the backends select it, every value as text: asset, window start, window end (YYYY-MM-DD or NULL),
+// run id, row count, sql hash, written at (ISO-8601 UTC), relation schema, relation name (NULL in old ledgers).
+LedgerEntry LedgerEntryFromRow(const std::vector<std::optional<std::string>>& row);
+
 struct WriteResult {
   int64_t rows_written = 0;
   int64_t rows_dropped = 0;  // rows the SELECT produced outside the window (date-range writes only)

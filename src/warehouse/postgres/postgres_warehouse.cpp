@@ -642,19 +642,7 @@ std::vector<LedgerEntry> PostgresWarehouse::ReadLedger() {
       Operation::kCatalog, ledger);
   std::vector<LedgerEntry> entries;
   for (const auto& row : result.rows) {
-    LedgerEntry entry;
-    entry.asset = row[0].value_or("");
-    if (row[1] && row[2]) {
-      std::optional<Date> start = Date::Parse(*row[1]);
-      std::optional<Date> end = Date::Parse(*row[2]);
-      if (start && end) entry.window = DateWindow{*start, *end};
-    }
-    entry.run_id = row[3].value_or("");
-    entry.row_count = std::stoll(row[4].value_or("0"));
-    entry.sql_hash = row[5].value_or("");
-    entry.written_at = row[6].value_or("");
-    if (row[7] && row[8]) entry.relation = Relation{*row[7], *row[8]};
-    entries.push_back(std::move(entry));
+    entries.push_back(LedgerEntryFromRow(row));
   }
   return entries;
 }
