@@ -538,7 +538,8 @@ OrchestrateCommands::OrchestrateCommands(CLI::App& app, CLI::App& starlake) {
       "worker", "Claim the queued runs of the state store and run them here, until SIGTERM (start several, on any "
                 "machine that reaches a PostgreSQL state store)");
   worker_cmd_->add_option("--pipelines", worker_.pipelines, pipelines_help);
-  worker_cmd_->add_option("--max-concurrent-runs", worker_.max_concurrent_runs, "Runs of this worker at once (default 4)")
+  worker_cmd_
+      ->add_option("--max-concurrent-runs", worker_.max_concurrent_runs, "Runs of this worker at once (default 4)")
       ->check(CLI::Range(1, 1000));
   worker_cmd_->add_option("--tag-limit", worker_.tag_limits,
                           "KEY=N or KEY:VALUE=N: at most N runs with that tag at once over every worker (repeatable; "

@@ -23,8 +23,8 @@
 // ticks that requested runs or failed are kept.
 // One daemon per state store: Run takes the store's daemon lease and heartbeats it every pass; a second daemon waits
 // for it or exits. On PostgreSQL the lease is an advisory lock held by the daemon's session, so a daemon killed on any
-// machine loses it at once. On stop (SIGTERM), no new tick is evaluated and no run started; running runs finish their task in
-// flight, then skip the rest and end CANCELED; the lease is released.
+// machine loses it at once. On stop (SIGTERM), no new tick is evaluated and no run started; running runs finish their
+// task in flight, then skip the rest and end CANCELED; the lease is released.
 // Thread-safety: one thread calls Pass/Run; runs execute on threads the daemon owns.
 #pragma once
 

@@ -349,8 +349,8 @@ struct WorkerRecord {
 };
 WorkerRecord ThisProcessAsWorker(const std::string& at);
 
-// A run limit by tag: at most `limit` STARTED runs whose tag `key` is set (to `value`, when given) at once, counted over
-// every worker of the store.
+// A run limit by tag: at most `limit` STARTED runs whose tag `key` is set (to `value`, when given) at once, counted
+// over every worker of the store.
 struct TagLimit {
   std::string key;
   std::optional<std::string> value;
