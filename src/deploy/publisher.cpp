@@ -17,12 +17,6 @@ namespace sluice {
 
 namespace {
 
-std::string Hostname() {
-  char name[256] = {0};
-  gethostname(name, sizeof name - 1);
-  return name;
-}
-
 // The namespace's publish lock, held while the object lives.
 class PublishLock {
  public:
@@ -30,7 +24,7 @@ class PublishLock {
       : warehouse_(warehouse), relation_{"_sluice", "publish_lock__" + name_space} {
     warehouse_.EnsureSchema("_sluice");
     const std::string holder =
-        Hostname() + " " + std::to_string(getpid()) + " " + std::to_string(ProcessStartTime(getpid()));
+        HostName() + " " + std::to_string(getpid()) + " " + std::to_string(ProcessStartTime(getpid()));
     for (int attempt = 0; attempt < 2; ++attempt) {
       try {
         Create(holder);
@@ -93,7 +87,7 @@ class PublishLock {
     }
     const size_t first = holder.find(' ');
     const size_t second = holder.find(' ', first + 1);
-    if (first == std::string::npos || second == std::string::npos || holder.substr(0, first) != Hostname())
+    if (first == std::string::npos || second == std::string::npos || holder.substr(0, first) != HostName())
       return false;
     const int64_t pid = std::stoll(holder.substr(first + 1, second - first - 1));
     const int64_t start = std::stoll(holder.substr(second + 1));

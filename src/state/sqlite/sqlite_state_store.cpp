@@ -697,6 +697,10 @@ namespace sluice {
 
 namespace {
 
+constexpr const char* kSelectWorkers =
+    "SELECT worker_id, host, pid, pid_start_time, started_at, heartbeat_at FROM workers ";
+
+// A row of kSelectWorkers.
 WorkerRecord WorkerFromRow(const SqliteStatement& row) {
   return WorkerRecord{row.Text(0), row.Text(1), row.Int(2), row.Int(3), row.Text(4), row.Text(5)};
 }
@@ -746,9 +750,7 @@ void SqliteStateStore::UnregisterWorker(const std::string& worker_id) {
 
 std::vector<WorkerRecord> SqliteStateStore::ListWorkers() {
   std::lock_guard lock(mutex_);
-  SqliteStatement query(db_, kServing, "list workers",
-                        "SELECT worker_id, host, pid, pid_start_time, started_at, heartbeat_at FROM workers "
-                        "ORDER BY worker_id");
+  SqliteStatement query(db_, kServing, "list workers", std::string(kSelectWorkers) + "ORDER BY worker_id");
   std::vector<WorkerRecord> workers;
   while (query.Step()) workers.push_back(WorkerFromRow(query));
   return workers;
@@ -809,8 +811,7 @@ std::vector<RunRecord> SqliteStateStore::ReapDeadWorkers(const std::string& stal
   SqliteTransaction transaction(db_, kServing, action);
   std::vector<WorkerRecord> dead;
   {
-    SqliteStatement query(db_, kServing, action,
-                          "SELECT worker_id, host, pid, pid_start_time, started_at, heartbeat_at FROM workers");
+    SqliteStatement query(db_, kServing, action, kSelectWorkers);
     const std::string here = HostName();
     // Without a readable /proc every process would look dead, even this one: judge by heartbeats only.
     const bool proc_readable = ProcessStartTime(getpid()) != 0;

@@ -65,7 +65,7 @@ struct ConnectionPool {
   std::unique_ptr<pg::Connection> Acquire();
   // Keeps the connection for the next call unless it is `broken`, inside a transaction, or the pool is interrupted.
   // A `dirty` one (it ran the caller's SQL, which may have changed settings) is reset first: DISCARD ALL and the
-  // session settings again, far cheaper than a new connection (about 20 ms with SCRAM authentication).
+  // session settings again, far cheaper than a new connection (which authenticates again).
   void Release(std::unique_ptr<pg::Connection> connection, bool broken, bool dirty);
 
   void Interrupt() {
