@@ -20,7 +20,7 @@ packages=(
   libssl-dev libjemalloc-dev libhowardhinnant-date-dev tzdata libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3-dev pybind11-dev
   clickhouse-server clickhouse-client libcpp-httplib-dev
-  postgresql-15 libpq-dev libcurl4-openssl-dev
+  postgresql-15 libpq-dev libcurl4-openssl-dev libdtl-dev
 )
 
 missing=()
@@ -35,13 +35,16 @@ if [ "${#missing[@]}" -gt 0 ]; then
   as_root apt-get update -q
   as_root apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-# Some images ship Node.js and npm outside dpkg; only install Debian's npm when there is none at all.
-if ! command -v npm >/dev/null; then
-  echo "setup: installing npm"
-  export DEBIAN_FRONTEND=noninteractive
-  as_root apt-get update -q
-  as_root apt-get install -y -q --no-install-recommends npm
-fi
+# Installed only when their command is missing: some images ship Node.js and npm from a package of their own.
+fallback_packages=(npm)
+for p in "${fallback_packages[@]}"; do
+  if ! command -v "$p" >/dev/null; then
+    echo "setup: installing $p"
+    export DEBIAN_FRONTEND=noninteractive
+    as_root apt-get update -q
+    as_root apt-get install -y -q --no-install-recommends "$p"
+  fi
+done
 
 # DuckDB: the shared library from the Node bindings package, the C API header from the duckdb package.
 # `npm pack` only downloads the tarball; `npm install` would run an install script that tries a download.
