@@ -17,7 +17,7 @@ as_root() {
 packages=(
   build-essential g++ cmake ninja-build pkg-config ccache git ca-certificates
   libtomlplusplus-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
-  libssl-dev libjemalloc-dev libhowardhinnant-date-dev tzdata libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libssl-dev libjemalloc-dev libhowardhinnant-date-dev tzdata libsqlite3-dev libgtest-dev libgmock-dev
   python3-dev pybind11-dev
   clickhouse-server clickhouse-client libcpp-httplib-dev
   postgresql-15 libpq-dev libcurl4-openssl-dev libdtl-dev

@@ -218,7 +218,8 @@ int SetInstigator(const GlobalOptions& global, const std::string& pipelines, con
 int SchedulesPreview(const GlobalOptions& global, const std::string& pipelines, const std::string& name, int count,
                      bool as_json, const Clock& clock) {
   const std::vector<RunnableJob> jobs = LoadJobs(PipelineFolder(global, pipelines));
-  const Instigator& schedule = FindInstigator(Instigators(jobs, InstigatorKind::kSchedule), name, "schedule");
+  const std::vector<Instigator> schedules = Instigators(jobs, InstigatorKind::kSchedule);
+  const Instigator& schedule = FindInstigator(schedules, name, "schedule");
   const TimeZone zone = TimeZone::Named(schedule.job->resolved.timezone);
   const CronSchedule cron = CronSchedule::Parse(*schedule.job->job.cron);
   json ticks = json::array();

@@ -6,6 +6,8 @@
 #include "core/file_system.hpp"
 #include "definitions/model_sql.hpp"
 #include "sql/dialect.hpp"
+#include "sql/select_parser.hpp"
+#include "sql/tokenizer.hpp"
 
 namespace sluice {
 
@@ -22,13 +24,21 @@ SourceLocation RunSql::LocationOf(const SqlCompute& model, const std::string& fi
 RunSql RenderRunSql(const Definitions& definitions, const Asset& asset, const std::optional<DateWindow>& window,
                     const Warehouse& warehouse) {
   const sql::Dialect dialect = warehouse.dialect();
+  const SqlCompute& model = std::get<SqlCompute>(asset.compute);
+  std::optional<std::vector<sql::Token>> body_tokens;
+  // A partitioned upstream is read filtered to the window, as a subquery named after the relation unless the
+  // model names it (PostgreSQL refuses a subquery in FROM without an alias).
   auto relation = [&](const ResolvedReference& reference) {
     const Asset& upstream = *definitions.Find(reference.upstream);
     std::string name = warehouse.QualifiedName(Relation{upstream.key.name_space(), upstream.relation_name});
     if (!window || !asset.partitions || !upstream.partitions) return name;
     const std::string column = sql::QuoteIdentifier(dialect, upstream.partitions->column);
-    return "(SELECT * FROM " + name + " WHERE " + column + " >= " + sql::DateLiteral(dialect, window->start) + " AND " +
-           column + " < " + sql::DateLiteral(dialect, window->end) + ")";
+    std::string filtered = "(SELECT * FROM " + name + " WHERE " + column + " >= " +
+                           sql::DateLiteral(dialect, window->start) + " AND " + column + " < " +
+                           sql::DateLiteral(dialect, window->end) + ")";
+    if (!body_tokens) body_tokens = sql::TokenizeSignificant(model.body, dialect);
+    if (sql::SourceHasAlias(*body_tokens, reference.call.end, dialect)) return filtered;
+    return filtered + " AS " + sql::QuoteIdentifier(dialect, upstream.relation_name);
   };
   auto bound = [&](const PartitionBoundCall& call) {
     const char* name = call.bound == PartitionBound::kStart ? "@partition_start()" : "@partition_end()";
@@ -39,7 +49,6 @@ RunSql RenderRunSql(const Definitions& definitions, const Asset& asset, const st
     }
     return sql::DateLiteral(dialect, call.bound == PartitionBound::kStart ? window->start : window->end);
   };
-  const SqlCompute& model = std::get<SqlCompute>(asset.compute);
   RunSql sql{{}, ModelSqlReplacements(model, relation, bound)};
   sql.text = sql::ReplaceSpans(model.body, sql.replacements);
   return sql;

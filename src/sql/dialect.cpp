@@ -76,7 +76,11 @@ std::string QuoteString(Dialect dialect, std::string_view text) {
   return DoubledQuoted(text, '\'', "string value");
 }
 
-std::string DateLiteral(Dialect /*dialect*/, Date date) { return "DATE '" + date.ToString() + "'"; }
+std::string DateLiteral(Dialect dialect, Date date) {
+  // ClickHouse 18.16 reads no `DATE '…'` literal; toDate('…') reads the same on every version.
+  if (dialect == Dialect::kClickHouse) return "toDate('" + date.ToString() + "')";
+  return "DATE '" + date.ToString() + "'";
+}
 
 bool SameColumnName(Dialect dialect, std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;

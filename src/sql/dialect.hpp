@@ -25,7 +25,7 @@ std::string QualifiedName(Dialect dialect, std::string_view schema, std::string_
 // 'text' with ' doubled (DuckDB, PostgreSQL) or backslash-escaped (ClickHouse, BigQuery).
 std::string QuoteString(Dialect dialect, std::string_view text);
 
-// DATE '2026-01-31' (all four dialects accept this form).
+// DATE '2026-01-31'; on ClickHouse toDate('2026-01-31'), which every server version reads.
 std::string DateLiteral(Dialect dialect, Date date);
 
 // Whether two column names name one column in `dialect`: exactly equal in ClickHouse, equal ignoring ASCII case

@@ -90,8 +90,10 @@ TEST(QuoteString, EscapesWithBackslashesInClickHouseAndBigQuery) {
   }
 }
 
-TEST(DateLiteral, RendersAnsiDateLiteral) {
+TEST(DateLiteral, RendersAnsiDateLiteralAndToDateOnClickHouse) {
+  EXPECT_EQ(DateLiteral(Dialect::kClickHouse, Date::FromYmd(2026, 1, 31)), "toDate('2026-01-31')");
   for (Dialect dialect : kAllDialects) {
+    if (dialect == Dialect::kClickHouse) continue;
     EXPECT_EQ(DateLiteral(dialect, Date::FromYmd(2026, 1, 31)), "DATE '2026-01-31'");
     EXPECT_EQ(DateLiteral(dialect, Date::FromYmd(1999, 12, 1)), "DATE '1999-12-01'");
   }

@@ -555,15 +555,7 @@ size_t Parser::ParseJoins(size_t p, size_t e, size_t block, size_t depth) {
 // Words that cannot be a bare source alias.
 bool Parser::IsSourceKeyword(size_t i) const {
   const Token& token = tokens_[i];
-  if (token.kind != TokenKind::kWord) return false;
-  if (Has(i, token_class::kJoinPrefix)) return true;
-  if (InList(token.text,
-             {"from",  "where",   "prewhere",    "group",     "having", "qualify", "order",  "limit", "offset",
-              "fetch", "window",  "union",       "intersect", "except", "into",    "array",  "join",  "on",
-              "using", "lateral", "tablesample", "with",      "as",     "for",     "select", "values"})) {
-    return true;
-  }
-  return dialect_ == Dialect::kClickHouse && InList(token.text, {"final", "sample", "settings", "format"});
+  return token.kind == TokenKind::kWord && IsSourceKeywordWord(token.text, dialect_);
 }
 
 size_t Parser::ParseTablePrimary(size_t p, size_t e, size_t block, size_t depth, bool joined) {

@@ -184,5 +184,12 @@ bool IsAggregateFunction(std::string_view name);
 // `timestamp with time zone`).
 bool IsCastFunctionName(std::string_view word);
 bool IsTypeContinuationWord(std::string_view word);
+// A bare word that cannot be a source's alias in the dialect (WHERE, JOIN, LEFT, ON, ClickHouse's FINAL …): after a
+// source, such a word starts the next clause instead.
+bool IsSourceKeywordWord(std::string_view word, Dialect dialect);
+// True when the source that ends at byte `end` is followed by an alias (`AS x`, or a bare name that is not a source
+// keyword); `significant` are the SQL's tokens (TokenizeSignificant). What the engine asks before it puts a source
+// into a subquery, which PostgreSQL accepts only with an alias.
+bool SourceHasAlias(const std::vector<Token>& significant, size_t end, Dialect dialect);
 
 }  // namespace sluice::sql

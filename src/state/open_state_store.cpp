@@ -14,10 +14,19 @@ namespace {
 constexpr const char* kUrlForms =
     "use postgresql://user:password@host:port/database (or postgres://…) for PostgreSQL, or sqlite:///path/to/state.db";
 
-// The URL as messages show it: a password in the user part of any scheme's URL, or in a libpq parameter, is "***".
+// The URL as messages show it: the password of a `user:password@` part is "***" however malformed the rest is (a
+// leading blank, a blank in the scheme, no scheme at all), and so is a libpq `password=` parameter.
 std::string Redacted(const std::string& url) {
-  static const std::regex user_password(R"(^([A-Za-z][A-Za-z0-9+.-]*://[^:@/]*:)[^@]*@)");
-  return pg::RedactConnectionString(std::regex_replace(url, user_password, "$1***@"));
+  std::string shown = url;
+  if (const std::size_t at = shown.rfind('@'); at != std::string::npos) {
+    const std::size_t scheme_end = shown.rfind("://", at);
+    const std::size_t blank = shown.find_last_of(" \t", at);
+    std::size_t user_start = scheme_end == std::string::npos ? 0 : scheme_end + 3;
+    if (scheme_end == std::string::npos && blank != std::string::npos) user_start = blank + 1;
+    const std::size_t colon = shown.find(':', user_start);
+    if (colon != std::string::npos && colon < at) shown.replace(colon + 1, at - colon - 1, "***");
+  }
+  return pg::RedactConnectionString(shown);
 }
 
 [[noreturn]] void ThrowBadUrl(const std::string& origin, const std::string& url, const std::string& why) {

@@ -95,6 +95,17 @@ TEST(StateLocation, AnUnsupportedOrMalformedUrlIsState001WithAHintAndNoPassword)
   EXPECT_NE(bad_option.message.find("colour"), std::string::npos) << bad_option.message;
   EXPECT_EQ(bad_option.message.find("hunter2"), std::string::npos) << bad_option.message;
 
+  // Malformed URLs keep their password out of the message too, from the environment and from [state] url.
+  for (const std::string& url : {std::string(" postgresql://u:hunter2@host/db"),
+                                  std::string("postgres ql://u:hunter2@host/db"), std::string("u:hunter2@host/db"),
+                                  std::string("postgresql ://u:hunter2@host:5432/db\t")}) {
+    for (const Diagnostic& refusal : {Refusal(std::nullopt, {{"SLUICE_STATE_URL", url}}), Refusal(url, {})}) {
+      EXPECT_EQ(refusal.code, "SLU-STATE-001") << url;
+      EXPECT_EQ(refusal.message.find("hunter2"), std::string::npos) << refusal.message;
+      EXPECT_NE(refusal.message.find("u:***@host"), std::string::npos) << refusal.message;
+    }
+  }
+
   EXPECT_EQ(Refusal("sqlite://", {}).code, "SLU-STATE-001");
   EXPECT_EQ(Refusal("", {}).code, "SLU-STATE-001");
 }

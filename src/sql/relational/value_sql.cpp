@@ -30,10 +30,8 @@ std::string NonFinite(Dialect dialect, double value) {
 
 std::string DateText(Dialect dialect, Date date, bool timestamp) {
   std::string day = date.ToString();
-  if (dialect == Dialect::kClickHouse) {
-    return timestamp ? "toDateTime('" + day + " 00:00:00')" : "toDate('" + day + "')";
-  }
-  return timestamp ? "TIMESTAMP '" + day + " 00:00:00'" : sql::DateLiteral(dialect, date);
+  if (!timestamp) return sql::DateLiteral(dialect, date);
+  return dialect == Dialect::kClickHouse ? "toDateTime('" + day + " 00:00:00')" : "TIMESTAMP '" + day + " 00:00:00'";
 }
 
 std::string Call(const std::string& name, const std::vector<std::string>& arguments) {

@@ -37,7 +37,7 @@ std::string ClickHouseStatements::Name(const Relation& relation) {
 
 std::string ClickHouseStatements::Literal(std::string_view text) { return sql::QuoteString(kDialect, text); }
 
-std::string ClickHouseStatements::DateLiteral(Date date) { return "toDate(" + Literal(date.ToString()) + ")"; }
+std::string ClickHouseStatements::DateLiteral(Date date) { return sql::DateLiteral(sql::Dialect::kClickHouse, date); }
 
 std::string ClickHouseStatements::CreateDatabase(std::string_view database) const {
   return "CREATE DATABASE IF NOT EXISTS " + Quote(database) + (capabilities_.atomic_databases ? " ENGINE = Atomic" : "");
