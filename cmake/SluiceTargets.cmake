@@ -6,7 +6,10 @@
 function(sluice_library layer)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_library(sluice_${layer} STATIC ${ARG_SOURCES})
-  target_include_directories(sluice_${layer} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  # include/ holds the public headers (the SDK's, and the value types they expose); src/ the layers' own.
+  target_include_directories(sluice_${layer} PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
+  # Programs that link a layer (SDK pipelines among them) compile as C++20, whatever their own default.
+  target_compile_features(sluice_${layer} PUBLIC cxx_std_20)
   target_link_libraries(sluice_${layer} PUBLIC ${ARG_DEPS})
 endfunction()
 

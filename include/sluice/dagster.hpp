@@ -24,7 +24,7 @@
 #include <variant>
 #include <vector>
 
-#include "sql/relational/table_expr.hpp"
+#include "sluice/relational.hpp"
 
 namespace sluice::dagster {
 

@@ -3,7 +3,7 @@
 // when the definitions are built, before anything connects. See docs/expressions.md.
 #pragma once
 
-#include "sql/relational/table_expr.hpp"
+#include "sluice/relational.hpp"
 
 namespace sluice::ibis {
 

@@ -127,8 +127,8 @@ int Main(int argc, char** argv) {
   to_opt->needs(from_opt);
   AddIntegerOption(*run_cmd, "--threads", run.threads, 0, kMaxInt, "Steps run in parallel (default: one per core)");
   run_cmd->add_flag("--full-refresh", run.full_refresh,
-                    "Rebuild the selected tables whole: partitioned ones from their start date through the window's "
-                    "end, seeds reloaded");
+                    "Rebuild the selected tables whole: partitioned ones from their start date through the last "
+                    "complete day (no --partition, --from or --to), seeds reloaded");
   run_cmd->add_flag("--allow-missing-upstream", run.allow_missing_upstream,
                     "Run a step even when an upstream outside the selection was never materialized");
   double wait_timeout = -1;

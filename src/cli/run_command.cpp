@@ -110,6 +110,14 @@ class Progress {
 }  // namespace
 
 int Run(const GlobalOptions& global, const RunOptions& options) {
+  // A rebuild that ended at a chosen day would delete every later day while the ledger still counted them.
+  if (options.full_refresh && (options.partition || options.from || options.to)) {
+    throw UsageError(Diagnostic{
+        "SLU-CLI-004", "--full-refresh takes no --partition, --from or --to: it rebuilds each selected table whole, from "
+                       "its start date through the last complete day", {},
+        "to replace some days, run them without --full-refresh (`sluice run --from A --to B` replaces exactly those "
+        "days); to rebuild the table, drop the partition flags", {}});
+  }
   const Project& project = LoadProjectFor(global);
   SystemClock clock;
   RunRequest request{options.select, options.partition ? options.partition : options.from,

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/date.hpp"
+#include "sluice/date.hpp"
 #include "engine/run_executor.hpp"
 
 namespace sluice::cli {

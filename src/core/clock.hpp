@@ -6,7 +6,7 @@
 #include <optional>
 #include <string_view>
 
-#include "core/date.hpp"
+#include "sluice/date.hpp"
 
 namespace sluice {
 

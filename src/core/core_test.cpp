@@ -18,7 +18,7 @@
 #include "core/clock.hpp"
 #include "core/closest_name.hpp"
 #include "core/daily_partitions.hpp"
-#include "core/date.hpp"
+#include "sluice/date.hpp"
 #include "core/diagnostic.hpp"
 #include "core/environment.hpp"
 #include "core/file_system.hpp"

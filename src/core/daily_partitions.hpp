@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/clock.hpp"
-#include "core/date.hpp"
+#include "sluice/date.hpp"
 
 namespace sluice {
 

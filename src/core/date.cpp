@@ -1,4 +1,4 @@
-#include "core/date.hpp"
+#include "sluice/date.hpp"
 
 #include <cstdio>
 

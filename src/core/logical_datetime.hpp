@@ -25,7 +25,7 @@
 #include <string_view>
 
 #include "core/cron_schedule.hpp"
-#include "core/date.hpp"
+#include "sluice/date.hpp"
 #include "core/time_zone.hpp"
 
 namespace sluice {

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/date.hpp"
+#include "sluice/date.hpp"
 
 namespace date {
 class time_zone;

@@ -30,7 +30,7 @@
 #include "definitions/checks.hpp"
 #include "sql/clickhouse_ddl.hpp"
 #include "sql/reference_scanner.hpp"
-#include "sql/relational/table_expr.hpp"
+#include "sluice/relational.hpp"
 
 namespace sluice {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/date.hpp"
+#include "sluice/date.hpp"
 #include "definitions/definitions.hpp"
 #include "state/state_store.hpp"
 #include "warehouse/warehouse.hpp"

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "core/date.hpp"
+#include "sluice/date.hpp"
 #include "definitions/definitions.hpp"
 #include "engine/asset_status.hpp"
 #include "engine/run_plan.hpp"

@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-#include "core/date.hpp"
+#include "sluice/date.hpp"
 #include "definitions/definitions.hpp"
 #include "warehouse/warehouse.hpp"
 

@@ -167,9 +167,22 @@ TEST(RunSql, PartitionedInputsAreFilteredToTheWindow) {
   DateWindow window{*Date::Parse("2026-03-02"), *Date::Parse("2026-03-03")};
   ShopWarehouse warehouse;
   std::string sql = RenderRunSql(definitions, *definitions.Find(downstream.key), window, *warehouse).text;
+  // Named after the relation, as PostgreSQL requires of a subquery in FROM.
   EXPECT_EQ(sql,
             "SELECT * FROM (SELECT * FROM \"shop\".\"core\".\"daily_totals\" WHERE \"event_date\" >= DATE '2026-03-02' AND "
-            "\"event_date\" < DATE '2026-03-03') WHERE event_date < DATE '2026-03-03'");
+            "\"event_date\" < DATE '2026-03-03') AS \"daily_totals\" WHERE event_date < DATE '2026-03-03'");
+  // A model that names the source keeps its own alias, bare or with AS.
+  for (const std::string alias : {" AS t", " t", " \"t\""}) {
+    Asset named = downstream;
+    auto& named_compute = std::get<SqlCompute>(named.compute);
+    named_compute.body = "SELECT * FROM __ref(\"daily_totals\")" + alias + " WHERE true";
+    named_compute.partition_bounds.clear();
+    assets.back() = named;
+    Definitions named_definitions(assets, pipelines);
+    EXPECT_EQ(RenderRunSql(named_definitions, *named_definitions.Find(named.key), window, *warehouse).text,
+              "SELECT * FROM (SELECT * FROM \"shop\".\"core\".\"daily_totals\" WHERE \"event_date\" >= DATE "
+              "'2026-03-02' AND \"event_date\" < DATE '2026-03-03')" + alias + " WHERE true");
+  }
   EXPECT_EQ(ErrorCode([&] {
               RenderRunSql(definitions, *definitions.Find(downstream.key), std::nullopt, *warehouse).text;
             }),

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/date.hpp"
+#include "sluice/date.hpp"
 #include "definitions/definitions.hpp"
 
 namespace sluice {

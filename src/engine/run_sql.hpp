@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/date.hpp"
+#include "sluice/date.hpp"
 #include "definitions/definitions.hpp"
 #include "warehouse/warehouse.hpp"
 

@@ -65,7 +65,15 @@ TEST(AttemptArguments, TransformWithoutOptionsGetsThemAppendedOnlyWhenTheAttempt
   EXPECT_EQ(AttemptArguments(bare, StarlakeAttempt{"d", "", {}}, false),
             (Args{"transform", "--scheduledDate", "d", "--name", "n"}));
   EXPECT_EQ(AttemptArguments(TransformCommand("n", "a=1", ""), StarlakeAttempt{"d", "", {{"k", "v"}}}, false),
-            (Args{"transform", "--scheduledDate", "d", "--name", "n", "--options", "a=1,,k=v"}));
+            (Args{"transform", "--scheduledDate", "d", "--name", "n", "--options", "a=1,k=v"}));
+  // A transform with no options of its own and no SL_* environment options gets an empty `--options` value; the
+  // attempt's options never follow an empty first one.
+  const StarlakeCommand empty = WithEnvironmentOptions(TransformCommand("n", "", ""), {});
+  ASSERT_EQ(empty.arguments.back(), "");
+  EXPECT_EQ(AttemptArguments(empty, kAttempt, false),
+            (Args{"transform", "--scheduledDate", "2026-07-18T00:00:00+0000", "--name", "n", "--options", kInterval}));
+  EXPECT_EQ(AttemptArguments(empty, StarlakeAttempt{"d", "", {}}, false),
+            (Args{"transform", "--scheduledDate", "d", "--name", "n"}));
 }
 
 TEST(ExecutorSettings, ShellIsTheDefault) {

@@ -23,7 +23,7 @@
 #include <optional>
 #include <string>
 
-#include "core/date.hpp"
+#include "sluice/date.hpp"
 #include "core/diagnostic.hpp"
 #include "core/environment.hpp"
 #include "orchestrate/preload_gate.hpp"

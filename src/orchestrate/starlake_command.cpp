@@ -146,20 +146,16 @@ std::vector<std::string> AttemptArguments(const StarlakeCommand& command, const 
                                           bool quote_for_shell) {
   std::vector<std::string> arguments = command.arguments;  // a copy per attempt: the command is never changed
   if (command.verb == StarlakeVerb::kTransform && !arguments.empty()) {
+    // The command's own options, then what the attempt adds (its interval, its node's options); empty items are
+    // dropped, so no option list starts with, ends with or holds an empty one. No options at all: no `--options`.
     auto flag = std::find(arguments.begin(), arguments.end(), kOptionsFlag);
-    if (flag != arguments.end() && flag + 1 != arguments.end()) {
-      std::vector<std::string> tokens = Split(*(flag + 1), ',');
-      tokens.push_back(attempt.interval_options);
-      if (!attempt.node_options.empty()) tokens.push_back(Serialize(attempt.node_options));
-      *(flag + 1) = Join(tokens, ",");
-    } else {
-      // No `--options` (a command not through WithEnvironmentOptions): only what the attempt adds, if anything.
-      std::vector<std::string> tokens;
-      if (!attempt.interval_options.empty()) tokens.push_back(attempt.interval_options);
-      if (!attempt.node_options.empty()) tokens.push_back(Serialize(attempt.node_options));
-      if (flag != arguments.end()) arguments.pop_back();
-      if (!tokens.empty()) arguments.insert(arguments.end(), {kOptionsFlag, Join(tokens, ",")});
-    }
+    std::vector<std::string> tokens;
+    if (flag != arguments.end() && flag + 1 != arguments.end()) tokens = Split(*(flag + 1), ',');
+    tokens.push_back(attempt.interval_options);
+    if (!attempt.node_options.empty()) tokens.push_back(Serialize(attempt.node_options));
+    std::erase(tokens, std::string());
+    if (flag != arguments.end()) arguments.erase(flag, std::min(flag + 2, arguments.end()));
+    if (!tokens.empty()) arguments.insert(arguments.end(), {kOptionsFlag, Join(tokens, ",")});
   }
   if (quote_for_shell) {
     for (size_t i = 0; i + 1 < arguments.size(); ++i) {

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/date.hpp"
+#include "sluice/date.hpp"
 #include "sql/token.hpp"
 
 namespace sluice::sql {

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "core/date.hpp"
+#include "sluice/date.hpp"
 #include "core/diagnostic.hpp"
 #include "sql/token.hpp"
 

@@ -176,6 +176,25 @@ TEST(RunE2E, RerunningOnePartitionReplacesOnlyItsDates) {
   EXPECT_TRUE(counted) << logs.dump(2);
 }
 
+TEST(RunE2E, AFullRefreshEndingAtAChosenDayIsRefusedAndWritesNothing) {
+  ScratchProject project("shop");
+  MustRun(project, {"run", "--from", "2026-03-01", "--to", "2026-03-05"});
+  const std::vector<std::string> before = Rows(project, "SELECT * FROM core.daily_totals ORDER BY event_date");
+  const size_t runs_before = RunsJson(project).size();
+  for (const std::vector<std::string>& window :
+       {std::vector<std::string>{"--partition", "2026-03-02"},
+        std::vector<std::string>{"--from", "2026-03-01", "--to", "2026-03-02"}}) {
+    std::vector<std::string> args = {"run", "--select", "daily_totals", "--full-refresh"};
+    args.insert(args.end(), window.begin(), window.end());
+    ProcessResult refused = project.Run(args);
+    EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
+    EXPECT_NE(refused.err.find("SLU-CLI-004"), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find("--from A --to B"), std::string::npos) << refused.err;
+  }
+  EXPECT_EQ(Rows(project, "SELECT * FROM core.daily_totals ORDER BY event_date"), before);
+  EXPECT_EQ(RunsJson(project).size(), runs_before);
+}
+
 TEST(RunE2E, KillBeforeCommitKeepsPreviousTableAndMarksRunFailed) {
   ScratchProject project("shop");
   MustRun(project, {"run", "--partition", "2026-03-01"});

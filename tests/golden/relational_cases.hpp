@@ -8,7 +8,7 @@
 #include <string>
 
 #include "sql/relational/printer.hpp"
-#include "sql/relational/table_expr.hpp"
+#include "sluice/relational.hpp"
 
 namespace sluice::golden {
 

@@ -16,7 +16,7 @@
 #include <variant>
 #include <vector>
 
-#include "sql/relational/table_expr.hpp"
+#include "sluice/relational.hpp"
 
 namespace sluice::rel::detail {
 

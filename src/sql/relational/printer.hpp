@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "sql/relational/table_expr.hpp"
+#include "sluice/relational.hpp"
 #include "sql/token.hpp"
 
 namespace sluice::rel {

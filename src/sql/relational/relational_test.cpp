@@ -6,7 +6,7 @@
 
 #include "core/diagnostic.hpp"
 #include "sql/relational/printer.hpp"
-#include "sql/relational/table_expr.hpp"
+#include "sluice/relational.hpp"
 
 namespace sluice::rel {
 namespace {

@@ -1,6 +1,6 @@
 // Tables: memtables, table references and the operations over them, each with its schema inferred and its
 // arguments checked as it is built.
-#include "sql/relational/table_expr.hpp"
+#include "sluice/relational.hpp"
 
 #include <algorithm>
 #include <set>

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/date.hpp"
+#include "sluice/date.hpp"
 #include "warehouse/bigquery/bigquery_client.hpp"
 #include "warehouse/seed_table.hpp"
 #include "warehouse/warehouse.hpp"

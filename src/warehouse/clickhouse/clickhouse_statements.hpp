@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/date.hpp"
+#include "sluice/date.hpp"
 #include "warehouse/warehouse.hpp"
 
 namespace sluice {
