@@ -8,6 +8,8 @@
 # the fuzz regression corpus (tests/fuzz/regressions: every input a fuzzer ever crashed) run here in the
 # sanitizer build (preset `debug`, build/debug), where a memory error that the optimized build survives by luck
 # fails the run.
+# Then every command of the `sluice` binary and of an SDK program runs at least once on copies of the examples
+# (scripts/sanitize_cli_tour.sh), in the same build.
 # `make debug` builds and runs everything under the sanitizers; this is the subset CI can afford.
 set -euo pipefail
 
@@ -19,7 +21,7 @@ targets=(fuzz_regression_test sql_test sql_select_test golden_select_test header
 
 cd "$root"
 cmake --preset debug >/dev/null
-cmake --build --preset debug -j "$jobs" --target "${targets[@]}"
+cmake --build --preset debug -j "$jobs" --target "${targets[@]}" sluice sdk_orders starlake_double
 
 export LSAN_OPTIONS="suppressions=$root/scripts/lsan.supp"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
@@ -40,4 +42,6 @@ if [ "${#failed[@]}" -gt 0 ]; then
   echo "sanitize_check: failed under the sanitizers: ${failed[*]} (logs in build/debug/<test>.log)" >&2
   exit 1
 fi
+bash "$root/scripts/sanitize_cli_tour.sh" build/debug/src/cli/sluice build/debug/examples/sdk_orders/sdk_orders \
+  build/debug/tests/starlake_double build/debug/cli_tour
 echo "sanitize_check: ${#targets[@]} test programs pass under AddressSanitizer and UndefinedBehaviorSanitizer"

@@ -255,6 +255,7 @@ json SensorJson(StateStore& store, const Instigator& sensor, int tick_count) {
   for (const orchestrate::StarlakeDatasetRef& dataset : job.job.sensor_datasets) {
     std::optional<AssetMaterializationRecord> latest = store.LatestAssetMaterialization(dataset.uri, 0);
     datasets.push_back({{"uri", dataset.uri},
+                        {"asset", dataset.name != dataset.uri ? json(dataset.name) : json(nullptr)},
                         {"cron", dataset.cron ? json(*dataset.cron) : json(nullptr)},
                         {"freshness", dataset.freshness},
                         {"latest_materialization", latest ? json{{"sequence", latest->sequence},
@@ -319,8 +320,11 @@ int SensorsShow(const GlobalOptions& global, const std::string& pipelines, const
               shown["cursor"].get<std::string>().empty() ? "(none)" : shown["cursor"].get<std::string>().c_str());
   for (const json& dataset : shown["datasets"]) {
     const json& latest = dataset["latest_materialization"];
+    const std::string uri = dataset["uri"].get<std::string>();
+    const std::string shown_uri =
+        dataset["asset"].is_null() ? uri : uri + " (" + dataset["asset"].get<std::string>() + ")";
     std::printf(
-        "  %-32s cron %-12s latest %s\n", dataset["uri"].get<std::string>().c_str(),
+        "  %-32s cron %-12s latest %s\n", shown_uri.c_str(),
         dataset["cron"].is_null() ? "-" : dataset["cron"].get<std::string>().c_str(),
         latest.is_null()
             ? "never materialized"

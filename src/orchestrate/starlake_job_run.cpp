@@ -480,6 +480,8 @@ class JobRun {
     record.at = FormatUtc(context_.clock->Now());
     nlohmann::json& metadata = record.metadata;
     metadata["sl_uri"] = dataset.uri;
+    // The sink the URI was made from (`domain.table`): the asset the dataset stands for. A job's own dataset has none.
+    if (dataset.name != dataset.uri) metadata["asset"] = dataset.name;
     metadata["sl_cron"] = dataset.cron ? nlohmann::json(*dataset.cron) : nlohmann::json(nullptr);
     metadata["sl_freshness"] = dataset.freshness;
     metadata["sl_scheduled_date"] = scheduled;

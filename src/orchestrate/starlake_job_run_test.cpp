@@ -173,6 +173,7 @@ TEST_F(JobRunTest, ALoadJobRunsEveryStepWithTheExactArgumentVectorsAndMaterializ
   EXPECT_EQ(orders->run_id, "r1");
   EXPECT_EQ(orders->partition, QuoteDatetime("2026-07-18T00:00:00+0000"));
   EXPECT_EQ(orders->metadata["sl_uri"], "starbake_orders");
+  EXPECT_EQ(orders->metadata["asset"], "starbake.orders");
   EXPECT_EQ(orders->metadata["sl_cron"], "0 0 * * *");
   EXPECT_EQ(orders->metadata["sl_scheduled_date"], "2026-07-18T00:00:00+0000");
   EXPECT_EQ(orders->metadata["sl_dry_run"], false);

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -117,6 +118,13 @@ TEST(OrchestrateE2E, TheDaemonTakesStarbakeFromTheMidnightTickToTheKpiMaterializ
   // (the sensor was evaluated every pass: -n 1000 reaches back to its request)
   EXPECT_TRUE(requested) << shown.dump(2);
   EXPECT_EQ(shown["datasets"][0]["latest_materialization"]["partition"], "2026-07-18T00.00.00_0000");
+  // Each dataset names the asset (`domain.table`) its URI was made from.
+  for (const json& dataset : shown["datasets"]) {
+    ASSERT_TRUE(dataset["asset"].is_string()) << dataset.dump();
+    std::string uri = dataset["asset"].get<std::string>();
+    std::replace(uri.begin(), uri.end(), '.', '_');
+    EXPECT_EQ(uri, dataset["uri"]) << dataset.dump();
+  }
 
   ProcessResult schedules = starbake.project().Run({"schedules", "list", "--json"});
   ASSERT_EQ(schedules.exit_code, 0) << schedules.err;
