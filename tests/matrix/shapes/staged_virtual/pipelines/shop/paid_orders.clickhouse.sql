@@ -1,0 +1,11 @@
+MODEL (
+  description "paid orders, one row per order",
+);
+
+SELECT
+  CAST(order_id AS Int64) AS order_id,
+  CAST(customer AS String) AS customer,
+  CAST(amount AS Int64) AS amount,
+  CAST(ordered_on AS Date) AS ordered_on
+FROM __source("orders")
+WHERE status = 'paid'
