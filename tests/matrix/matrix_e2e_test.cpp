@@ -97,13 +97,20 @@ class EngineProject {
         }
       }
     }
+    // The type names the shapes' casts use, as each engine spells them.
+    const bool clickhouse = engine == "clickhouse";
+    const std::map<std::string, std::string> placeholders = {
+        {"@NS@", ns_},
+        {"@ADAPTER@", engine},
+        {"@CONNECTION@", connection},
+        {"@BIGINT@", clickhouse ? "Int64" : "BIGINT"},
+        {"@VARCHAR@", clickhouse ? "String" : "VARCHAR"},
+        {"@DATE@", clickhouse ? "Date" : "DATE"}};
     for (const auto& entry : std::filesystem::recursive_directory_iterator(project_.root())) {
       if (!entry.is_regular_file()) continue;
       std::string text = ReadText(entry.path());
       std::string filled = text;
-      Replace(filled, "@NS@", ns_);
-      Replace(filled, "@ADAPTER@", engine);
-      Replace(filled, "@CONNECTION@", connection);
+      for (const auto& [placeholder, value] : placeholders) Replace(filled, placeholder, value);
       if (filled != text) std::ofstream(entry.path(), std::ios::trunc) << filled;
     }
   }

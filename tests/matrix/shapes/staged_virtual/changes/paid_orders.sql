@@ -3,10 +3,10 @@ MODEL (
 );
 
 SELECT
-  CAST(order_id AS BIGINT) AS order_id,
-  CAST(customer AS VARCHAR) AS customer,
-  CAST(amount AS BIGINT) AS amount,
-  CAST(amount * 2 AS BIGINT) AS doubled,
-  CAST(ordered_on AS DATE) AS ordered_on
+  CAST(order_id AS @BIGINT@) AS order_id,
+  CAST(customer AS @VARCHAR@) AS customer,
+  CAST(amount AS @BIGINT@) AS amount,
+  CAST(amount * 2 AS @BIGINT@) AS doubled,
+  CAST(ordered_on AS @DATE@) AS ordered_on
 FROM __source("orders")
 WHERE status = 'paid' AND amount > 20

@@ -4,10 +4,10 @@ MODEL (
 );
 
 SELECT
-  CAST(event_date AS DATE) AS event_date,
-  CAST(page AS VARCHAR) AS page,
-  CAST(count(*) AS BIGINT) AS views,
-  CAST(sum(amount) AS BIGINT) AS amount
+  CAST(event_date AS @DATE@) AS event_date,
+  CAST(page AS @VARCHAR@) AS page,
+  CAST(count(*) AS @BIGINT@) AS views,
+  CAST(sum(amount) AS @BIGINT@) AS amount
 FROM __ref("stg_events")
 WHERE event_date >= @partition_start() AND event_date < @partition_end()
 GROUP BY event_date, page

@@ -4,8 +4,8 @@ MODEL (
 );
 
 SELECT
-  CAST(event_date AS DATE) AS event_date,
-  CAST(sum(views) AS BIGINT) AS views,
-  CAST(sum(amount) AS BIGINT) AS amount
+  CAST(event_date AS @DATE@) AS event_date,
+  CAST(sum(views) AS @BIGINT@) AS views,
+  CAST(sum(amount) AS @BIGINT@) AS amount
 FROM __ref("daily_kpis")
 GROUP BY event_date

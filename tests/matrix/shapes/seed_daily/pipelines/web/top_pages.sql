@@ -4,8 +4,8 @@ MODEL (
 );
 
 SELECT
-  CAST(k.event_date AS DATE) AS event_date,
-  CAST(k.page AS VARCHAR) AS page,
-  CAST(k.amount AS BIGINT) AS amount
+  CAST(k.event_date AS @DATE@) AS event_date,
+  CAST(k.page AS @VARCHAR@) AS page,
+  CAST(k.amount AS @BIGINT@) AS amount
 FROM __ref("daily_kpis") AS k
 WHERE k.amount >= 5

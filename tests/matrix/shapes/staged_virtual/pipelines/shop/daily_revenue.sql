@@ -3,8 +3,8 @@ MODEL (
 );
 
 SELECT
-  CAST(ordered_on AS DATE) AS day,
-  CAST(count(*) AS BIGINT) AS orders,
-  CAST(sum(amount) AS BIGINT) AS revenue
+  CAST(ordered_on AS @DATE@) AS day,
+  CAST(count(*) AS @BIGINT@) AS orders,
+  CAST(sum(amount) AS @BIGINT@) AS revenue
 FROM __ref("paid_orders")
 GROUP BY ordered_on
