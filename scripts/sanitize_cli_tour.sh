@@ -9,7 +9,7 @@ set -euo pipefail
 sluice="$(realpath "$1")"
 sdk_program="$(realpath "$2")"
 double="$(realpath "$3")"
-work="$4"
+work="$(realpath -m "$4")"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 rm -rf "$work"
 mkdir -p "$work"
@@ -60,14 +60,14 @@ expect 0 "$sluice" run --select daily_revenue --full-refresh
 expect 0 "$sluice" status
 expect 0 "$sluice" status --json
 expect 0 "$sluice" runs
-run_id="$("$sluice" runs --json | python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["run_id"])')"
+run_id="$("$sluice" runs --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["runs"][0]["run_id"])')"
 expect 0 "$sluice" logs "$run_id"
 expect 0 "$sluice" logs "$run_id" --json
 expect 0 "$sluice" backfills
-backfill_id="$("$sluice" backfills --json | python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["backfill_id"])')"
+backfill_id="$("$sluice" backfills --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["backfills"][0]["backfill_id"])')"
 expect 0 "$sluice" backfills show "$backfill_id"
-expect 1 "$sluice" backfills resume "$backfill_id"
-expect 1 "$sluice" backfills cancel "$backfill_id"
+expect 0 "$sluice" backfills resume "$backfill_id"
+expect 0 "$sluice" backfills cancel "$backfill_id"
 expect 0 "$sluice" test
 expect 0 "$sluice" audit
 expect 0 "$sluice" plan
@@ -93,10 +93,9 @@ expect 0 "$sluice" deployment promote "$deployment"
 expect 0 "$sluice" deployment list
 expect 0 "$sluice" deployment rollback --previous
 expect 0 "$sluice" doctor
-expect 0 "$sluice" doctor --json
-expect 0 "$sluice" repair
-expect 0 "$sluice" reconcile
-expect 0 "$sluice" janitor
+expect 0 "$sluice" repair active-view --table tbl__paid_orders --deployment-id "$deployment"
+expect 0 "$sluice" reconcile --json
+expect 0 "$sluice" janitor --json
 
 # Direct builds on DuckDB: the build fixture of the e2e tests.
 cp -r "$root/tests/projects/duck_virtual" "$work/duck_build"
