@@ -299,7 +299,7 @@ TEST_P(ConcurrentWriters, OverlappingBackfillsWriteEachDayAndItsDownstreamOnce) 
   EXPECT_EQ(StatusOf("daily_summary")["partitions"]["done"], 9);
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, ConcurrentWriters, ::testing::Values("postgres"),
+INSTANTIATE_TEST_SUITE_P(Engines, ConcurrentWriters, ::testing::Values("postgres", "clickhouse"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 // BigQuery, at the request level: the double answers every job (and aborts one MERGE for a concurrent update, as
