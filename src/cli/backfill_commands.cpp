@@ -227,6 +227,7 @@ int ExecuteBackfill(const BackfillContext& context, const BackfillRecord& backfi
   CancelOnSignal cancel;  // before the warehouse opens: its engine starts threads, which inherit the signal mask
   WaitPolicy wait;
   wait.cancel = &cancel.canceled();
+  wait.timeout_flag = "--wait-timeout";  // `run --from/--to` and `backfills resume` both take it
   if (flags.wait_timeout_seconds) {
     wait.timeout = std::chrono::milliseconds(static_cast<int64_t>(*flags.wait_timeout_seconds * 1000));
   }

@@ -2,7 +2,9 @@
 // backfill outcome is a failure, and the days missing. `runs` and `logs` read the state store only, so they work whatever state the
 // project's files are in. `status` also reads the project and the warehouse's catalog (read-only): when the project
 // does not load it shows the history alone; when the state store holds no materializations and the warehouse has a
-// ledger, it rebuilds them from it (the state file was lost or is new; engine/asset_status.hpp).
+// ledger, it rebuilds them from it (the state file was lost or is new; engine/asset_status.hpp). None of them waits:
+// while another process holds the warehouse (a DuckDB run), `status` says so and shows what the state store records.
+#include <chrono>
 #include <cstdio>
 #include <map>
 
@@ -99,12 +101,17 @@ StatusInputs ReadStatusInputs(const GlobalOptions& global) {
   const ProjectSettings* where = inputs.where();
   if (where == nullptr) return inputs;
   try {
-    inputs.warehouse = OpenWarehouse(WarehouseConfigFor(*where, AccessMode::kReadOnly));
+    WarehouseConfig config = WarehouseConfigFor(*where, AccessMode::kReadOnly);
+    config.wait.timeout = std::chrono::milliseconds(0);  // status never waits for a process holding the warehouse
+    inputs.warehouse = OpenWarehouse(config);
     inputs.catalog = inputs.warehouse->ListRelations();
   } catch (const Error& error) {
     const Diagnostic& first = error.diagnostics().front();
     if (first.code == "SLU-WAREHOUSE-003") {
       inputs.catalog.emplace();  // no warehouse file: nothing is in it
+    } else if (first.code == "SLU-WAREHOUSE-007") {
+      inputs.notes.push_back("warehouse busy: a run is writing it, or another process has it open (" + first.message +
+                             "); status from the state store, without checking the warehouse");
     } else {
       inputs.notes.push_back("the warehouse was not checked (" + first.message + ")");
     }

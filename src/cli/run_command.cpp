@@ -158,6 +158,7 @@ int Run(const GlobalOptions& global, const RunOptions& options) {
 
   WarehouseConfig config = WarehouseConfigFor(project, AccessMode::kReadWrite);
   config.wait.cancel = &cancel.canceled();
+  config.wait.timeout_flag = "--wait-timeout";
   if (options.wait_timeout_seconds) {
     config.wait.timeout = std::chrono::milliseconds(static_cast<int64_t>(*options.wait_timeout_seconds * 1000));
   }

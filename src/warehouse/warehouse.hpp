@@ -129,6 +129,9 @@ struct WaitPolicy {
   std::optional<std::chrono::milliseconds> timeout;
   // When set and it becomes true, waiting stops with SLU-WAREHOUSE-008.
   const std::atomic<bool>* cancel = nullptr;
+  // The flag of the command that sets `timeout` (e.g. "--wait-timeout"), offered by the wait's messages. Empty: the
+  // command has none, and no message offers one.
+  std::string timeout_flag;
 };
 
 // Receives, after each write (committed or not), the statements the write sent in order, as the backend ran

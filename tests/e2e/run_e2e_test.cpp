@@ -2,10 +2,12 @@
 // in the DuckDB file itself.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include "core/clock.hpp"
@@ -241,6 +243,90 @@ TEST(RunE2E, SecondWriterWaitsForTheFirst) {
   WaitFor(first);
   EXPECT_EQ(WaitFor(second), 0) << project.Read("../second.out") << project.Read("../second.err");
   EXPECT_EQ(One(project, "SELECT count(*) FROM raw.users"), "1");
+}
+
+// Runs sluice like ScratchProject::Run, but kills it after `seconds` (exit code -1 then): a hang guard for commands
+// that must not wait.
+ProcessResult RunWithin(const ScratchProject& project, const std::vector<std::string>& args, int seconds,
+                        const std::string& stem) {
+  pid_t pid = project.Start(args, {}, stem);
+  ProcessResult result;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) != pid) {
+    if (std::chrono::steady_clock::now() > give_up) {
+      ::kill(pid, SIGKILL);
+      WaitFor(pid);
+      result.out = project.Read("../" + stem + ".out");
+      result.err = project.Read("../" + stem + ".err");
+      return result;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = project.Read("../" + stem + ".out");
+  result.err = project.Read("../" + stem + ".err");
+  return result;
+}
+
+// While a run holds the DuckDB file (paused inside a write), `status` does not wait for it: it answers from the state
+// store, says the warehouse is busy, and exits 0. A command that does wait for the file (`clean`) says so without
+// offering a flag it does not accept.
+TEST(RunE2E, StatusAnswersFromTheStateStoreWhileARunWritesTheWarehouse) {
+  ScratchProject project("shop");
+  MustRun(project, {"run", "--partition", "2026-03-01"});
+  const std::string marker = (project.root() / "paused").string();
+  const std::string resume = (project.root() / "resume").string();
+  pid_t writer = project.Start({"run", "--select", "daily_totals", "--partition", "2026-03-01"},
+                               {{"SLUICE_TEST_PAUSE_AT", "after_write_before_commit"},
+                                {"SLUICE_TEST_PAUSE_MARKER", marker},
+                                {"SLUICE_TEST_PAUSE_RESUME", resume}},
+                               "writer");
+  ASSERT_TRUE(WaitForFile(marker, 60)) << project.Read("../writer.err");
+
+  // The bound is a hang guard, far above what reading the state store takes.
+  ProcessResult text = RunWithin(project, {"status"}, 60, "status_text");
+  ProcessResult as_json = RunWithin(project, {"status", "--json"}, 60, "status_json");
+  pid_t cleaner = project.Start({"clean"}, {}, "clean");
+  bool announced = false;
+  for (int i = 0; i < 3000 && !announced; ++i) {
+    announced = project.Read("../clean.err").find("waiting for") != std::string::npos;
+    if (!announced) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::ofstream(resume) << "go\n";
+  EXPECT_EQ(WaitFor(writer), 0) << project.Read("../writer.out") << project.Read("../writer.err");
+  EXPECT_EQ(WaitFor(cleaner), 0) << project.Read("../clean.err");
+
+  EXPECT_EQ(text.exit_code, 0) << text.out << text.err;
+  EXPECT_NE(text.out.find("note: warehouse busy: "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("status from the state store"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("core.daily_totals"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("--wait-timeout"), std::string::npos) << text.out;
+  EXPECT_EQ(text.err.find("--wait-timeout"), std::string::npos) << text.err;
+
+  ASSERT_EQ(as_json.exit_code, 0) << as_json.out << as_json.err;
+  json status = json::parse(as_json.out);
+  ASSERT_EQ(status["notes"].size(), 1u) << status.dump(2);
+  EXPECT_EQ(status["notes"][0].get<std::string>().rfind("warehouse busy: ", 0), 0u)
+      << status.dump(2);
+  ASSERT_EQ(status["assets"].size(), 7u) << status.dump(2);
+  for (const json& asset : status["assets"]) {
+    // What the state store records (the first run's writes); the warehouse's catalog was not read.
+    EXPECT_EQ(asset["state"], "materialized") << asset.dump();
+    EXPECT_TRUE(asset["exists"].is_null()) << asset.dump();
+    EXPECT_FALSE(asset["last_materialization"].is_null()) << asset.dump();
+    if (asset["asset"] == "core.daily_totals") {
+      EXPECT_EQ(asset["partitions"]["done"], 1) << asset.dump();
+    }
+  }
+
+  EXPECT_TRUE(announced) << project.Read("../clean.err");
+  EXPECT_EQ(project.Read("../clean.err").find("--wait-timeout"), std::string::npos) << project.Read("../clean.err");
+
+  // The run done, status reads the warehouse again.
+  json after = json::parse(MustRun(project, {"status", "--json"}).out);
+  EXPECT_TRUE(after["notes"].empty()) << after.dump(2);
+  for (const json& asset : after["assets"]) EXPECT_EQ(asset["exists"], true) << asset.dump();
 }
 
 TEST(RunE2E, StatusRebuildsHistoryFromTheWarehouseLedger) {

@@ -56,11 +56,25 @@ std::string ClickHouseStatements::PartitionKey(const std::string& column, bool c
   return column_is_date ? Quote(column) : "toDate(" + Quote(column) + ")";
 }
 
+namespace {
+
+std::string PartitionedFrom(const std::string& create, const Relation& source, const std::string& column,
+                            bool column_is_date, const std::string& where) {
+  return create + " ENGINE = MergeTree() PARTITION BY " + ClickHouseStatements::PartitionKey(column, column_is_date) +
+         " ORDER BY " + Quote(column) + " AS SELECT * FROM " + ClickHouseStatements::Name(source) + " WHERE " + where;
+}
+
+}  // namespace
+
 std::string ClickHouseStatements::CreatePartitionedFrom(const Relation& staging, const Relation& source,
                                                         const std::string& column, bool column_is_date,
                                                         const std::string& in_window) {
-  return "CREATE TABLE " + Name(staging) + " ENGINE = MergeTree() PARTITION BY " + PartitionKey(column, column_is_date) +
-         " ORDER BY " + Quote(column) + " AS SELECT * FROM " + Name(source) + " WHERE " + in_window;
+  return PartitionedFrom("CREATE TABLE " + Name(staging), source, column, column_is_date, in_window);
+}
+
+std::string ClickHouseStatements::CreatePartitionedIfMissing(const Relation& target, const Relation& source,
+                                                             const std::string& column, bool column_is_date) {
+  return PartitionedFrom("CREATE TABLE IF NOT EXISTS " + Name(target), source, column, column_is_date, "0");
 }
 
 std::string ClickHouseStatements::InWindow(const std::string& column, DateWindow window) {

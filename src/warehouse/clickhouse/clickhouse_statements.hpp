@@ -53,6 +53,10 @@ class ClickHouseStatements {
   // WHERE <in window>: the window's rows of `source` as a date-partitioned table.
   static std::string CreatePartitionedFrom(const Relation& staging, const Relation& source, const std::string& column,
                                            bool column_is_date, const std::string& in_window);
+  // CREATE TABLE IF NOT EXISTS target, as CreatePartitionedFrom but empty (source's columns, no rows): the first
+  // window write of a table creates it so, and a concurrent first write finds it made.
+  static std::string CreatePartitionedIfMissing(const Relation& target, const Relation& source,
+                                                const std::string& column, bool column_is_date);
   // `column` >= toDate(start) AND `column` < toDate(end)
   static std::string InWindow(const std::string& column, DateWindow window);
   // PARTITION BY expression for a Date column (the column) or a DateTime one (toDate(column)).

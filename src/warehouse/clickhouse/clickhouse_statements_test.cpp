@@ -103,6 +103,10 @@ TEST(ClickHouseStatements, DatePartitionsAreNamedByDay) {
             "`event date` >= toDate('2026-01-02') AND `event date` < toDate('2026-01-04')");
   EXPECT_EQ(ClickHouseStatements::PartitionKey("d", true), "`d`");
   EXPECT_EQ(ClickHouseStatements::PartitionKey("ts", false), "toDate(`ts`)");
+  // The first window write creates its table empty; a concurrent first write finds it made.
+  EXPECT_EQ(ClickHouseStatements::CreatePartitionedIfMissing(kTarget, kStaging, "ts", false),
+            "CREATE TABLE IF NOT EXISTS `shop`.`orders` ENGINE = MergeTree() PARTITION BY toDate(`ts`) ORDER BY `ts` "
+            "AS SELECT * FROM `_sluice`.`stage_new` WHERE 0");
 }
 
 TEST(ClickHouseStatements, LedgerValuesAreEscapedLiterals) {

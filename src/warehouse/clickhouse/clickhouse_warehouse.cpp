@@ -1,10 +1,13 @@
 #include "warehouse/clickhouse/clickhouse_warehouse.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <array>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <thread>
 #include <fstream>
@@ -12,6 +15,7 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "core/clock.hpp"
 #include "core/diagnostic.hpp"
@@ -150,6 +154,37 @@ bool ConvertsImplicitly(const std::string& from, const std::string& to) {
 std::string StagingPrefix(const Relation& relation) {
   return "stage_" + Sha256Hex(relation.name_space + std::string(1, '\0') + relation.name).substr(0, 12) + "_";
 }
+
+std::string StagingOwner(pid_t pid) {
+  static const std::string host = [] {
+    std::array<char, 256> name{};
+    if (::gethostname(name.data(), name.size() - 1) != 0) return std::string("00000000");
+    return Sha256Hex(name.data()).substr(0, 8);
+  }();
+  return host + "_" + std::to_string(pid);
+}
+
+namespace {
+
+// Whether the writer of a staging table is gone, from the table's name after StagingPrefix ("<host>_<pid>_…") and
+// whether the table is older than a day: a process of this host that no longer runs, or, for a table another host
+// wrote (or a name without an owner), the day's age, since this host cannot see that process.
+bool StagingWriterGone(std::string_view owned, bool older_than_a_day) {
+  const size_t host_end = owned.find('_');
+  const size_t pid_end = host_end == std::string_view::npos ? host_end : owned.find('_', host_end + 1);
+  if (pid_end == std::string_view::npos) return older_than_a_day;
+  const std::string_view pid_text = owned.substr(host_end + 1, pid_end - host_end - 1);
+  if (pid_text.empty() || pid_text.size() > 9 ||
+      !std::all_of(pid_text.begin(), pid_text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    return older_than_a_day;
+  }
+  const pid_t pid = static_cast<pid_t>(std::stol(std::string(pid_text)));
+  if (owned.substr(0, pid_end) != StagingOwner(pid)) return older_than_a_day;  // another host's
+  if (pid == ::getpid()) return false;  // this process's own: it drops them itself
+  return ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+}  // namespace
 
 struct ClickHouseWarehouse::Impl {
   ClickHouseHttp http;
@@ -314,15 +349,20 @@ struct ClickHouseWarehouse::Impl {
     return result;
   }
 
-  // Drops every staging table of `relation` a killed or failed write left behind.
+  // Drops the staging tables of `relation` that a killed write left behind: those whose writer is gone
+  // (StagingWriterGone). Those of a live writer, in another process or on another host, stay: two processes may write
+  // one relation at once, and each swaps in its own.
   void DropStaleStaging(const Relation& relation, const std::string& subject, std::vector<std::string>* record) {
     std::string prefix = StagingPrefix(relation);
-    TabSeparatedResult stale = Select(
-        "SELECT name FROM system.tables WHERE database = " + ClickHouseStatements::Literal(kSluiceDatabase) +
-            " AND substring(name, 1, " + std::to_string(prefix.size()) + ") = " + ClickHouseStatements::Literal(prefix),
+    TabSeparatedResult staging = Select(
+        "SELECT name, toUInt8(metadata_modification_time < now() - 86400) FROM system.tables WHERE database = " +
+            ClickHouseStatements::Literal(kSluiceDatabase) + " AND substring(name, 1, " +
+            std::to_string(prefix.size()) + ") = " + ClickHouseStatements::Literal(prefix),
         Operation::kWrite, subject, record);
-    for (const auto& row : stale.rows) {
-      Run(statements.Drop({std::string(kSluiceDatabase), row[0].value_or("")}), Operation::kWrite, subject, record);
+    for (const auto& row : staging.rows) {
+      const std::string name = row[0].value_or("");
+      if (!StagingWriterGone(std::string_view(name).substr(prefix.size()), row[1].value_or("0") == "1")) continue;
+      Run(statements.Drop({std::string(kSluiceDatabase), name}), Operation::kWrite, subject, record);
     }
   }
 };
@@ -340,11 +380,12 @@ struct WriteScope {
   std::string run_tag;
   std::vector<Relation> staging;
 
-  // A new staging relation in `_sluice`, e.g. stage_<hash>_orders_run42_123_7_new.
+  // A new staging relation in `_sluice`, named by its relation and its writer, e.g.
+  // stage_<hash>_<host>_123_orders_run42_7_new.
   Relation Staging(std::string_view role) {
     static std::atomic<uint64_t> counter{0};
-    Relation staged{std::string(kSluiceDatabase), StagingPrefix(relation) + Sanitized(relation.name, 40) + "_" +
-                                                      run_tag + "_" + std::to_string(::getpid()) + "_" +
+    Relation staged{std::string(kSluiceDatabase), StagingPrefix(relation) + StagingOwner(::getpid()) + "_" +
+                                                      Sanitized(relation.name, 40) + "_" + run_tag + "_" +
                                                       std::to_string(counter.fetch_add(1)) + "_" + std::string(role)};
     staging.push_back(staged);
     return staged;
@@ -357,9 +398,11 @@ struct WriteScope {
     TabSeparatedResult rows = Select("SELECT count() FROM " + ClickHouseStatements::Name(table));
     return rows.rows.empty() ? 0 : std::stoll(rows.rows[0][0].value_or("0"));
   }
-  // Puts `staged` in the place of the relation (PausePoint before).
-  void SwapIn(ExistingKind existing, const Relation& staged) {
+  // Puts `staged` in the place of the relation (PausePoint before). What is in that place is read right before the
+  // swap: another process may have created or replaced the relation meanwhile.
+  void SwapIn(const Relation& staged) {
     PausePoint(kPauseBeforeSwap);
+    ExistingKind existing = impl.Existing(relation, subject, record).first;
     Relation displaced = Staging("old");
     for (const std::string& sql : statements.SwapIn(existing, relation, staged, displaced)) Run({sql});
   }
@@ -483,7 +526,7 @@ WriteResult ClickHouseWarehouse::ReplaceTable(const Relation& relation, const st
     scope.Run(ClickHouseStatements::CreateStaging(staged, select_sql));
     WriteResult result;
     result.rows_written = scope.Count(staged);
-    scope.SwapIn(impl_->Existing(relation, scope.subject, scope.record).first, staged);
+    scope.SwapIn(staged);
     return result;
   });
 }
@@ -521,11 +564,17 @@ WriteResult ClickHouseWarehouse::ReplaceDateRange(const Relation& relation, cons
 
     auto [existing, partition_key] = impl_->Existing(relation, scope.subject, scope.record);
     const std::string wanted_key = ClickHouseStatements::PartitionKey(date_column, is_date);
-    if (mode == DateRangeMode::kWholeTable || existing != ExistingKind::kTable) {
+    if (mode == DateRangeMode::kWholeTable || existing == ExistingKind::kView) {
       Relation staged = scope.Staging("new");
       scope.Run({ClickHouseStatements::CreatePartitionedFrom(staged, selected, date_column, is_date, in_window)});
-      scope.SwapIn(existing, staged);
+      scope.SwapIn(staged);
       return result;
+    }
+    if (existing == ExistingKind::kAbsent) {
+      // The first write creates the table empty and replaces its days like any later write, so that two first
+      // writes at once both end with one table holding each day once.
+      scope.Run({ClickHouseStatements::CreatePartitionedIfMissing(relation, selected, date_column, is_date)});
+      std::tie(existing, partition_key) = impl_->Existing(relation, scope.subject, scope.record);
     }
     // system.tables quotes the key's names only where they need it: compared without backquotes.
     auto unquoted = [](std::string key) {
@@ -603,7 +652,7 @@ WriteResult ClickHouseWarehouse::LoadSeed(const Relation& relation, const SeedFi
     }
     WriteResult result;
     result.rows_written = static_cast<int64_t>(table.rows.size());
-    scope.SwapIn(impl_->Existing(relation, scope.subject, scope.record).first, staged);
+    scope.SwapIn(staged);
     return result;
   });
 }

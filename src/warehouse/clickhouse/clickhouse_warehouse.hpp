@@ -4,20 +4,27 @@
 // refused user SLU-WAREHOUSE-030; the password appears in no error, log line or statement record.
 //
 // ClickHouse has no transactions, so every write builds the new contents in a uniquely named staging table in the
-// `_sluice` database (named after the relation, the run and this process) and puts them in place in one step:
+// `_sluice` database (named after the relation, this host and process, and the run) and puts them in place in one
+// step:
 //   ReplaceTable / LoadSeed  CREATE TABLE stage … AS SELECT, then EXCHANGE TABLES (Atomic databases) or one
 //                            RENAME TABLE target TO displaced, stage TO target, then the displaced table is dropped;
+//                            what holds the target's name is read right before the swap;
 //   ReplaceDateRange         the SELECT's rows go to a staging table, the window's rows to a second one with the
 //                            target's structure (PARTITION BY the day of the date column), then per day of the window
 //                            ALTER TABLE … REPLACE PARTITION day FROM stage (DROP PARTITION for a day with no rows):
-//                            each day is replaced atomically, the window day by day;
+//                            each day is replaced atomically, the window day by day; the first write creates the
+//                            table empty (IF NOT EXISTS) first;
 //   ReplaceView              CREATE OR REPLACE VIEW, or a staging view swapped in by RENAME.
-// A failure before the swap leaves the target untouched and drops the staging tables; a process killed there leaves
-// them behind, and the next write of the same relation drops them. Pause points: "after_write_before_commit"
-// (staging written, nothing swapped) and "after_swap_before_ledger". The ledger row (`_sluice`.`ledger`) is
-// inserted right after the swap.
+// So two processes writing one relation at once need no lock: each swaps in its own staging, and the last swap of a
+// day wins. A failure before the swap leaves the target untouched and drops the staging tables; a process killed there
+// leaves them behind, and a later write of the same relation drops them once their writer is gone (a pid of this host
+// that no longer runs; a day old for another host's). Pause points: "after_write_before_commit" (staging written,
+// nothing swapped) and "after_swap_before_ledger". The ledger row (`_sluice`.`ledger`) is inserted right after the
+// swap.
 // Thread-safety: as Warehouse; every call sends its statements on its own HTTP connection.
 #pragma once
+
+#include <sys/types.h>
 
 #include <memory>
 #include <string>
@@ -64,5 +71,8 @@ class ClickHouseWarehouse final : public Warehouse {
 
 // The staging tables of `relation` start with this name (in `_sluice`), whatever the run.
 std::string StagingPrefix(const Relation& relation);
+// What follows StagingPrefix in the names of the staging tables process `pid` of this host writes: "<host>_<pid>",
+// <host> 8 hex digits of the host name's sha256.
+std::string StagingOwner(pid_t pid);
 
 }  // namespace sluice

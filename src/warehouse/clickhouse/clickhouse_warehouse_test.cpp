@@ -297,6 +297,34 @@ TEST_F(ClickHouseWarehouseTest, AKillBeforeTheSwapLeavesTheOldDataAndTheNextWrit
   EXPECT_EQ(StagingTables(events), "0");
 }
 
+// Two processes may write one relation at once: a write drops only the staging tables whose writer is gone.
+TEST_F(ClickHouseWarehouseTest, AWriteDropsOnlyTheStagingTablesOfWritersThatAreGone) {
+  Relation orders{database_, "orders"};
+  warehouse_->ReplaceTable(orders, "SELECT number AS id FROM numbers(3)", Entry("o", "old"));
+  pid_t gone = ::fork();
+  ASSERT_GE(gone, 0);
+  if (gone == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(gone, nullptr, 0), gone);
+  const std::string prefix = StagingPrefix(orders);
+  const std::vector<std::string> kept = {
+      prefix + StagingOwner(::getppid()) + "_orders_r1_0_new",  // a live process of this host
+      prefix + "0000beef_12_orders_r2_0_new",                   // another host's, made just now
+      prefix + "orders_r3_4_new",                               // no owner in the name, made just now
+  };
+  const std::string dropped = prefix + StagingOwner(gone) + "_orders_r4_0_new";  // a process that ended
+  for (const std::string& name : kept) {
+    warehouse_->Execute("CREATE TABLE `_sluice`." + Quoted(name) + " (x UInt8) ENGINE = MergeTree() ORDER BY tuple()");
+  }
+  warehouse_->Execute("CREATE TABLE `_sluice`." + Quoted(dropped) + " (x UInt8) ENGINE = MergeTree() ORDER BY tuple()");
+  EXPECT_EQ(StagingTables(orders), "4");
+
+  warehouse_->ReplaceTable(orders, "SELECT number AS id FROM numbers(5)", Entry("o", "next"));
+  EXPECT_EQ(Count(orders), "5");
+  EXPECT_EQ(StagingTables(orders), "3");
+  EXPECT_EQ(Scalar("SELECT count() FROM system.tables WHERE database = '_sluice' AND name = '" + dropped + "'"), "0");
+  for (const std::string& name : kept) warehouse_->Execute("DROP TABLE `_sluice`." + Quoted(name));
+}
+
 TEST_F(ClickHouseWarehouseTest, AKillAfterTheSwapLeavesTheNewDataWithoutItsLedgerRow) {
   Relation orders{database_, "orders"};
   warehouse_->ReplaceTable(orders, "SELECT number AS id FROM numbers(3)", Entry("o", "old"));

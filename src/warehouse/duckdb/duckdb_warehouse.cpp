@@ -521,8 +521,9 @@ class Waiter {
   void Pause(const std::string& holder) {
     const bool no_wait = policy_.timeout && policy_.timeout->count() == 0;
     if (!announced_ && !no_wait && policy_.on_wait) {
-      std::string limit = policy_.timeout ? "giving up after " + Seconds(*policy_.timeout)
-                                          : "Ctrl-C to stop, --wait-timeout to limit";
+      std::string limit = policy_.timeout            ? "giving up after " + Seconds(*policy_.timeout)
+                          : policy_.timeout_flag.empty() ? "Ctrl-C to stop"
+                                                     : "Ctrl-C to stop, " + policy_.timeout_flag + " to limit";
       policy_.on_wait("waiting for " + file_.string() + ": " + holder + " (" + limit + ")");
     }
     announced_ = true;
@@ -536,7 +537,9 @@ class Waiter {
           (no_wait ? std::string("cannot open ") : "gave up waiting after " + Seconds(*policy_.timeout) + " for ") +
               file_.string() + ": " + holder,
           "DuckDB lets one process at a time open a file, readers included: close the other process (a DuckDB "
-          "shell, a notebook, another sluice run), or wait longer with --wait-timeout");
+          "shell, a notebook, another sluice run)" +
+              (policy_.timeout_flag.empty() ? std::string(", or try again once it is done")
+                                            : ", or wait longer with " + policy_.timeout_flag));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

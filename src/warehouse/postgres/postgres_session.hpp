@@ -152,11 +152,13 @@ class Session {
   bool broken_ = false;
 };
 
-// BEGIN on construction, ROLLBACK on destruction unless committed.
+// BEGIN on construction, ROLLBACK on destruction unless committed. READ COMMITTED whatever the server's default, so
+// that each statement sees what committed before it started: a write's statements after its relation's lock see the
+// previous writer's commit.
 class Transaction {
  public:
   Transaction(Session& session, std::string subject) : session_(session), subject_(std::move(subject)) {
-    session_.Run("BEGIN", Operation::kWrite, subject_);
+    session_.Run("BEGIN ISOLATION LEVEL READ COMMITTED", Operation::kWrite, subject_);
   }
   Transaction(const Transaction&) = delete;
   Transaction& operator=(const Transaction&) = delete;

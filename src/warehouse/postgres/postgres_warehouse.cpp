@@ -50,6 +50,16 @@ std::string Qualified(const Relation& relation) {
 }
 std::string LedgerName() { return sql::QualifiedName(kDialect, kLedgerSchema, kLedgerTable); }
 
+// The advisory lock every write of `relation` takes first in its transaction, held until COMMIT or ROLLBACK: the
+// writers of one relation, in any process on any machine, run one after another, and each one's statements see what
+// the previous one committed (its rows to delete, the table or partitions it created). Readers never take it. The
+// two-key form keeps these locks apart from kDdlLock's one-key space; two relations whose names hash alike merely
+// share a lock.
+std::string RelationWriteLock(const Relation& relation) {
+  return "SELECT pg_advisory_xact_lock(hashtext(" + Literal("sluice.write") + "), hashtext(" +
+         Literal(Qualified(relation)) + "))";
+}
+
 }  // namespace
 
 std::string PostgresPartitionName(const std::string& table, Date day) {
@@ -425,8 +435,8 @@ void EnsureLedger(PostgresWarehouse::Pool& pool, Session& session) {
   pool.ledger_ready = true;
 }
 
-// Runs `body` in one transaction on its own connection, then the pause point, the ledger row and COMMIT; reports
-// the statements to the observer, committed or not.
+// Runs `body` in one transaction on its own connection, after the relation's write lock (RelationWriteLock), then the
+// pause point, the ledger row and COMMIT; reports the statements to the observer, committed or not.
 template <typename Body>
 WriteResult Write(PostgresWarehouse& warehouse, PostgresWarehouse::Pool& pool, const Relation& relation,
                   const LedgerEntry& ledger, Body&& body) {
@@ -446,6 +456,7 @@ WriteResult Write(PostgresWarehouse& warehouse, PostgresWarehouse::Pool& pool, c
   } report{pool.observer, relation, statements};
   if (pool.observer) session.RecordInto(&statements);
   Transaction transaction(session, scope.subject);
+  session.Run(RelationWriteLock(relation), Operation::kWrite, scope.subject);
   WriteResult result = body(scope);
   result.written_at = FormatUtc(std::chrono::system_clock::now());
   transaction.CommitAfter(LedgerInsertSql(relation, ledger, result.rows_written, result.written_at));

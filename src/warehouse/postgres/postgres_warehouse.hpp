@@ -1,9 +1,12 @@
 // The PostgreSQL backend (user docs: docs/postgres.md).
 //
 // Talks to one database of a PostgreSQL 15+ server through libpq (core/postgres/pg_connection.hpp); namespaces are
-// schemas of that database. Every write is one transaction on a connection of its own: its data statements, then
-// PausePoint("after_write_before_commit"), the ledger row (`_sluice.ledger`) and COMMIT; ROLLBACK on any error, and a
-// process killed before COMMIT leaves the old contents (the server rolls back a transaction whose client is gone).
+// schemas of that database. Every write is one transaction (READ COMMITTED) on a connection of its own: first the
+// relation's write lock (pg_advisory_xact_lock keyed on the relation, whatever the write, the first one that creates
+// the table included), so that writers of one relation in any process run one after another and never both delete the
+// old window and insert; then its data statements, PausePoint("after_write_before_commit"), the ledger row
+// (`_sluice.ledger`) and COMMIT; ROLLBACK on any error, and a process killed before COMMIT leaves the old contents
+// (the server rolls back a transaction whose client is gone).
 //
 // - ReplaceTable / LoadSeed / a full refresh: the views depending on the relation (recursively) are read from the
 //   catalog, the relation is dropped with them, created anew, and the views are created again from their definitions,
