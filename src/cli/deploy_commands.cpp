@@ -24,6 +24,7 @@
 #include "deploy/direct_executor.hpp"
 #include "deploy/direct_plan.hpp"
 #include "deploy/plan_explainer.hpp"
+#include "deploy/virtual_executor.hpp"
 #include "deploy/virtual_plan.hpp"
 #include "engine/run_executor.hpp"
 #include "state/open_state_store.hpp"
@@ -60,9 +61,13 @@ int PlanVirtualPart(const Project& project, Warehouse* warehouse, const PlanOpti
   virtual_options.full_refresh = options.full_refresh;
   if (!options.start_time.empty()) virtual_options.start_time = options.start_time;
   if (!options.deployment_id.empty()) virtual_options.deployment_id = options.deployment_id;
+  virtual_options.warehouse = warehouse;
+  const std::vector<PublicationRow> publications =
+      warehouse ? DeploymentMetadata(*warehouse).Publications(name_space) : std::vector<PublicationRow>{};
   const VirtualPlan plan = CheckingArguments([&] {
-    return PlanVirtual(project.definitions, actual, warehouse ? warehouse->capabilities() : Capabilities{},
-                       virtual_options, clock);
+    return PlanDeployment(project.definitions, actual, publications, ReadRecordedPlans(project.root),
+                          warehouse ? warehouse->capabilities() : Capabilities{}, virtual_options, clock)
+        .plan;
   });
   std::map<std::string, std::string> files = WorkflowFiles(plan.steps);
   const std::string& plan_json = files["plan.json"] = VirtualPlanJson(plan);
@@ -110,7 +115,8 @@ int Plan(const GlobalOptions& global, const PlanOptions& options) {
                                 "select a virtual pipeline with --select", {}});
   }
   const DirectPlan plan = CheckingArguments([&] {
-    return PlanDirect(project.definitions, options.select, warehouse ? warehouse->capabilities() : Capabilities{});
+    return PlanDirect(project.definitions, options.select, warehouse ? warehouse->capabilities() : Capabilities{},
+                      RunRendering{warehouse.get(), SystemClock().TodayUtc()});
   });
   const ActualState state = warehouse
                                 ? ReadActualState(project.definitions, plan, *warehouse, project.root.string())
@@ -144,7 +150,10 @@ int Build(const GlobalOptions& global, const BuildOptions& options) {
   config.wait.cancel = &cancel.canceled();
   std::unique_ptr<Warehouse> warehouse = OpenWarehouse(config);
   const DirectPlan plan =
-      CheckingArguments([&] { return PlanDirect(project.definitions, options.select, warehouse->capabilities()); });
+      CheckingArguments([&] {
+        return PlanDirect(project.definitions, options.select, warehouse->capabilities(),
+                          RunRendering{warehouse.get(), clock.TodayUtc()});
+      });
   if (plan.scope.empty() && VirtualNamespaceOf(project.definitions, options.select)) {
     throw Error(Diagnostic{"SLU-DEPLOY-006", "nothing to build in direct mode: the project's pipelines are virtual", {},
                            "deploy them in stages: `sluice backfill`, `sluice audit backfill`, `sluice publish`", {}});

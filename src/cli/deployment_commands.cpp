@@ -184,22 +184,15 @@ int DeploymentCommands::RunBackfill(const GlobalOptions& global) {
   options.full_refresh = backfill_.full_refresh;
   if (!backfill_.start_time.empty()) options.start_time = backfill_.start_time;
   if (!backfill_.deployment_id.empty()) options.deployment_id = backfill_.deployment_id;
-  auto plan_with = [&](const VirtualPlanOptions& with) {
-    return CheckingArguments(
-        [&] { return PlanVirtual(project.definitions, actual, warehouse->capabilities(), with, clock); });
-  };
-  VirtualPlan plan = plan_with(options);
+  options.warehouse = warehouse.get();
+  const std::vector<PublicationRow> publications = DeploymentMetadata(*warehouse).Publications(name_space);
+  DeploymentPlan chosen = CheckingArguments([&] {
+    return PlanDeployment(project.definitions, actual, publications, ReadRecordedPlans(project.root),
+                          warehouse->capabilities(), options, clock);
+  });
+  const VirtualPlan& plan = chosen.plan;
   const bool quiet = backfill_.json || backfill_.events;
-  bool resumed = false;
-  if (!options.deployment_id) {
-    DeploymentMetadata metadata(*warehouse);
-    if (std::optional<std::string> resumable =
-            ResumableDeployment(actual, metadata.Publications(name_space), plan.fingerprint)) {
-      options.deployment_id = *resumable;
-      plan = plan_with(options);
-      resumed = true;
-    }
-  }
+  const bool resumed = chosen.resumes;
   // The checks a build makes before changing anything: adopted tables and their replay columns, the server's features
   // (e.g. a managed Kafka source on a server that cannot land it).
   const ActualState checked = ReadActualState(*plan.physical, plan.steps, *warehouse, project.root.string());

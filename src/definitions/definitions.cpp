@@ -34,6 +34,14 @@ ModelColumn ModelColumns::operator[](size_t i) const {
   return {text.substr(name_begin, name_end - name_begin), text.substr(name_end, ends_[2 * i + 1] - name_end)};
 }
 
+bool EngineMergesRowsByKey(std::string_view engine) {
+  for (std::string_view kind : {"ReplacingMergeTree", "SummingMergeTree", "AggregatingMergeTree",
+                                "CollapsingMergeTree", "VersionedCollapsingMergeTree", "GraphiteMergeTree"}) {
+    if (engine.find(kind) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
 std::string EdgeTypeName(EdgeType type) {
   switch (type) {
     case EdgeType::kDrivingInput:

@@ -132,6 +132,11 @@ struct StorageSpec {
   bool operator==(const StorageSpec&) const = default;
 };
 
+// Whether a ClickHouse table engine merges rows of equal sorting keys into one (Replacing, Summing, Aggregating,
+// Collapsing, VersionedCollapsing and Graphite MergeTree, Replicated or not): for such an engine the ORDER BY decides
+// which rows become one, so it cannot be chosen for the author.
+bool EngineMergesRowsByKey(std::string_view engine);
+
 // A SQL model. `body` is its statement: the author's SELECT after macro expansion, from its first token to its
 // last one, without the trailing `;` (comments kept, bytes as written). Compile and run render it the same way
 // (definitions/model_sql.hpp): each reference span replaced by a relation, each partition bound by a date.
@@ -147,6 +152,10 @@ struct SqlCompute {
   ModelColumns columns;
   bool aggregate = false;
   bool anchor_eligible = false;
+  // Where the body names a replay role of an adopted table (`_replay_offset`) that the table keeps in another column
+  // (`ofs`): that column, read instead wherever the model runs (definitions/model_sql.hpp, RoleColumns::kPhysical),
+  // so the model reads the table itself and never a subquery renaming its columns. Offsets relative to `body`.
+  std::vector<sql::SpanReplacement> role_column_reads;
 };
 
 // A CSV file loaded into a table (Sluice's `kind: seed` source).

@@ -112,7 +112,10 @@ class StateReader {
       CheckUpstreams();
       if (plan_.adapter == "clickhouse") {
         CompareManagedSources();
-        for (const AssetKey& key : plan_.scope) CheckServerFeatures(*definitions_.Find(key));
+        for (const AssetKey& key : plan_.scope) {
+          CheckServerFeatures(*definitions_.Find(key));
+          CheckMaterializable(*definitions_.Find(key));
+        }
       }
       last = ReadFingerprints(*warehouse_);
     }
@@ -205,6 +208,49 @@ class StateReader {
       RequireCapability(capabilities, lacking ? lacking->first : *header_feature, where, "model " + model.key.ToString());
     } catch (const Error& error) {
       state_.blockers.push_back(error.diagnostics().front());
+    }
+  }
+
+  // Blocks a model ClickHouse cannot build as a table filled by materialized views: one that calls a run window's
+  // bounds (SLU-DEPLOY-007, at the call: a view runs on every insert, with no window), and one whose engine merges
+  // rows by a sorting key the header does not write (SLU-DEPLOY-008, at `engine`: the implicit `_replay_timestamp` is
+  // not an output, and no other key can be chosen for the author).
+  void CheckMaterializable(const Asset& model) {
+    const auto& compute = std::get<SqlCompute>(model.compute);
+    const std::string text = project_root_.empty() ? "" : ModelFileText(project_root_, model);
+    if (!compute.partition_bounds.empty()) {
+      const PartitionBoundCall& call = compute.partition_bounds.front();
+      const char* name = call.bound == PartitionBound::kStart ? "@partition_start()" : "@partition_end()";
+      state_.blockers.push_back(MakeDiagnostic(
+          "SLU-DEPLOY-007",
+          "model " + model.key.ToString() + " calls " + name +
+              ", which a ClickHouse build cannot render: its table is filled by materialized views, which run on every "
+              "insert, with no run window",
+          call.at,
+          "drop the call: `build` fills the table from the whole history, and `sluice run --partition D` keeps only "
+          "day D of the model's output whether or not the model filters by it",
+          text));
+    }
+    const bool timestamped = std::any_of(compute.columns.begin(), compute.columns.end(),
+                                         [](const ModelColumn& column) { return column.name == "_replay_timestamp"; });
+    if (compute.kind == ModelKind::kTable && EngineMergesRowsByKey(compute.storage.engine) && !timestamped &&
+        compute.storage.order_by == std::vector<std::string>{"_replay_timestamp"}) {
+      SourceLocation where = model.defined_at;
+      const size_t header_end = std::min(compute.body_offset, text.size());
+      for (size_t at = text.find("engine"); at != std::string::npos && at < header_end; at = text.find("engine", at + 1)) {
+        const bool word_start = at == 0 || std::isspace(static_cast<unsigned char>(text[at - 1])) ||
+                                text[at - 1] == '(' || text[at - 1] == ',';
+        if (word_start && at + 6 < text.size() && std::isspace(static_cast<unsigned char>(text[at + 6]))) {
+          where = LocationAt(model.defined_at.file, text, at);
+          break;
+        }
+      }
+      state_.blockers.push_back(MakeDiagnostic(
+          "SLU-DEPLOY-008",
+          "model " + model.key.ToString() + " has the engine " + compute.storage.engine +
+              ", which merges rows of equal sorting keys, but no order_by: the implicit key _replay_timestamp is not "
+              "one of its output columns",
+          where, "write the key its rows merge by, e.g. order_by [\"" + std::string(compute.columns[0].name) + "\"]", text));
     }
   }
 

@@ -1,8 +1,11 @@
 #include "deploy/desired_objects.hpp"
 
 #include "definitions/model_sql.hpp"
+#include "core/asset_key.hpp"
 #include "core/virtual_names.hpp"
 #include "sql/clickhouse_ddl.hpp"
+#include "sql/dialect.hpp"
+#include "sql/tokenizer.hpp"
 
 namespace sluice {
 
@@ -15,17 +18,40 @@ bool RendersClickHouse(const Definitions& definitions) { return definitions.proj
 std::string UpstreamRelation(const Asset& upstream, bool qualified) {
   const std::string prefix = qualified ? upstream.key.name_space() + "." : "";
   if (const auto* table = std::get_if<ExternalTable>(&upstream.compute)) {
+    if (qualified) return prefix + table->table_name;
     std::string aliases;
     for (const auto& [role, physical] : table->replay_columns) {
       if (role != physical) aliases += ", " + physical + " AS " + role;
     }
-    if (!aliases.empty()) return "(SELECT *" + aliases + " FROM " + prefix + table->table_name + ")";
+    if (!aliases.empty()) return "(SELECT *" + aliases + " FROM " + table->table_name + ")";
   }
   if (const auto* postgres = std::get_if<PostgresSource>(&upstream.compute); postgres && qualified) {
     return sql::RenderPostgresRelation(*postgres);
   }
   if (std::holds_alternative<KafkaSource>(upstream.compute)) return prefix + "raw__" + upstream.name();
   return prefix + upstream.relation_name;
+}
+
+std::string ReplayColumn(const Asset& upstream, const std::string& role) {
+  if (const auto* table = std::get_if<ExternalTable>(&upstream.compute)) {
+    if (auto physical = table->replay_columns.find(role); physical != table->replay_columns.end()) {
+      return IsIdentifier(physical->second) ? physical->second
+                                            : sql::QuoteIdentifier(sql::Dialect::kClickHouse, physical->second);
+    }
+  }
+  return role;
+}
+
+std::string RoleColumnsRenamed(const Asset& upstream, const std::string& condition) {
+  const auto* table = std::get_if<ExternalTable>(&upstream.compute);
+  if (table == nullptr) return condition;
+  std::vector<sql::SpanReplacement> renames;
+  for (const sql::Token& token : sql::TokenizeSignificant(condition, sql::Dialect::kClickHouse)) {
+    if (token.kind != sql::TokenKind::kWord) continue;
+    const std::string physical = ReplayColumn(upstream, std::string(token.text));
+    if (physical != token.text) renames.push_back({token.begin, token.end, physical});
+  }
+  return sql::ReplaceSpans(condition, renames);
 }
 
 std::optional<std::string> UpstreamTable(const Asset& upstream) {
@@ -62,9 +88,10 @@ namespace {
 
 std::string ResolvedQuery(const Definitions& definitions, const Asset& model, bool qualified) {
   if (qualified) return ResolvedModelQuery(definitions, model);
-  return RenderModelSql(std::get<SqlCompute>(model.compute), [&](const ResolvedReference& reference) {
-    return UpstreamRelation(*definitions.Find(reference.upstream), false);
-  });
+  return RenderModelSql(
+      std::get<SqlCompute>(model.compute),
+      [&](const ResolvedReference& reference) { return UpstreamRelation(*definitions.Find(reference.upstream), false); },
+      {}, RoleColumns::kCanonical);
 }
 
 sql::ModelStorage ModelStorageOf(const SqlCompute& model) {

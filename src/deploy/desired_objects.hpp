@@ -21,11 +21,20 @@ std::string ModelQueryPath(const Asset& model);
 // ending in exactly one newline.
 std::string CanonicalSql(const Definitions& definitions, const Asset& model);
 
-// What a reference to `upstream` reads: its relation, `<namespace>.` qualified when `qualified`. An adopted table
-// whose replay role columns have other physical names is a subquery exposing the canonical `_replay_*` names; a
-// Kafka source is its raw landing table; a Postgres source the `postgresql(...)` table function (password left as a
-// placeholder; only when qualified).
+// What a reference to `upstream` reads: its relation, `<namespace>.` qualified when `qualified` (the SQL that runs).
+// An adopted table is the table itself when qualified: the model reads its replay roles by their physical names
+// (SqlCompute::role_column_reads); unqualified (StreamBuild's canonical SQL) one whose roles have other physical names
+// is a subquery exposing the canonical `_replay_*` names. A Kafka source is its raw landing table; a Postgres source
+// the `postgresql(...)` table function (password left as a placeholder; only when qualified).
 std::string UpstreamRelation(const Asset& upstream, bool qualified);
+
+// The column of UpstreamRelation(upstream, true) that holds a replay role (`_replay_offset`): the physical column an
+// adopted table maps it to, else the role itself. What Sluice's own conditions on a replay anchor name.
+std::string ReplayColumn(const Asset& upstream, const std::string& role);
+
+// A condition Sluice wrote over the canonical role names (`_replay_offset <= 3`) made to read UpstreamRelation(
+// upstream, true) itself: each bare word naming a role replaced by ReplayColumn.
+std::string RoleColumnsRenamed(const Asset& upstream, const std::string& condition);
 
 // The physical table a reference to `upstream` reads rows from: the adopted table, a Kafka source's raw landing
 // table, a model's relation. Nullopt for a Postgres source (no table of the target's).

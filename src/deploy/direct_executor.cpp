@@ -15,6 +15,7 @@
 #include "engine/check_runner.hpp"
 #include "engine/run_executor.hpp"
 #include "engine/run_plan.hpp"
+#include "engine/seed_hash.hpp"
 #include "sql/dialect.hpp"
 
 namespace sluice {
@@ -141,6 +142,28 @@ void DirectExecutor::RunStatements(const PlanStep& step, const std::string& run_
   for (const PlanStatement& statement : step.statements) Run(step, statement, run_id);
 }
 
+void DirectExecutor::LoadSeed(const PlanStep& step, const std::string& run_id, BuildStepOutcome& outcome) {
+  if (Canceled()) throw Error(Diagnostic{"SLU-WAREHOUSE-008", "the build was canceled", {}, "", {}});
+  const Asset& asset = *definitions_.Find(*step.seed);
+  const auto& seed = std::get<SeedCompute>(asset.compute);
+  LedgerEntry ledger{asset.key.ToString(), std::nullopt, run_id, 0, SeedHash(options_.project_root, seed), "", {}};
+  const Relation relation{asset.key.name_space(), asset.relation_name};
+  std::optional<std::string> loaded;  // the hash of its latest load
+  for (const LedgerEntry& entry : warehouse_.ReadLedger()) {
+    if (entry.asset == ledger.asset) loaded = entry.sql_hash;
+  }
+  if (loaded == ledger.sql_hash && warehouse_.Describe(relation)) {
+    outcome.note = "seed file unchanged";
+    return;
+  }
+  const WriteResult written = warehouse_.LoadSeed(
+      relation, SeedFile{(std::filesystem::path(options_.project_root) / seed.path).string(), seed.columns}, ledger);
+  outcome.rows = written.rows_written;
+  Record(run_id, MaterializationEvent{ledger.asset, std::nullopt, std::nullopt, written.rows_written, 0, ledger.sql_hash});
+  materializations_.RecordMaterializations({{ledger.asset, "", run_id, written.rows_written, ledger.sql_hash,
+                                             written.written_at.empty() ? FormatUtc(clock_.Now()) : written.written_at}});
+}
+
 void DirectExecutor::ExecuteClickHouse(const DirectPlan& plan, const std::string& run_id, BuildOutcome& outcome) {
   bool stop = false;
   bool paused_after_teardown = false, paused_after_realization = false, models_recorded = false;
@@ -174,6 +197,8 @@ void DirectExecutor::ExecuteClickHouse(const DirectPlan& plan, const std::string
     try {
       if (step.phase == DeployPhase::kReplay) {
         Replay(plan, step, run_id, result);
+      } else if (step.seed) {
+        LoadSeed(step, run_id, result);
       } else if (step.phase == DeployPhase::kAudit) {
         RunAudit(step, result);
       } else {
@@ -182,6 +207,11 @@ void DirectExecutor::ExecuteClickHouse(const DirectPlan& plan, const std::string
     } catch (const Error& error) {
       result.status = Canceled() ? BuildStepStatus::kCanceled : BuildStepStatus::kFailed;
       result.diagnostics = error.diagnostics();
+      if (const Asset* asset = step.asset ? definitions_.Find(*step.asset) : nullptr) {
+        for (Diagnostic& diagnostic : result.diagnostics) {
+          if (diagnostic.location.file.empty()) diagnostic.location = asset->defined_at;
+        }
+      }
       // Audits continue on error; every other failure ends the build.
       if (step.phase != DeployPhase::kAudit) stop = true;
       if (!Canceled()) Record(run_id, StepFailedEvent{step.name, EventDiagnostics(result.diagnostics)});
@@ -215,12 +245,15 @@ std::string DateTimeLiteral(std::chrono::system_clock::time_point time) {
   return iso.substr(0, 10) + " " + iso.substr(11, 8);
 }
 
-// Per-partition maxima of `relation` (offsets mode), optionally of the rows matching `where`.
-std::vector<BoundaryValue> PartitionMaxima(Warehouse& warehouse, const std::string& relation, const std::string& where) {
-  Rows rows = warehouse.Query("SELECT toString(_replay_partition), toString(max(_replay_offset)) FROM " + relation +
-                              " WHERE _replay_partition IS NOT NULL AND _replay_offset IS NOT NULL" +
-                              (where.empty() ? "" : " AND (" + where + ")") +
-                              " GROUP BY _replay_partition ORDER BY _replay_partition");
+// Per-partition maxima of `relation` (offsets mode), optionally of the rows matching `where`; `anchor`, when set, is
+// the asset `relation` is the replay anchor of, whose role columns the query reads by their physical names.
+std::vector<BoundaryValue> PartitionMaxima(Warehouse& warehouse, const std::string& relation, const std::string& where,
+                                           const Asset* anchor = nullptr) {
+  const std::string sql = "SELECT toString(_replay_partition), toString(max(_replay_offset)) FROM " + relation +
+                          " WHERE _replay_partition IS NOT NULL AND _replay_offset IS NOT NULL" +
+                          (where.empty() ? "" : " AND (" + where + ")") +
+                          " GROUP BY _replay_partition ORDER BY _replay_partition";
+  Rows rows = warehouse.Query(anchor != nullptr ? RoleColumnsRenamed(*anchor, sql) : sql);
   std::vector<BoundaryValue> values;
   for (const auto& row : rows.rows) values.push_back({row[0].value_or("0"), row[1].value_or("0")});
   return values;
@@ -232,18 +265,23 @@ CapturedBoundary DirectExecutor::CaptureBoundary(const ReplaySpec& spec) {
   const Asset& driving = *definitions_.Find(spec.driving);
   const std::string relation = UpstreamRelation(driving, true);
   CapturedBoundary boundary;
+  if (spec.mode == "snapshot") {  // no lineage columns: every row, the watermark proving none arrived meanwhile
+    boundary.keep = "1";
+    return boundary;
+  }
   if (spec.mode == "offsets") {
-    boundary.values = PartitionMaxima(warehouse_, relation, "");
+    boundary.values = PartitionMaxima(warehouse_, relation, "", &driving);
     std::string condition;
     for (const BoundaryValue& value : boundary.values) {
       condition += (condition.empty() ? "" : " OR ") + std::string("(_replay_partition = ") + *value.partition +
                    " AND _replay_offset <= " + value.value + ")";
     }
     if (condition.empty()) condition = "0";
-    boundary.keep = "(" + condition + ") OR _replay_partition IS NULL OR _replay_offset IS NULL";
+    boundary.keep =
+        RoleColumnsRenamed(driving, "(" + condition + ") OR _replay_partition IS NULL OR _replay_offset IS NULL");
     return boundary;
   }
-  const std::string column = LineageColumns(spec.mode).front();
+  const std::string column = ReplayColumn(driving, LineageColumns(spec.mode).front());
   Rows rows = warehouse_.Query("SELECT toString(max(" + column + ")), toString(count()) FROM " + relation);
   std::optional<std::string> max = rows.rows.empty() ? std::nullopt : rows.rows[0][0];
   if (!max || rows.rows[0][1].value_or("0") == "0") {
@@ -258,7 +296,8 @@ CapturedBoundary DirectExecutor::CaptureBoundary(const ReplaySpec& spec) {
 
 CapturedBoundary DirectExecutor::CaptureLowerBound(const ReplaySpec& spec) {
   const BoundedReplay& bounded = *spec.bounded;
-  const std::string anchor = UpstreamRelation(*definitions_.Find(spec.driving), true);
+  const Asset& driving = *definitions_.Find(spec.driving);
+  const std::string anchor = UpstreamRelation(driving, true);
   std::string time = bounded.lower_time;
   if (!bounded.at_active_frontier && bounded.lookback_seconds) {
     time = DateTimeLiteral(clock_.Now() - std::chrono::seconds(*bounded.lookback_seconds));
@@ -267,7 +306,7 @@ CapturedBoundary DirectExecutor::CaptureLowerBound(const ReplaySpec& spec) {
   if (spec.mode == "offsets") {
     lower.values = bounded.at_active_frontier
                        ? PartitionMaxima(warehouse_, bounded.active_table, "")
-                       : PartitionMaxima(warehouse_, anchor, "_replay_timestamp <= " + ChString(time));
+                       : PartitionMaxima(warehouse_, anchor, "_replay_timestamp <= " + ChString(time), &driving);
     std::string keep, seed, listed;
     for (const BoundaryValue& value : lower.values) {
       keep += " OR (_replay_partition = " + *value.partition + " AND _replay_offset > " + value.value + ")";
@@ -275,7 +314,7 @@ CapturedBoundary DirectExecutor::CaptureLowerBound(const ReplaySpec& spec) {
               " AND _replay_offset <= " + value.value + ")";
       listed += (listed.empty() ? "" : ", ") + *value.partition;
     }
-    lower.keep = listed.empty() ? "1" : "_replay_partition NOT IN (" + listed + ")" + keep;
+    lower.keep = listed.empty() ? "1" : RoleColumnsRenamed(driving, "_replay_partition NOT IN (" + listed + ")" + keep);
     lower.seed = seed.empty() ? "0" : seed;
     return lower;
   }
@@ -291,21 +330,21 @@ CapturedBoundary DirectExecutor::CaptureLowerBound(const ReplaySpec& spec) {
   }
   if (spec.mode == "cursor" && !bounded.at_active_frontier) {
     // The first cursor at or after the time: it and everything above it is replayed.
-    Rows rows = warehouse_.Query("SELECT toString(min(_replay_cursor)), toString(count()) FROM " + anchor +
-                                 " WHERE _replay_timestamp >= " + ChString(time));
+    Rows rows = warehouse_.Query(RoleColumnsRenamed(driving, "SELECT toString(min(_replay_cursor)), toString(count()) FROM " +
+                                                              anchor + " WHERE _replay_timestamp >= " + ChString(time)));
     if (rows.rows.empty() || !rows.rows[0][0] || rows.rows[0][1].value_or("0") == "0") {
       lower.keep = "0";
       lower.seed = "1";
       return lower;
     }
     lower.values.push_back({std::nullopt, *rows.rows[0][0]});
-    lower.keep = "_replay_cursor >= " + *rows.rows[0][0];
+    lower.keep = RoleColumnsRenamed(driving, "_replay_cursor >= " + *rows.rows[0][0]);
     lower.seed = "_replay_cursor < " + *rows.rows[0][0];
     return lower;
   }
   const std::string literal = spec.mode == "cursor" ? time : ChString(time);
   lower.values.push_back({std::nullopt, time});
-  lower.keep = column + " > " + literal;
+  lower.keep = ReplayColumn(driving, column) + " > " + literal;
   lower.seed = column + " <= " + literal;
   return lower;
 }
@@ -432,6 +471,12 @@ void DirectExecutor::RecordModels(const DirectPlan& plan, const std::string& run
     ledger.asset = key.ToString();
     ledger.run_id = run_id;
     ledger.sql_hash = Sha256Hex(sqls.back());
+    // A daily model was filled from the whole history: every complete day is done, as after `run --full-refresh`.
+    const Date today = clock_.TodayUtc();
+    if (model.partitions && model.partitions->partitions.start_date() < today) {
+      ledger.window = DateWindow{model.partitions->partitions.start_date(),
+                                 model.partitions->partitions.LastComplete(today).AddDays(1)};
+    }
     entries.emplace_back(Relation{key.name_space(), model.relation_name}, std::move(ledger));
   }
   const std::vector<WriteResult> written = warehouse_.RecordMaterialized(entries);
@@ -440,9 +485,15 @@ void DirectExecutor::RecordModels(const DirectPlan& plan, const std::string& run
   for (size_t i = 0; i < entries.size(); ++i) {
     const LedgerEntry& ledger = entries[i].second;
     fingerprints.push_back({ledger.asset, sqls[i], ledger.sql_hash, run_id, written[i].written_at});
-    records.push_back({ledger.asset, "", run_id, written[i].rows_written, ledger.sql_hash, written[i].written_at});
-    Record(run_id, MaterializationEvent{ledger.asset, std::nullopt, std::nullopt, written[i].rows_written, 0,
-                                        ledger.sql_hash});
+    for (const std::string& partition : ledger.window ? ledger.window->DayKeys() : std::vector<std::string>{""}) {
+      records.push_back({ledger.asset, partition, run_id, written[i].rows_written, ledger.sql_hash, written[i].written_at});
+    }
+    MaterializationEvent event{ledger.asset, std::nullopt, std::nullopt, written[i].rows_written, 0, ledger.sql_hash};
+    if (ledger.window) {
+      event.window_start = ledger.window->start.ToString();
+      event.window_end = ledger.window->end.ToString();
+    }
+    Record(run_id, event);
   }
   WriteFingerprints(warehouse_, fingerprints);
   materializations_.RecordMaterializations(records);

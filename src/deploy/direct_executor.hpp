@@ -21,6 +21,11 @@
 // After the replays, each model's ledger row and fingerprint are recorded; then the audits run (a failing
 // error-severity audit fails the build; warnings do not).
 //
+// A prepare step holding a seed loads it through the warehouse's seed write (with its ledger row) when its file
+// changed since its last load (engine/seed_hash.hpp), so the replays below read it and a bad file stops the build
+// before anything is dropped.
+// A failed step's diagnostics without a place are located at its model's (or source's) file.
+//
 // DuckDB: prepare, then the scope's tables and views are written by the engine's run path (RunExecutor, with
 // full refresh: the same write `sluice run --full-refresh` does), then fingerprints and audits.
 //
@@ -116,6 +121,7 @@ class DirectExecutor {
   void ExecuteClickHouse(const DirectPlan& plan, const std::string& run_id, BuildOutcome& outcome);
   void ExecuteDuckDb(const DirectPlan& plan, const std::string& run_id, BuildOutcome& outcome);
   void RunStatements(const PlanStep& step, const std::string& run_id);
+  void LoadSeed(const PlanStep& step, const std::string& run_id, BuildStepOutcome& outcome);
   void Run(const PlanStep& step, const PlanStatement& statement, const std::string& run_id);
   void Replay(const DirectPlan& plan, const PlanStep& step, const std::string& run_id, BuildStepOutcome& outcome);
   CapturedBoundary CaptureBoundary(const ReplaySpec& spec);

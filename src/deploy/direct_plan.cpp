@@ -5,6 +5,8 @@
 #include <set>
 
 #include "deploy/desired_objects.hpp"
+#include "engine/run_plan.hpp"
+#include "engine/run_sql.hpp"
 #include "engine/selection.hpp"
 #include "sql/clickhouse_ddl.hpp"
 #include "sql/dialect.hpp"
@@ -25,12 +27,13 @@ std::string Trimmed(std::string text) {
   return text;
 }
 
-// The lineage mode of what a model is ultimately driven by: its source's replay mode.
+// The lineage mode of what a model is ultimately driven by: its source's replay mode (snapshot for a seed).
 std::string LineageMode(const Definitions& definitions, const Asset& upstream) {
   const Asset* at = &upstream;
   for (int guard = 0; guard < 100000 && at != nullptr; ++guard) {
     if (const auto* kafka = std::get_if<KafkaSource>(&at->compute)) return kafka->replay_mode;
     if (const auto* table = std::get_if<ExternalTable>(&at->compute)) return table->replay_mode;
+    if (std::holds_alternative<SeedCompute>(at->compute)) return "snapshot";
     if (at->is_source()) return "offsets";
     const AssetDependency* driving = DrivingInput(*at);
     at = driving ? definitions.Find(driving->upstream) : nullptr;
@@ -38,11 +41,26 @@ std::string LineageMode(const Definitions& definitions, const Asset& upstream) {
   return "offsets";
 }
 
+// How a replay from `driving` is bounded: its source's lineage mode when `driving` holds that mode's columns (a source
+// does; a model when it outputs them), else snapshot.
+std::string ReplayMode(const Definitions& definitions, const Asset& driving) {
+  const std::string mode = LineageMode(definitions, driving);
+  const auto* model = std::get_if<SqlCompute>(&driving.compute);
+  if (model == nullptr) return mode;
+  for (const std::string& column : LineageColumns(mode)) {
+    if (std::none_of(model->columns.begin(), model->columns.end(),
+                     [&](const ModelColumn& output) { return output.name == column; })) {
+      return "snapshot";
+    }
+  }
+  return mode;
+}
+
 class DirectPlanner {
  public:
-  DirectPlanner(const Definitions& definitions, const Capabilities& capabilities,
+  DirectPlanner(const Definitions& definitions, const Capabilities& capabilities, const RunRendering& rendering,
                 const ScopedPlanOptions* scoped = nullptr)
-      : definitions_(definitions), capabilities_(capabilities), scoped_(scoped) {}
+      : definitions_(definitions), capabilities_(capabilities), rendering_(rendering), scoped_(scoped) {}
 
   DirectPlan PlanKeys(const std::vector<AssetKey>& scope) {
     plan_.adapter = definitions_.project().adapter;
@@ -158,6 +176,10 @@ class DirectPlanner {
     }
     for (const AssetKey& key : plan_.sources) {
       const Asset& source = *definitions_.Find(key);
+      if (std::holds_alternative<SeedCompute>(source.compute)) {
+        Add(DeployPhase::kPrepare, "load_seed_" + source.name(), key, {}).seed = key;
+        continue;
+      }
       std::vector<CompiledResource> kept =
           SourceResources(definitions_, source, sql::SecretHandling::kKeep, sql::CreateMode::kCreateIfNotExists);
       std::vector<CompiledResource> shown =
@@ -276,7 +298,7 @@ class DirectPlanner {
     ReplaySpec spec;
     spec.root = model.key;
     spec.driving = driving_key;
-    spec.mode = LineageMode(definitions_, driving);
+    spec.mode = ReplayMode(definitions_, driving);
     spec.driving_namespace = driving.key.name_space();
     if (std::optional<std::string> table = UpstreamTable(driving)) {
       spec.driving_table = *table;
@@ -332,10 +354,23 @@ class DirectPlanner {
     for (const AssetKey& key : plan_.scope) {
       const Asset& model = *definitions_.Find(key);
       const bool view = Model(key).kind == ModelKind::kView;
-      const std::string target = sql::QualifiedName(sql::Dialect::kDuckDb, key.name_space(), model.relation_name);
+      const Relation relation{key.name_space(), model.relation_name};
+      std::string target = sql::QualifiedName(sql::Dialect::kDuckDb, key.name_space(), model.relation_name);
+      std::string select;
+      if (rendering_.warehouse != nullptr) {
+        // The full refresh the executor runs (direct_executor.hpp): the same request, so the same window.
+        RunRequest request;
+        request.assets = std::vector<AssetKey>{key};
+        request.full_refresh = true;
+        const RunPlan run = PlanRun(definitions_, request, rendering_.today);
+        target = rendering_.warehouse->QualifiedName(relation);
+        select = RenderRunSql(definitions_, model, run.steps.front().window, *rendering_.warehouse).text;
+      } else {
+        select = ResolvedModelQuery(definitions_, model);
+      }
       Add(DeployPhase::kRealization, std::string(view ? "replace_view_" : "replace_table_") + model.relation_name, key,
           {Same(std::string(view ? "CREATE OR REPLACE VIEW " : "CREATE OR REPLACE TABLE ") + target + " AS\n" +
-                ResolvedModelQuery(definitions_, model))});
+                select)});
     }
   }
 
@@ -366,6 +401,7 @@ class DirectPlanner {
 
   const Definitions& definitions_;
   const Capabilities& capabilities_;
+  const RunRendering& rendering_;
   const ScopedPlanOptions* scoped_ = nullptr;
   DirectPlan plan_;
   std::map<AssetKey, std::vector<ModelView>> views_;  // the materialized views of each table in scope
@@ -394,19 +430,20 @@ std::string DeployPhaseName(DeployPhase phase) {
 
 std::vector<std::string> LineageColumns(const std::string& mode) {
   if (mode == "offsets") return {"_replay_partition", "_replay_offset"};
+  if (mode == "snapshot") return {};
   if (mode == "cursor") return {"_replay_cursor"};
   if (mode == "landed_at") return {"_replay_landed_at"};
   return {"_replay_timestamp"};
 }
 
 DirectPlan PlanDirect(const Definitions& definitions, const std::vector<std::string>& selection,
-                      const Capabilities& capabilities) {
-  return DirectPlanner(definitions, capabilities).Plan(selection);
+                      const Capabilities& capabilities, const RunRendering& rendering) {
+  return DirectPlanner(definitions, capabilities, rendering).Plan(selection);
 }
 
 DirectPlan PlanScope(const Definitions& definitions, const std::vector<AssetKey>& scope, const Capabilities& capabilities,
                      const ScopedPlanOptions& options) {
-  return DirectPlanner(definitions, capabilities, &options).PlanKeys(scope);
+  return DirectPlanner(definitions, capabilities, options.rendering, &options).PlanKeys(scope);
 }
 
 Capabilities ModernClickHouseCapabilities() {

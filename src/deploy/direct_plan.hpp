@@ -5,7 +5,8 @@
 //
 // Scope: the selected models plus everything downstream of them (all of the project's models when nothing is
 // selected). On ClickHouse the phases are:
-//   prepare      CREATE DATABASE IF NOT EXISTS; each managed Kafka source's objects IF NOT EXISTS
+//   prepare      CREATE DATABASE IF NOT EXISTS; each managed Kafka source's objects IF NOT EXISTS; each seed the scope
+//                reads loaded when its file changed
 //   teardown     every object in scope dropped, downstream first
 //   realization  tables, the materialized views of non-root tables, and views, upstream first
 //   replay       per root (a table in scope whose driving input is not): its materialized view is created and the
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "core/asset_key.hpp"
+#include "core/date.hpp"
 #include "definitions/definitions.hpp"
 #include "warehouse/warehouse.hpp"
 
@@ -57,7 +59,10 @@ struct ReplaySpec {
   AssetKey driving;               // the source (or preserved model) whose history is replayed
   std::string driving_namespace;  // its physical table, watched for inserts during the replay
   std::string driving_table;
-  std::string mode;               // offsets | timestamp | landed_at | cursor
+  // offsets | timestamp | landed_at | cursor; snapshot when the driving table has no lineage columns (a seed, a model
+  // without its source's): the whole table is replayed, the quiet window's watermark alone proving that no row
+  // arrived meanwhile, so no row is lost or doubled either.
+  std::string mode;
   // A managed Kafka source's landing view, detached while the replay runs so nothing lands meanwhile.
   std::optional<std::string> landing_view;
   std::vector<AssetKey> subtree;  // the root and the models in scope below it, upstream first
@@ -66,8 +71,8 @@ struct ReplaySpec {
 
 inline constexpr const char* kReplayBoundaryPlaceholder = "{replay_boundary}";
 
-// The canonical lineage columns of a replay mode: `_replay_partition`, `_replay_offset` (offsets); else the one column
-// the mode orders by (`_replay_timestamp`, `_replay_landed_at`, `_replay_cursor`).
+// The canonical lineage columns of a replay mode: `_replay_partition`, `_replay_offset` (offsets); none (snapshot); else
+// the one column the mode orders by (`_replay_timestamp`, `_replay_landed_at`, `_replay_cursor`).
 std::vector<std::string> LineageColumns(const std::string& mode);
 
 struct PlanStep {
@@ -78,6 +83,9 @@ struct PlanStep {
   std::vector<PlanStatement> statements;
   std::optional<ReplaySpec> replay;   // replay steps
   std::optional<std::string> audit;   // audit steps: the audit's name
+  // Prepare steps of a ClickHouse build: a seed the scope reads, loaded (when its file changed since its last load) by
+  // the warehouse's seed write, with its ledger row, before anything is dropped.
+  std::optional<AssetKey> seed;
 };
 
 struct PipelineScope {
@@ -97,12 +105,21 @@ struct DirectPlan {
   std::vector<std::string> warnings;
 };
 
+// What a DuckDB or PostgreSQL plan renders each write's SELECT with, so that its step shows the SELECT the engine's
+// run path sends (engine/run_sql.hpp: the same function, the same inputs): the warehouse the plan runs on (its names
+// for relations) and the day a full refresh's windows end at. Without a warehouse (`compile`, offline) relations are
+// named by the dialect and partitioned inputs are not filtered to a window.
+struct RunRendering {
+  const Warehouse* warehouse = nullptr;
+  Date today;
+};
+
 // The direct plan of `selection` (engine/selection.hpp's items; downstream closure added). Throws
 // SLU-DEPLOY-001 when the selection holds a virtual pipeline's model (staged deployments are `backfill`'s),
 // SLU-DEPLOY-002 for an adapter with no direct build, and SLU-WAREHOUSE / SLU-CLICKHOUSE errors, located in the
 // model file, for a model that needs a feature the server lacks.
 DirectPlan PlanDirect(const Definitions& definitions, const std::vector<std::string>& selection,
-                      const Capabilities& capabilities);
+                      const Capabilities& capabilities, const RunRendering& rendering = {});
 
 // PlanDirect's machinery for a virtual deployment (deploy/virtual_plan.hpp): `definitions` name each model in `scope`
 // by its physical relation, the scope is given as keys (nothing is added), and no audit steps are planned.
@@ -111,6 +128,7 @@ DirectPlan PlanDirect(const Definitions& definitions, const std::vector<std::str
 // fire views reading its table.
 struct ScopedPlanOptions {
   std::map<AssetKey, std::vector<std::string>> upstream_feeds;
+  RunRendering rendering;
 };
 DirectPlan PlanScope(const Definitions& definitions, const std::vector<AssetKey>& scope, const Capabilities& capabilities,
                      const ScopedPlanOptions& options);

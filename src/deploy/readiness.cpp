@@ -53,6 +53,11 @@ void MeasureLag(const Definitions& definitions, Warehouse& warehouse, const Asse
                 const std::string& mode, const std::optional<TableInfo>& staged, const std::string& staged_relation,
                 int64_t maximum_lag_seconds, RootReadiness& root) {
   std::string beyond;
+  if (LineageColumns(mode).empty()) {
+    Worsen(root.verdict, Readiness::kCaution);
+    root.reasons.push_back("its lag cannot be measured: its anchor has no lineage columns and was replayed whole");
+    return;
+  }
   if (mode == "offsets" && HasColumn(staged, "_replay_partition") && HasColumn(staged, "_replay_offset")) {
     Rows frontier = warehouse.Query("SELECT toString(_replay_partition), toString(max(_replay_offset)) FROM " +
                                     staged_relation + " GROUP BY _replay_partition ORDER BY _replay_partition");
@@ -74,7 +79,8 @@ void MeasureLag(const Definitions& definitions, Warehouse& warehouse, const Asse
   }
   const std::string pending_rows = ResolvedModelQuery(definitions, model, [&](const ResolvedReference& reference) {
     if (reference.edge != EdgeType::kDrivingInput) return std::optional<std::string>();
-    return std::optional<std::string>("(SELECT * FROM " + UpstreamRelation(anchor, true) + " WHERE " + beyond + ")");
+    return std::optional<std::string>("(SELECT * FROM " + UpstreamRelation(anchor, true) + " WHERE " +
+                                      RoleColumnsRenamed(anchor, beyond) + ")");
   });
   const bool timed = HasColumn(staged, "_replay_timestamp");
   Rows rows = warehouse.Query("SELECT toString(count())" +

@@ -1,6 +1,11 @@
 #include "deploy/virtual_executor.hpp"
 
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "core/pause_point.hpp"
+#include "core/virtual_names.hpp"
 #include "sql/dialect.hpp"
 
 namespace sluice {
@@ -70,6 +75,52 @@ std::optional<std::string> ResumableDeployment(const VirtualActualState& actual,
     if (!published) found = id;  // ids sort by creation time: the latest wins
   }
   return found;
+}
+
+std::optional<ChosenDeploymentId> ChooseDeploymentId(const VirtualActualState& actual,
+                                                     const std::vector<PublicationRow>& publications,
+                                                     const std::string& plan_fingerprint,
+                                                     const std::vector<RecordedPlan>& recorded) {
+  if (std::optional<std::string> resumable = ResumableDeployment(actual, publications, plan_fingerprint)) {
+    return ChosenDeploymentId{*resumable, true};
+  }
+  for (const RecordedPlan& plan : recorded) {
+    if (plan.fingerprint != plan_fingerprint || !IsDeploymentId(plan.deployment_id)) continue;
+    const bool known = std::any_of(actual.deployments.begin(), actual.deployments.end(), [&](const DeploymentRow& row) {
+      return row.deployment_id == plan.deployment_id;
+    });
+    if (!known) return ChosenDeploymentId{plan.deployment_id, false};
+  }
+  return std::nullopt;
+}
+
+std::vector<RecordedPlan> ReadRecordedPlans(const std::filesystem::path& project_root) {
+  std::vector<RecordedPlan> plans;
+  for (const char* file : {"target/run/plan/plan.json", "target/run/plan/virtual/plan.json"}) {
+    std::ifstream in(project_root / file);
+    if (!in) continue;
+    const nlohmann::json plan = nlohmann::json::parse(in, nullptr, false);
+    if (!plan.is_object() || !plan.value("deployment_id", nlohmann::json()).is_string() ||
+        !plan.value("fingerprint", nlohmann::json()).is_string()) {
+      continue;
+    }
+    plans.push_back({plan["deployment_id"].get<std::string>(), plan["fingerprint"].get<std::string>()});
+  }
+  return plans;
+}
+
+DeploymentPlan PlanDeployment(const Definitions& definitions, const VirtualActualState& actual,
+                              const std::vector<PublicationRow>& publications, const std::vector<RecordedPlan>& recorded,
+                              const Capabilities& capabilities, VirtualPlanOptions options, const Clock& clock) {
+  DeploymentPlan chosen{PlanVirtual(definitions, actual, capabilities, options, clock), false};
+  if (options.deployment_id) return chosen;
+  if (std::optional<ChosenDeploymentId> id =
+          ChooseDeploymentId(actual, publications, chosen.plan.fingerprint, recorded)) {
+    options.deployment_id = id->deployment_id;
+    chosen.plan = PlanVirtual(definitions, actual, capabilities, options, clock);
+    chosen.resumes = id->resumes;
+  }
+  return chosen;
 }
 
 StagedBackfillOutcome BackfillDeployment(const VirtualPlan& plan, Warehouse& warehouse, RunStore& runs,

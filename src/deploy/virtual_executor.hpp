@@ -57,6 +57,38 @@ std::optional<std::string> ResumableDeployment(const VirtualActualState& actual,
                                                const std::vector<PublicationRow>& publications,
                                                const std::string& plan_fingerprint);
 
+// A deployment id a `sluice plan` printed, with the fingerprint of the plan it printed it for (its plan.json).
+struct RecordedPlan {
+  std::string deployment_id;
+  std::string fingerprint;
+};
+
+// The id a deployment of a plan with `plan_fingerprint` gets when none is given, so that `plan` prints the id
+// `backfill` then uses: the unfinished deployment of the same plan (`resumes` set: its backfill resumes it), else the
+// id a recorded plan of the same fingerprint printed, when the metadata does not know that id; nullopt: a new id.
+struct ChosenDeploymentId {
+  std::string deployment_id;
+  bool resumes = false;
+};
+std::optional<ChosenDeploymentId> ChooseDeploymentId(const VirtualActualState& actual,
+                                                     const std::vector<PublicationRow>& publications,
+                                                     const std::string& plan_fingerprint,
+                                                     const std::vector<RecordedPlan>& recorded);
+
+// The plans `sluice plan` recorded under `project_root`: target/run/plan/plan.json and target/run/plan/virtual/
+// plan.json, those that exist and hold a deployment id and a fingerprint.
+std::vector<RecordedPlan> ReadRecordedPlans(const std::filesystem::path& project_root);
+
+// PlanVirtual; without options.deployment_id, planned again under ChooseDeploymentId's id when there is one: what
+// `plan` prints and `backfill` runs.
+struct DeploymentPlan {
+  VirtualPlan plan;
+  bool resumes = false;  // an unfinished deployment of the same plan is resumed
+};
+DeploymentPlan PlanDeployment(const Definitions& definitions, const VirtualActualState& actual,
+                              const std::vector<PublicationRow>& publications, const std::vector<RecordedPlan>& recorded,
+                              const Capabilities& capabilities, VirtualPlanOptions options, const Clock& clock);
+
 StagedBackfillOutcome BackfillDeployment(const VirtualPlan& plan, Warehouse& warehouse, RunStore& runs,
                                          EventLog& events, MaterializationStore& materializations, const Clock& clock,
                                          const std::string& run_id, const StagedBackfillOptions& options);

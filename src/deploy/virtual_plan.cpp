@@ -292,6 +292,7 @@ class VirtualPlanner {
 
   void PlanSteps() {
     ScopedPlanOptions scoped;
+    scoped.rendering = RunRendering{options_.warehouse, clock_.TodayUtc()};
     for (const Asset& asset : plan_.physical->assets()) {
       if (rebuilt_.count(asset.key) > 0 || SqlOf(asset) == nullptr) continue;
       auto views = actual_.materialized_views.find(Qualified(asset.key.name_space(), asset.relation_name));
@@ -306,7 +307,7 @@ class VirtualPlanner {
       for (PlanStep& step : plan_.steps.steps) {
         if (!step.replay) continue;
         VirtualRoot root = Root(*objects[step.replay->root], *step.replay);
-        modes.insert(root.mode);
+        if (root.mode != "snapshot") modes.insert(root.mode);  // a snapshot is bounded by nothing: any mode agrees
         if (auto rows = actual_.table_rows.find(root.anchor); rows != actual_.table_rows.end() && rows->second == 0) {
           plan_.warnings.push_back("empty_replay_source: the anchor " + root.anchor + " of " + root.logical +
                                    " has no rows; the replay inserts nothing");
@@ -341,7 +342,9 @@ class VirtualPlanner {
                              "deploy pipelines of one lineage mode at a time with --select",
                              {}});
     }
-    plan_.lineage_mode = modes.empty() ? "offsets" : *modes.begin();
+    plan_.lineage_mode = !modes.empty()                        ? *modes.begin()
+                         : plan_.adapter == "clickhouse" && !plan_.roots.empty() ? "snapshot"
+                                                                                 : "offsets";
   }
 
   VirtualRoot Root(const VirtualObject& object, ReplaySpec& spec) {
@@ -354,7 +357,7 @@ class VirtualPlanner {
     root.mode = spec.mode;
     root.affected = spec.subtree;
     const std::vector<std::string> lineage = LineageColumns(spec.mode);
-    bool supported = object.active_physical.has_value();
+    bool supported = object.active_physical.has_value() && !lineage.empty();
     if (supported) {
       auto active = relations_.find(*object.active_physical);
       supported = active != relations_.end();
@@ -373,6 +376,8 @@ class VirtualPlanner {
     bool bounded = false;
     if (spec.driving_table.empty()) {
       root.reason = "driven by a Postgres source: no history to replay";
+    } else if (lineage.empty()) {
+      root.reason = "its anchor has no lineage columns: full replay";
     } else if (!object.active_physical) {
       if (start_literal_) {
         bounded = true;
@@ -653,6 +658,8 @@ std::string VirtualPlanJson(const VirtualPlan& plan) {
            {"roots", roots},
            {"steps", steps},
            {"warnings", plan.warnings}};
+  // What a later `backfill` matches to use this plan's id (absent while the fingerprint itself is computed).
+  if (!plan.fingerprint.empty()) out["fingerprint"] = plan.fingerprint;
   return out.dump(2) + "\n";
 }
 

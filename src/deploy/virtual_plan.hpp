@@ -79,6 +79,9 @@ struct VirtualPlanOptions {
   std::optional<std::string> deployment_id;  // else a new one
   bool full_refresh = false;
   std::optional<std::string> start_time;  // YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS[.fff][Z], UTC
+  // The warehouse the deployment runs on, when known: DuckDB and PostgreSQL steps show the SELECTs its run path sends
+  // (RunRendering, with the clock's day).
+  const Warehouse* warehouse = nullptr;
 };
 
 struct VirtualPlan {

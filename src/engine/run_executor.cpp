@@ -19,6 +19,7 @@
 #include "engine/asset_status.hpp"
 #include "engine/code_asset_sql.hpp"
 #include "engine/run_sql.hpp"
+#include "engine/seed_hash.hpp"
 #include "state/state_store.hpp"
 
 namespace sluice {
@@ -186,9 +187,7 @@ StepOutcome RunExecutor::ExecuteStep(const StepPlan& step, const std::string& ru
           outcome.wrote_rows = compute.kind != ModelKind::kView;
           return true;
         } else if constexpr (std::is_same_v<T, SeedCompute>) {
-          std::string fingerprint = ReadFile(std::filesystem::path(options_.project_root) / compute.path);
-          for (const auto& [name, type] : compute.columns) fingerprint += "\n" + name + " " + type;
-          ledger.sql_hash = Sha256Hex(fingerprint);
+          ledger.sql_hash = SeedHash(options_.project_root, compute);
           auto previous = seed_hashes_.find(ledger.asset);
           if (!step.full_refresh && previous != seed_hashes_.end() && previous->second == ledger.sql_hash &&
               relations_.count(RelationKey(relation))) {

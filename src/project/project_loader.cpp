@@ -16,6 +16,7 @@
 #include "project/models/model_file.hpp"
 #include "project/models/model_graph.hpp"
 #include "project/sources/source_loader.hpp"
+#include "sql/source_columns.hpp"
 #include "sql/tokenizer.hpp"
 
 namespace sluice {
@@ -120,6 +121,7 @@ class ProjectLoad {
     ReportFileErrors();
     NameModels();
     ResolveReferences();
+    ResolveRoleColumns();
     CheckRelationNames(assets_);
     CheckPipelineBoundaries();
     InferPipelineSources();
@@ -332,6 +334,7 @@ class ProjectLoad {
     try {
       ModelContract contract = CheckModelContract(ContractInputOf(parsed, model.text, dialect_));
       CheckPartitionColumn(parsed, model.text, contract, dialect_);
+      ApplyStorageDefaults(parsed, contract, dialect_);
       aggregate = contract.aggregate;
       model.anchor_candidate = contract.anchor_candidate;
       model.lineage_modes = LineageModesOf(contract, dialect_);
@@ -487,6 +490,28 @@ class ProjectLoad {
                                   [&](const AssetDependency& dep) { return dep.upstream == ref.upstream; });
         if (known == asset.deps.end()) asset.deps.push_back(AssetDependency{ref.upstream, ref.edge});
       }
+    });
+  }
+
+  // Where a model reads an adopted table that keeps replay roles in columns of other names, the physical names it
+  // reads when it runs (SqlCompute::role_column_reads).
+  void ResolveRoleColumns() {
+    ParallelFor(models_.size(), [&](size_t m) {
+      SqlCompute& model = ModelSql(m);
+      for (size_t r = 0; r < model.references.size(); ++r) {
+        const auto* table = std::get_if<ExternalTable>(&assets_[references_[m][r]].compute);
+        if (table == nullptr) continue;
+        for (sql::SpanReplacement& read : sql::RenameSourceColumns(model.body, dialect_, model.references[r].call.begin,
+                                                                   table->replay_columns, models_[m].file)) {
+          const bool known = std::any_of(model.role_column_reads.begin(), model.role_column_reads.end(),
+                                         [&](const sql::SpanReplacement& other) {
+                                           return other.begin == read.begin && other.end == read.end;
+                                         });
+          if (!known) model.role_column_reads.push_back(std::move(read));
+        }
+      }
+      std::sort(model.role_column_reads.begin(), model.role_column_reads.end(),
+                [](const sql::SpanReplacement& a, const sql::SpanReplacement& b) { return a.begin < b.begin; });
     });
   }
 

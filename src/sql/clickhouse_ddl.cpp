@@ -46,6 +46,12 @@ std::string Joined(const std::vector<std::string>& items, std::string_view separ
   return out;
 }
 
+// `(a, b)`, as StreamBuild writes it; `tuple()` (no sorting key) alone as itself.
+std::string OrderBy(const std::vector<std::string>& order_by) {
+  if (order_by.size() == 1 && order_by.front() == "tuple()") return order_by.front();
+  return "(" + Joined(order_by, ", ") + ")";
+}
+
 const std::vector<ColumnDefinition>& RawLandingColumns() {
   static const std::vector<ColumnDefinition> kColumns = {
       {"kafka_key", "String", std::nullopt},
@@ -147,7 +153,7 @@ std::vector<ClickHouseResource> RenderKafkaSourceResources(std::string_view data
 std::string RenderModelTable(std::string_view database, std::string_view name, const ModelStorage& storage,
                              SecretHandling secrets, CreateMode mode) {
   std::string ddl = CreatePrefix("TABLE", mode) + Qualified(database, name) + " (\n    " + Columns(storage.columns) +
-                    "\n) ENGINE = " + storage.engine + "\nORDER BY (" + Joined(storage.order_by, ", ") + ")";
+                    "\n) ENGINE = " + storage.engine + "\nORDER BY " + OrderBy(storage.order_by);
   if (storage.partition_by) ddl += "\nPARTITION BY " + *storage.partition_by;
   if (storage.ttl) ddl += "\nTTL " + *storage.ttl;
   if (!storage.settings.empty()) {

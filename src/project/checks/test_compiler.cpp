@@ -520,7 +520,7 @@ class TestCompiler {
       std::string relation = Resolve(upstream, blame, chain);
       node.reads.push_back(mocks_.count(upstream) ? mocks_.at(upstream).cte->name : relation);
       return relation;
-    });
+    }, {}, RoleColumns::kCanonical);  // a mock stands for the source with its canonical column names
     chain.pop_back();
     assembled_.insert(name);
     models_in_order_.push_back(std::move(node));

@@ -436,6 +436,22 @@ void CheckPartitionColumn(const ParsedModel& parsed, const std::string& text, co
   }
 }
 
+void ApplyStorageDefaults(ParsedModel& parsed, const ModelContract& contract, sql::Dialect dialect) {
+  // Only ClickHouse builds tables from them; elsewhere they are kept as written (StreamBuild's manifest).
+  if (parsed.kind != ModelKind::kTable || dialect != sql::Dialect::kClickHouse) return;
+  // Storage keys are ClickHouse expressions: a column is named as ClickHouse reads it.
+  const std::string day = !parsed.partitions                          ? std::string()
+                          : IsIdentifier(parsed.partitions->column) ? parsed.partitions->column
+                          : sql::QuoteIdentifier(sql::Dialect::kClickHouse, parsed.partitions->column);
+  if (parsed.partitions && !FindEntry(parsed.header, "partition_by")) parsed.storage.partition_by = day;
+  if (FindEntry(parsed.header, "order_by")) return;
+  const bool timestamped = std::any_of(contract.columns.begin(), contract.columns.end(), [&](const OutputColumn& c) {
+    return sql::SameColumnName(dialect, c.name, "_replay_timestamp");
+  });
+  if (timestamped || EngineMergesRowsByKey(parsed.storage.engine)) return;
+  parsed.storage.order_by = {parsed.partitions ? day : std::string("tuple()")};
+}
+
 ModelContractInput ContractInputOf(ParsedModel& parsed, const std::string& text, sql::Dialect dialect) {
   ModelContractInput input;
   input.file_text = parsed.expanded_text.empty() ? text : parsed.expanded_text;

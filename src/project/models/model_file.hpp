@@ -75,6 +75,18 @@ ParsedModel ParseModelFile(const std::string& relative_file, const std::string& 
 void CheckPartitionColumn(const ParsedModel& parsed, const std::string& text, const ModelContract& contract,
                           sql::Dialect dialect);
 
+// Fills the storage keys a table model's header leaves unset, from its output columns (StreamBuild's implicit
+// `order_by ["_replay_timestamp"]` failed every model without that column, its defect §11.6):
+//   order_by      kept ["_replay_timestamp"] when the model outputs that column; else the partition column of a daily
+//                 model, or `tuple()` (no sorting key). An engine that merges rows of equal keys (EngineMergesRowsByKey)
+//                 keeps the implicit key: its key says which rows become one, so a deployment refuses it
+//                 (SLU-DEPLOY-008) until the header writes one;
+//   partition_by  a daily model's partition column: one ClickHouse partition per day, each replaced on its own by
+//                 `sluice run` (the shape the warehouse gives a date-range table it creates).
+// Only for a ClickHouse target (`dialect`): elsewhere the keys are kept as StreamBuild's manifest has them. Views and
+// explicitly written keys are left as they are.
+void ApplyStorageDefaults(ParsedModel& parsed, const ModelContract& contract, sql::Dialect dialect);
+
 // The body contract's input (model_contract.hpp) for a model ParseModelFile parsed from `text`: the file text
 // (the expanded one when macros changed the body), the parse's significant tokens (the check moves from them),
 // and the header's storage keys and replay anchor with their offsets. Storage keys are checked only when the

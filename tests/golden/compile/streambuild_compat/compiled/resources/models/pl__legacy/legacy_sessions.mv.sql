@@ -2,5 +2,5 @@ CREATE MATERIALIZED VIEW orders_demo.mv__legacy_sessions
 TO orders_demo.tbl__legacy_sessions AS
 SELECT
   CAST(session_id AS String) AS session_id,
-  CAST(_replay_timestamp AS DateTime64(3)) AS _replay_timestamp
-FROM (SELECT *, event_timestamp AS _replay_timestamp FROM orders_demo.clicks_existing)
+  CAST(event_timestamp AS DateTime64(3)) AS _replay_timestamp
+FROM orders_demo.clicks_existing
