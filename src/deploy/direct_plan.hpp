@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "core/asset_key.hpp"
-#include "core/date.hpp"
+#include "sluice/date.hpp"
 #include "definitions/definitions.hpp"
 #include "warehouse/warehouse.hpp"
 
