@@ -105,9 +105,14 @@ int Main(int argc, char** argv) {
   int port = 0;
   auto* port_opt = AddIntegerOption(*connection, "--port", port, 1, 65535, "Warehouse port");
   connection->add_option("--username", username, "Warehouse user");
-  connection->add_option("--password", password, "Warehouse password");
+  connection->add_option("--password", password,
+                         "Warehouse password. Other users of this machine can read it in `ps`: prefer "
+                         "STREAMBUILD_CLICKHOUSE_PASSWORD, or `password = \"${ENV:NAME}\"` in the target's connection");
 
-  CLI::App* discover_cmd = app.add_subcommand("discover", "Analyse the project offline and print its pipelines as a JSON array");
+  CLI::App* discover_cmd = app.add_subcommand(
+      "discover", "Analyse the project offline and print, per pipeline, its namespace, mode, source and models");
+  bool discover_json = false;
+  discover_cmd->add_flag("--json", discover_json, "Print the pipelines' names as one JSON array (StreamBuild's output)");
 
   CompileOptions compile;
   CLI::App* compile_cmd = app.add_subcommand("compile", "Check the project and write target/manifest.json and target/streambuild_dag.json");

@@ -186,7 +186,7 @@ StepOutcome RunExecutor::ExecuteStep(const StepPlan& step, const std::string& ru
           outcome.wrote_rows = compute.kind != ModelKind::kView;
           return true;
         } else if constexpr (std::is_same_v<T, SeedCompute>) {
-          std::string fingerprint = ReadFile(std::filesystem::path(options_.project_root) / compute.path);
+          std::string fingerprint = ReadFileInside(options_.project_root, compute.path);
           for (const auto& [name, type] : compute.columns) fingerprint += "\n" + name + " " + type;
           ledger.sql_hash = Sha256Hex(fingerprint);
           auto previous = seed_hashes_.find(ledger.asset);

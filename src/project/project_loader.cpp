@@ -138,7 +138,7 @@ class ProjectLoad {
   std::string TextOf(size_t m) const {
     if (!models_[m].text.empty()) return models_[m].text;
     try {
-      return ReadFile(project_.root / models_[m].file);
+      return ReadFileInside(project_.root, models_[m].file);
     } catch (const Error&) {
       return {};  // the diagnostic goes without its caret line
     }

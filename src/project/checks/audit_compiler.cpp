@@ -212,7 +212,7 @@ class AuditCompiler {
 
  private:
   void LoadConcrete(const std::string& relative) {
-    const CheckFile& file = files_.emplace_back(CheckFile{relative, ReadFile(input_.root / relative)});
+    const CheckFile& file = files_.emplace_back(CheckFile{relative, ReadFileInside(input_.root, relative)});
     std::vector<SqlBlock> blocks = SplitBlocks(file, "AUDIT", input_.dialect);
     std::filesystem::path inside = std::filesystem::path(relative).lexically_relative("audits");
     std::string stem = inside.stem().string();
@@ -249,7 +249,7 @@ class AuditCompiler {
   }
 
   void LoadDefinition(const std::string& relative) {
-    const CheckFile& file = files_.emplace_back(CheckFile{relative, ReadFile(input_.root / relative)});
+    const CheckFile& file = files_.emplace_back(CheckFile{relative, ReadFileInside(input_.root, relative)});
     std::vector<SqlBlock> blocks = SplitBlocks(file, "AUDIT", input_.dialect);
     GenericDefinition definition;
     definition.name = std::filesystem::path(relative).stem().string();

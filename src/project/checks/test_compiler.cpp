@@ -641,7 +641,7 @@ CompiledTests CompileTests(const ChecksInput& input, const ModelIndex& models) {
   CompiledTests compiled;
   std::map<std::string, std::string> names;  // test name → file
   for (const std::string& relative : DiscoverSqlFiles(input.root, "tests")) {
-    CheckFile file{relative, ReadFile(input.root / relative)};
+    CheckFile file{relative, ReadFileInside(input.root, relative)};
     for (ParsedTest& test : ParseTestFile(file, input.dialect)) {
       auto [it, inserted] = names.emplace(test.name, relative);
       if (!inserted) {
