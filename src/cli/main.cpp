@@ -19,6 +19,7 @@
 #include "core/daily_partitions.hpp"
 #include "core/diagnostic.hpp"
 #include "core/phase_timer.hpp"
+#include "project/config/project_config.hpp"
 #include "cli/project_context.hpp"
 
 namespace {
@@ -365,7 +366,10 @@ int Main(int argc, char** argv) {
     }
     if (!project_dir.empty()) global.project_dir = project_dir;
     if (!target.empty()) global.target = target;
-    if (!vars.empty()) global.vars_json = vars;
+    if (!vars.empty()) {
+      CheckingArguments([&] { return ParseVarsOverride(vars); });
+      global.vars_json = vars;
+    }
     if (!database.empty()) global.database = database;
     if (!host.empty()) global.host = host;
     if (port_opt != nullptr && port_opt->count() > 0) global.port = port;
@@ -386,7 +390,7 @@ int Main(int argc, char** argv) {
     if (deployment_commands) {  // before `audit`, whose `backfill` subcommand is theirs
       if (std::optional<int> exit_code = deployment_commands->Dispatch(global)) return *exit_code;
     }
-    if (parsed(discover_cmd)) return Discover(global);
+    if (parsed(discover_cmd)) return Discover(global, discover_json);
     if (parsed(compile_cmd)) return Compile(global, compile);
     if (parsed(run_cmd)) return Run(global, run);
     if (parsed(status_cmd)) return Status(global, status_json);

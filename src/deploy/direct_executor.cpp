@@ -441,8 +441,9 @@ void DirectExecutor::RecordModels(const DirectPlan& plan, const std::string& run
     const LedgerEntry& ledger = entries[i].second;
     fingerprints.push_back({ledger.asset, sqls[i], ledger.sql_hash, run_id, written[i].written_at});
     records.push_back({ledger.asset, "", run_id, written[i].rows_written, ledger.sql_hash, written[i].written_at});
+    const auto* sql_model = std::get_if<SqlCompute>(&definitions_.Find(plan.scope[i])->compute);
     Record(run_id, MaterializationEvent{ledger.asset, std::nullopt, std::nullopt, written[i].rows_written, 0,
-                                        ledger.sql_hash});
+                                        ledger.sql_hash, sql_model != nullptr && sql_model->kind == ModelKind::kView});
   }
   WriteFingerprints(warehouse_, fingerprints);
   materializations_.RecordMaterializations(records);

@@ -236,8 +236,9 @@ StepOutcome RunExecutor::ExecuteStep(const StepPlan& step, const std::string& ru
 
   outcome.rows_written = written.rows_written;
   outcome.rows_dropped = written.rows_dropped;
+  const auto* sql_model = std::get_if<SqlCompute>(&asset.compute);
   MaterializationEvent event{asset.key.ToString(), std::nullopt, std::nullopt, written.rows_written,
-                             written.rows_dropped, ledger.sql_hash};
+                             written.rows_dropped, ledger.sql_hash, sql_model != nullptr && sql_model->kind == ModelKind::kView};
   if (step.window) {
     event.window_start = step.window->start.ToString();
     event.window_end = step.window->end.ToString();

@@ -6,6 +6,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "core/closest_name.hpp"
 #include "core/file_system.hpp"
 #include "core/parallel_for.hpp"
 #include "core/phase_timer.hpp"
@@ -453,6 +454,17 @@ class ProjectLoad {
     }
   }
 
+  // What a reference may name, sorted: the sources, and for a `__ref` the models too.
+  std::vector<std::string> KnownNames(bool sources_only) const {
+    std::vector<std::string> names;
+    for (const auto& [name, index] : source_index_) names.push_back(name);
+    if (!sources_only) {
+      for (const auto& [name, index] : model_index_) names.emplace_back(name);
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
   // Each reference to the asset it names: a `__source` to a source, a `__ref` to a model, else a source. The
   // first model (in order) with an unknown reference is the one reported.
   void ResolveReferences() {
@@ -477,9 +489,13 @@ class ProjectLoad {
         }
         if (upstream == kNoAsset) {
           const bool source = ref.call.kind == sql::ReferenceKind::kSource;
-          FailAt(m, ref.at, "SLU-GRAPH-002", "unknown " + std::string(source ? "source" : "model or source") + " '" +
-                                                  name + "'",
-                 source ? "declare it in sources/*.yml" : "add pipelines/<pipeline>/" + name + ".sql or declare a source");
+          std::string hint =
+              source ? "declare it in sources/*.yml" : "add pipelines/<pipeline>/" + name + ".sql or declare a source";
+          if (std::optional<std::string> close = ClosestName(name, KnownNames(source))) {
+            hint = "did you mean `" + *close + "`?";
+          }
+          FailAt(m, ref.at, "SLU-GRAPH-002",
+                 "unknown " + std::string(source ? "source" : "model or source") + " '" + name + "'", hint);
         }
         upstreams.push_back(upstream);
         ref.upstream = assets_[upstream].key;

@@ -295,6 +295,25 @@ TEST(RunE2E, HistoryCommandsWorkWhileTheProjectDoesNotLoad) {
   EXPECT_EQ(status["project_errors"][0]["code"], "SLU-CONFIG-001");
 }
 
+TEST(RunE2E, LogsSayAViewWasReplacedNotHowManyRowsItHolds) {
+  ScratchProject project("shop");
+  MustRun(project, {"run", "--partition", "2026-03-01"});
+  std::string run_id = RunsJson(project)[0]["run_id"];
+  const std::string logs = MustRun(project, {"logs", run_id}).out;
+  EXPECT_NE(logs.find("core.top_users view created or replaced"), std::string::npos) << logs;
+  EXPECT_EQ(logs.find("core.top_users materialized"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("core.clean_events materialized 20 rows"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("core.daily_totals materialized 1 row in"), std::string::npos) << logs;
+  bool view_event = false;
+  const json events = json::parse(MustRun(project, {"logs", run_id, "--json"}).out)["events"];
+  for (const json& event : events) {
+    if (event["kind"] != "materialization") continue;
+    EXPECT_EQ(event["payload"]["view"], event["payload"]["asset"] == "core.top_users") << event.dump();
+    view_event = view_event || event["payload"]["view"] == true;
+  }
+  EXPECT_TRUE(view_event);
+}
+
 TEST(RunE2E, StatusChecksTheWarehouseCatalog) {
   ScratchProject project("shop");
   MustRun(project, {"run", "--partition", "2026-03-01"});
