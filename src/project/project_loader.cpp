@@ -617,7 +617,8 @@ class ProjectLoad {
       const SqlCompute& compute = ModelSql(m);
       input.models[m] = ModelCheckInput{asset.name(),          asset.pipeline,          asset.defined_at.file,
                                         compute.kind,          asset.relation_name,     asset.key.name_space(),
-                                        &compute,              &models_[m].audits,      models_[m].text};
+                                        &compute,              &models_[m].audits,      models_[m].text,
+                                        asset.partitions ? &*asset.partitions : nullptr};
     });
     for (size_t p = 0; p < pipeline_files_.size(); ++p) {
       input.pipeline_audit_defaults.try_emplace(pipeline_files_[p].name, pipeline_settings_[p].config.audit_defaults);

@@ -236,6 +236,7 @@ class AuditCompiler {
       AuditSpec& spec = draft.spec;
       spec.origin = AuditOrigin::kConcrete;
       spec.file = relative;
+      spec.at = LocationAt(relative, file.text, block.header.begin);
       spec.name = draft.settings.name.value_or(CheckedName(stem));
       if (spec.name.empty()) {
         file.Fail(block.header.begin, "SLU-AUDIT-004", "the file name cannot name the audit",
@@ -462,6 +463,7 @@ class AuditCompiler {
       spec.origin = AuditOrigin::kGeneric;
       spec.definition = generic.name;
       spec.file = model.file;
+      spec.at = LocationAt(spec.file, file.text, item.offset);
       spec.name =
           draft.settings.name.value_or(CheckedName(name_prefix + "." + generic.name + "." + std::to_string(index)));
       if (spec.name.empty()) {
