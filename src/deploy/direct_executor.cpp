@@ -182,6 +182,11 @@ void DirectExecutor::ExecuteClickHouse(const DirectPlan& plan, const std::string
     } catch (const Error& error) {
       result.status = Canceled() ? BuildStepStatus::kCanceled : BuildStepStatus::kFailed;
       result.diagnostics = error.diagnostics();
+      // A statement's error says nothing of where it came from: the file of the model or source the step builds.
+      const Asset* asset = step.asset ? definitions_.Find(*step.asset) : nullptr;
+      for (Diagnostic& diagnostic : result.diagnostics) {
+        if (!diagnostic.location.known() && asset != nullptr) diagnostic.location = SourceLocation{asset->defined_at.file, 0, 0};
+      }
       // Audits continue on error; every other failure ends the build.
       if (step.phase != DeployPhase::kAudit) stop = true;
       if (!Canceled()) Record(run_id, StepFailedEvent{step.name, EventDiagnostics(result.diagnostics)});

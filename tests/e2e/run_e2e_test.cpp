@@ -144,6 +144,26 @@ JOIN __ref("dim_users", ref_type='reference') AS u ON u.user_id = e.user_id
   EXPECT_TRUE(located) << logs.dump(2);
 }
 
+TEST(RunE2E, ASeedValueThatDoesNotConvertPointsAtItsLineAndColumnInTheSeedFile) {
+  ScratchProject project("shop");
+  std::string events = project.Read("seeds/events.csv");
+  const std::string row = "3,3,2026-03-01,13\n";
+  ASSERT_NE(events.find(row), std::string::npos);
+  events.replace(events.find(row), row.size(), "3,3,2026-03-01,13 euros\n");
+  project.Write("seeds/events.csv", events);
+  ASSERT_EQ(project.Run({"compile"}).exit_code, 0);  // the file is valid CSV; the value is the column type's problem
+  ProcessResult result = project.Run({"run", "--select", "events"});
+  EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
+  EXPECT_NE(result.out.find("seeds/events.csv:4:16: error[SLU-WAREHOUSE-025]: loading the seed raw.events: the value "
+                            "`13 euros` of column amount does not convert to BIGINT"),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find(" 4 | 3,3,2026-03-01,13 euros"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("hint: fix the value, or change the type of amount under the seed's `columns`"),
+            std::string::npos)
+      << result.out;
+}
+
 TEST(RunE2E, RerunningOnePartitionReplacesOnlyItsDates) {
   ScratchProject project("shop");
   MustRun(project, {"run", "--from", "2026-03-01", "--to", "2026-03-05"});
