@@ -41,7 +41,7 @@ std::string OutcomeLine(const BuildStepOutcome& step) {
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "  %.2fs", static_cast<double>(step.duration_ms) / 1000.0);
   line += seconds;
-  for (const Diagnostic& d : step.diagnostics) line += "\n    error[" + d.code + "]: " + d.message;
+  for (const Diagnostic& d : step.diagnostics) line += "\n    " + DiagnosticLine(d.code, d.message, d.location);
   return line;
 }
 

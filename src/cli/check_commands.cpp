@@ -183,6 +183,7 @@ json TestJson(const TestResult& result) {
           {"run_path", "target/run/tests/" + RunPath(test)},
           {"targets", test.targets},
           {"mode", TestModeName(test.mode)},
+          {"partition", test.partition ? json(*test.partition) : json(nullptr)},
           {"status", TestStatusName(result.status)},
           {"duration_ms", result.duration_ms},
           {"failures", failures},
@@ -306,7 +307,8 @@ int Test(const GlobalOptions& global, const TestOptions& options) {
       items.push_back(TestJson(result));
       continue;
     }
-    std::string line = Pad(StatusWord(result.status), 6) + test->name + "  (" + test->file + ")  " +
+    std::string line = Pad(StatusWord(result.status), 6) + test->name + "  (" + test->file +
+                       (test->partition ? ", partition " + *test->partition : "") + ")  " +
                        Seconds(result.duration_ms) + "\n";
     if (options.verbose) {
       std::string targets;

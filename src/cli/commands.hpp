@@ -97,7 +97,7 @@ struct AuditOptions {
   bool json = false;
 };
 
-int Discover(const GlobalOptions& global);
+int Discover(const GlobalOptions& global, bool json);
 int Compile(const GlobalOptions& global, const CompileOptions& options);
 int Run(const GlobalOptions& global, const RunOptions& options);
 int Status(const GlobalOptions& global, bool json);

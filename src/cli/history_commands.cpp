@@ -48,13 +48,17 @@ std::string EventLine(const RunEvent& event) {
         } else if constexpr (std::is_same_v<T, StepStartedEvent>) {
           return e.asset + " started";
         } else if constexpr (std::is_same_v<T, MaterializationEvent>) {
-          std::string line = e.asset + " materialized " + FormatCount(e.rows_written) + " rows";
+          std::string line = e.view ? e.asset + " view created or replaced"
+                                    : e.asset + " materialized " + FormatCount(e.rows_written) +
+                                          (e.rows_written == 1 ? " row" : " rows");
           if (e.window_start) line += " in [" + *e.window_start + ", " + e.window_end.value_or("") + ")";
           if (e.rows_dropped > 0) line += ", " + FormatCount(e.rows_dropped) + " outside the window dropped";
           return line + " (sql " + e.sql_hash.substr(0, 12) + ")";
         } else if constexpr (std::is_same_v<T, StepFailedEvent>) {
           std::string line = e.asset + " failed";
-          for (const EventDiagnostic& d : e.diagnostics) line += "\n    error[" + d.code + "]: " + d.message;
+          for (const EventDiagnostic& d : e.diagnostics) {
+            line += "\n    " + DiagnosticLine(d.code, d.message, SourceLocation{d.file, d.line, d.column});
+          }
           return line;
         } else if constexpr (std::is_same_v<T, StepSkippedEvent>) {
           return e.asset + " skipped: " + e.reason;

@@ -19,6 +19,7 @@
 #include "core/daily_partitions.hpp"
 #include "core/diagnostic.hpp"
 #include "core/phase_timer.hpp"
+#include "project/config/project_config.hpp"
 #include "cli/project_context.hpp"
 
 namespace {
@@ -105,9 +106,14 @@ int Main(int argc, char** argv) {
   int port = 0;
   auto* port_opt = AddIntegerOption(*connection, "--port", port, 1, 65535, "Warehouse port");
   connection->add_option("--username", username, "Warehouse user");
-  connection->add_option("--password", password, "Warehouse password");
+  connection->add_option("--password", password,
+                         "Warehouse password. Other users of this machine can read it in `ps`: prefer "
+                         "STREAMBUILD_CLICKHOUSE_PASSWORD, or `password = \"${ENV:NAME}\"` in the target's connection");
 
-  CLI::App* discover_cmd = app.add_subcommand("discover", "Analyse the project offline and print its pipelines as a JSON array");
+  CLI::App* discover_cmd = app.add_subcommand(
+      "discover", "Analyse the project offline and print, per pipeline, its namespace, mode, source and models");
+  bool discover_json = false;
+  discover_cmd->add_flag("--json", discover_json, "Print the pipelines' names as one JSON array (StreamBuild's output)");
 
   CompileOptions compile;
   CLI::App* compile_cmd = app.add_subcommand("compile", "Check the project and write target/manifest.json and target/streambuild_dag.json");
@@ -360,7 +366,10 @@ int Main(int argc, char** argv) {
     }
     if (!project_dir.empty()) global.project_dir = project_dir;
     if (!target.empty()) global.target = target;
-    if (!vars.empty()) global.vars_json = vars;
+    if (!vars.empty()) {
+      CheckingArguments([&] { return ParseVarsOverride(vars); });
+      global.vars_json = vars;
+    }
     if (!database.empty()) global.database = database;
     if (!host.empty()) global.host = host;
     if (port_opt != nullptr && port_opt->count() > 0) global.port = port;
@@ -381,7 +390,7 @@ int Main(int argc, char** argv) {
     if (deployment_commands) {  // before `audit`, whose `backfill` subcommand is theirs
       if (std::optional<int> exit_code = deployment_commands->Dispatch(global)) return *exit_code;
     }
-    if (parsed(discover_cmd)) return Discover(global);
+    if (parsed(discover_cmd)) return Discover(global, discover_json);
     if (parsed(compile_cmd)) return Compile(global, compile);
     if (parsed(run_cmd)) return Run(global, run);
     if (parsed(status_cmd)) return Status(global, status_json);

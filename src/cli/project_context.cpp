@@ -169,6 +169,17 @@ nlohmann::json DiagnosticJson(const Diagnostic& diagnostic) {
           {"hint", diagnostic.hint}};
 }
 
+std::string DiagnosticLine(const std::string& code, const std::string& message, const SourceLocation& at) {
+  std::string where;
+  if (at.known()) {
+    where = at.file;
+    if (at.line > 0) where += ":" + std::to_string(at.line);
+    if (at.line > 0 && at.column > 0) where += ":" + std::to_string(at.column);
+    where += ": ";
+  }
+  return where + "error[" + code + "]: " + message;
+}
+
 std::string FormatCount(int64_t value) {
   std::string digits = std::to_string(value < 0 ? -value : value);
   std::string out;

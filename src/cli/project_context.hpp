@@ -71,6 +71,10 @@ std::unique_ptr<StateStore> OpenStateStoreFor(const ProjectSettings& project);
 // A diagnostic as the --json outputs show it: code, message, file, line, column and hint.
 nlohmann::json DiagnosticJson(const Diagnostic& diagnostic);
 
+// A diagnostic on one line, as step and event lists show it: "file:line:col: error[CODE]: message" (as much of the
+// location as is known).
+std::string DiagnosticLine(const std::string& code, const std::string& message, const SourceLocation& at);
+
 // Thousands separators: 1234567 → "1,234,567".
 std::string FormatCount(int64_t value);
 

@@ -28,8 +28,9 @@ double ParseDecimalFlag(std::string_view flag, std::string_view text, int min, i
 // SLU-CLI-002: `word` is not one of `commands` (empty `word`: no command was given). Lists the commands.
 UsageError UnknownCommand(const std::string& word, const std::vector<std::string>& commands);
 
-// Whether each of `error`'s diagnostics is about what was typed: a selection (SLU-SELECT-*) or a partition key
-// (SLU-PARTITION-*, except -004: a model with no complete partition yet is the project's, whatever was typed).
+// Whether each of `error`'s diagnostics is about what was typed: a selection (SLU-SELECT-*), a partition key
+// (SLU-PARTITION-*, except -004: a model with no complete partition yet is the project's, whatever was typed) or
+// `--vars` (SLU-CONFIG-008).
 bool IsAboutArguments(const Error& error);
 
 // Calls `f` and returns its result; an Error it throws that IsAboutArguments is rethrown as a UsageError.

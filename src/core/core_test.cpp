@@ -279,6 +279,64 @@ TEST(FileSystem, ReplaceFolderLeavesExactlyTheNewFiles) {
   EXPECT_TRUE(std::filesystem::is_empty(folder));
 }
 
+TEST(FileSystem, ReadFileInsideFollowsLinksThatStayInsideAndRefusesThoseThatLeave) {
+  namespace fs = std::filesystem;
+  ScratchFolder scratch("sluice_core_test");
+  const fs::path root = scratch.path / "project";
+  fs::create_directories(root / "models" / "nested");
+  fs::create_directories(scratch.path / "outside");
+  std::ofstream(root / "models" / "a.sql") << "inside";
+  std::ofstream(scratch.path / "outside" / "secret.sql") << "root:x:0:0";
+  // Links that stay inside: relative, absolute, and through a linked folder.
+  fs::create_symlink("a.sql", root / "models" / "relative.sql");
+  fs::create_symlink(root / "models" / "a.sql", root / "models" / "absolute.sql");
+  fs::create_symlink("..", root / "models" / "nested" / "up");
+  EXPECT_EQ(ReadFileInside(root, "models/a.sql"), "inside");
+  EXPECT_EQ(ReadFileInside(root, "models/relative.sql"), "inside");
+  EXPECT_EQ(ReadFileInside(root, "models/absolute.sql"), "inside");
+  EXPECT_EQ(ReadFileInside(root, "models/nested/up/a.sql"), "inside");
+  EXPECT_EQ(OpenFolder(root).ReadFile("models/absolute.sql"), "inside");
+  // Links and paths that leave: refused at the link, naming it, never showing what it leads to.
+  fs::create_symlink(scratch.path / "outside" / "secret.sql", root / "models" / "leak.sql");
+  fs::create_symlink("../../outside", root / "models" / "linked");
+  auto refusal = [&](const std::string& relative) {
+    try {
+      ReadFileInside(root, relative);
+    } catch (const Error& error) {
+      EXPECT_EQ(error.diagnostics().size(), 1u);
+      return error.diagnostics().front();
+    }
+    ADD_FAILURE() << relative << " was read";
+    return Diagnostic{};
+  };
+  Diagnostic file = refusal("models/leak.sql");
+  EXPECT_EQ(file.code, "SLU-IO-005");
+  EXPECT_EQ(file.location, (SourceLocation{"models/leak.sql", 1, 1}));
+  EXPECT_NE(file.message.find("models/leak.sql is a symbolic link to a file outside the project folder"),
+            std::string::npos)
+      << file.message;
+  EXPECT_EQ(FormatDiagnostic(file).find("root:x"), std::string::npos);
+  Diagnostic folder = refusal("models/linked/secret.sql");
+  EXPECT_EQ(folder.code, "SLU-IO-005");
+  EXPECT_NE(folder.message.find("goes through models/linked, a symbolic link to a folder outside"), std::string::npos)
+      << folder.message;
+  EXPECT_EQ(refusal("../outside/secret.sql").code, "SLU-IO-005");
+  EXPECT_EQ(refusal((scratch.path / "outside" / "secret.sql").string()).code, "SLU-IO-005");
+  try {
+    OpenFolder(root).ReadFile("models/leak.sql");
+    ADD_FAILURE() << "read through OpenFolder";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.diagnostics().front().code, "SLU-IO-005");
+  }
+  // A missing file is still SLU-IO-001.
+  try {
+    ReadFileInside(root, "models/missing.sql");
+    ADD_FAILURE() << "read a missing file";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.diagnostics().front().code, "SLU-IO-001");
+  }
+}
+
 TEST(FileSystem, ReplaceFolderReportsAnUnwritableParentAndKeepsTheOldFolder) {
   ScratchFolder scratch("sluice_core_test");
   const std::filesystem::path blocker = scratch.path / "file";

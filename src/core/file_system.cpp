@@ -1,10 +1,13 @@
 #include "core/file_system.hpp"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -14,19 +17,66 @@ namespace sluice {
 
 namespace {
 
-// Reads `name`, relative to the open folder `folder` (AT_FDCWD: the working directory); errors name
-// base / name (name alone when base is empty).
-std::string ReadFileAt(int folder, const char* name, const std::filesystem::path& base) {
+namespace fs = std::filesystem;
+
+// Whether `path` resolves, through every symbolic link and `..` in it, to something inside the folder `root`.
+bool ResolvesInside(const fs::path& root, const fs::path& path) {
+  std::error_code error;
+  const fs::path folder = fs::weakly_canonical(root, error);
+  if (error) return false;
+  const fs::path target = fs::weakly_canonical(path, error);
+  if (error) return false;
+  auto [end, unused] = std::mismatch(folder.begin(), folder.end(), target.begin(), target.end());
+  return end == folder.end();
+}
+
+// SLU-IO-005 for `relative` (under `root`), which leads outside the project: names the first symbolic link on its
+// way (or the path, when `..` leads out), never what is behind it.
+[[noreturn]] void FailOutside(const fs::path& root, const std::string& relative) {
+  fs::path prefix;
+  std::string link;
+  for (const fs::path& part : fs::path(relative)) {
+    prefix /= part;
+    std::error_code error;
+    if (fs::is_symlink(fs::symlink_status(root / prefix, error))) {
+      link = prefix.generic_string();
+      break;
+    }
+  }
+  const std::string message =
+      link.empty() ? relative + " leads outside the project folder"
+      : link == fs::path(relative).generic_string()
+          ? relative + " is a symbolic link to a file outside the project folder"
+          : relative + " goes through " + link + ", a symbolic link to a folder outside the project folder";
+  throw Error(Diagnostic{"SLU-IO-005", message + "; Sluice reads no project file from outside it",
+                         {relative, 1, 1},
+                         "copy the file into the project, or make the link point at a file inside the project", {}});
+}
+
+// Opens `name` under the open folder `folder` for reading, refusing a path that resolves outside it (SLU-IO-005);
+// `root` is the folder's path. Returns the descriptor, or -1 with errno set.
+int OpenInside(int folder, const fs::path& root, const char* name) {
+  open_how how{};
+  how.flags = O_RDONLY | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH;
+  int fd = static_cast<int>(::syscall(SYS_openat2, folder, name, &how, sizeof how));
+  if (fd >= 0) return fd;
+  // EXDEV: the path leaves the folder, or goes through an absolute link, which may still lead back inside it.
+  // ENOSYS, EPERM: a kernel (or sandbox) without openat2; E2BIG, EINVAL: one that does not know this `how`.
+  if (errno != EXDEV && errno != ENOSYS && errno != EPERM && errno != E2BIG && errno != EINVAL) return -1;
+  if (!ResolvesInside(root, root / name)) FailOutside(root, name);
+  return ::openat(folder, name, O_RDONLY | O_CLOEXEC);
+}
+
+// Reads the file open as `fd` (closing it); errors name `shown`.
+std::string ReadOpenFile(int fd, const fs::path& shown) {
   auto fail = [&](int error) {
-    const std::filesystem::path shown = base.empty() ? std::filesystem::path(name) : base / name;
     throw Error(Diagnostic{"SLU-IO-001",
                            "cannot read " + shown.string() + ": " + std::strerror(error),
                            {shown.string(), 0, 0},
                            "check that the file exists and is readable",
                            {}});
   };
-  int fd = ::openat(folder, name, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(errno);
   struct stat info {};
   if (::fstat(fd, &info) != 0 || S_ISDIR(info.st_mode)) {
     int error = S_ISDIR(info.st_mode) ? EISDIR : errno;
@@ -56,9 +106,28 @@ std::string ReadFileAt(int folder, const char* name, const std::filesystem::path
   return contents;
 }
 
+// Reads `name`, relative to the open folder `folder` (AT_FDCWD: the working directory); errors name
+// base / name (name alone when base is empty). With `inside`, a path that resolves outside `base` is refused.
+std::string ReadFileAt(int folder, const char* name, const std::filesystem::path& base, bool inside = false) {
+  const std::filesystem::path shown = base.empty() ? std::filesystem::path(name) : base / name;
+  int fd = inside ? OpenInside(folder, base, name) : ::openat(folder, name, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    throw Error(Diagnostic{"SLU-IO-001",
+                           "cannot read " + shown.string() + ": " + std::strerror(errno),
+                           {shown.string(), 0, 0},
+                           "check that the file exists and is readable",
+                           {}});
+  }
+  return ReadOpenFile(fd, shown);
+}
+
 }  // namespace
 
 std::string ReadFile(const std::filesystem::path& path) { return ReadFileAt(AT_FDCWD, path.c_str(), {}); }
+
+std::string ReadFileInside(const std::filesystem::path& root, const std::string& relative) {
+  return OpenFolder(root).ReadFile(relative);
+}
 
 OpenFolder::OpenFolder(std::filesystem::path path)
     : path_(std::move(path)), fd_(::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {}
@@ -68,8 +137,11 @@ OpenFolder::~OpenFolder() {
 }
 
 std::string OpenFolder::ReadFile(const std::string& relative) const {
-  if (fd_ < 0) return sluice::ReadFile(path_ / relative);
-  return ReadFileAt(fd_, relative.c_str(), path_);
+  if (fd_ < 0) {
+    if (!ResolvesInside(path_, path_ / relative)) FailOutside(path_, relative);
+    return sluice::ReadFile(path_ / relative);
+  }
+  return ReadFileAt(fd_, relative.c_str(), path_, true);
 }
 
 int WriteAll(int fd, std::string_view bytes) {

@@ -13,6 +13,12 @@ namespace sluice {
 // folder).
 std::string ReadFile(const std::filesystem::path& path);
 
+// Reads root/relative, a file of a project, refusing one that resolves outside `root` — through a symbolic link
+// (of the file or of a folder on its way), `..` or an absolute path — with Error(SLU-IO-005) located at `relative`,
+// naming the link and never what it leads to, so no file from outside a project is read or shown. Links that stay
+// inside `root` are followed. Otherwise as ReadFile.
+std::string ReadFileInside(const std::filesystem::path& root, const std::string& relative);
+
 // A folder held open, so the many files under it are opened by their path relative to it: the kernel then
 // resolves only the relative part. A folder that cannot be opened is not an error here: reads then go through
 // the whole path and report what is wrong with it.
@@ -23,7 +29,7 @@ class OpenFolder {
   OpenFolder(const OpenFolder&) = delete;
   OpenFolder& operator=(const OpenFolder&) = delete;
 
-  // ReadFile(path / relative).
+  // ReadFileInside(path, relative): a file that resolves outside the folder is refused (SLU-IO-005).
   std::string ReadFile(const std::string& relative) const;
 
  private:

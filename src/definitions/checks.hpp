@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/diagnostic.hpp"
+
 namespace sluice {
 
 enum class AuditSeverity { kError, kWarning };
@@ -32,12 +34,17 @@ struct TestSpec {
   TestMode mode = TestMode::kModel;
   std::string sql;  // the compiled statement, ending with exactly one newline; returns the failures
   std::vector<TestCase> cases;  // by `_case_index` - 1
+  // The day (YYYY-MM-DD) whose bounds `@partition_start()` / `@partition_end()` render in the statement, as a run
+  // of that day renders them: the TEST's `partition`, else the first day of the partitioned models it runs that use
+  // the bounds; unset when the statement has none.
+  std::optional<std::string> partition;
   // For ClickHouse projects only (empty otherwise): the same comparison for servers without the function
   // isNotDistinctFrom (ClickHouse before 21.x, e.g. 18.16), which also lack `WITH name AS (subquery)`: each CTE
   // is inlined as a subquery where it is read, and NULL-safe equality is spelled as two equalities a JOIN ON
   // accepts, `isNull(a) = isNull(b) AND assumeNotNull(a) = assumeNotNull(b)`. Returns the same rows as `sql`;
   // never written as an artifact.
   std::string legacy_clickhouse_sql;
+  SourceLocation at;  // its TEST block in the file: where a failure of its statement is reported
 };
 
 enum class AuditOrigin { kConcrete, kGeneric };
@@ -59,6 +66,8 @@ struct AuditSpec {
   std::string sql;                        // the resolved audit query, ending with exactly one newline (the file)
   std::string failure_count_sql;          // one row, one column: the number of failing rows
   std::string sample_sql;                 // at most kAuditSampleRows failing rows
+  // Its AUDIT block, or its invocation in the MODEL header: where a failure of its query is reported.
+  SourceLocation at;
 };
 
 }  // namespace sluice

@@ -207,10 +207,10 @@ void DirectExecutor::ExecuteClickHouse(const DirectPlan& plan, const std::string
     } catch (const Error& error) {
       result.status = Canceled() ? BuildStepStatus::kCanceled : BuildStepStatus::kFailed;
       result.diagnostics = error.diagnostics();
-      if (const Asset* asset = step.asset ? definitions_.Find(*step.asset) : nullptr) {
-        for (Diagnostic& diagnostic : result.diagnostics) {
-          if (diagnostic.location.file.empty()) diagnostic.location = asset->defined_at;
-        }
+      // A statement's error says nothing of where it came from: the file of the model or source the step builds.
+      const Asset* asset = step.asset ? definitions_.Find(*step.asset) : nullptr;
+      for (Diagnostic& diagnostic : result.diagnostics) {
+        if (!diagnostic.location.known() && asset != nullptr) diagnostic.location = SourceLocation{asset->defined_at.file, 0, 0};
       }
       // Audits continue on error; every other failure ends the build.
       if (step.phase != DeployPhase::kAudit) stop = true;
@@ -488,7 +488,9 @@ void DirectExecutor::RecordModels(const DirectPlan& plan, const std::string& run
     for (const std::string& partition : ledger.window ? ledger.window->DayKeys() : std::vector<std::string>{""}) {
       records.push_back({ledger.asset, partition, run_id, written[i].rows_written, ledger.sql_hash, written[i].written_at});
     }
-    MaterializationEvent event{ledger.asset, std::nullopt, std::nullopt, written[i].rows_written, 0, ledger.sql_hash};
+    const auto* sql_model = std::get_if<SqlCompute>(&definitions_.Find(plan.scope[i])->compute);
+    MaterializationEvent event{ledger.asset, std::nullopt, std::nullopt, written[i].rows_written, 0, ledger.sql_hash,
+                               sql_model != nullptr && sql_model->kind == ModelKind::kView};
     if (ledger.window) {
       event.window_start = ledger.window->start.ToString();
       event.window_end = ledger.window->end.ToString();

@@ -27,12 +27,12 @@ int64_t ParseCount(const std::optional<std::string>& text) {
   return value;
 }
 
-// The warehouse's diagnostics of a failed statement, pointed at the check's file (the statement is compiled SQL,
-// not the file's text, so no line is given).
-std::vector<Diagnostic> AtFile(const Error& error, const std::string& file) {
+// The warehouse's diagnostics of a failed statement, pointed at the check: its block in its file (`at`), or the
+// file when the block's place is not known (a TestSpec or AuditSpec built by hand).
+std::vector<Diagnostic> AtCheck(const Error& error, const SourceLocation& at, const std::string& file) {
   std::vector<Diagnostic> diagnostics = error.diagnostics();
   for (Diagnostic& diagnostic : diagnostics) {
-    diagnostic.location = SourceLocation{file, 0, 0};
+    diagnostic.location = at.known() ? at : SourceLocation{file, 0, 0};
     diagnostic.source_line.clear();
   }
   return diagnostics;
@@ -236,7 +236,7 @@ TestResult RunTest(const TestSpec& test, Warehouse& warehouse) {
     result.status = result.differences.empty() ? TestStatus::kPass : TestStatus::kFail;
   } catch (const Error& error) {
     result.status = TestStatus::kError;
-    result.errors = AtFile(error, test.file);
+    result.errors = AtCheck(error, test.at, test.file);
   }
   result.duration_ms = MillisecondsSince(start);
   return result;
@@ -347,7 +347,7 @@ AuditResult RunAudit(const AuditSpec& audit, Warehouse& warehouse) {
     }
   } catch (const Error& error) {
     result.status = AuditStatus::kError;
-    result.errors = AtFile(error, audit.file);
+    result.errors = AtCheck(error, audit.at, audit.file);
   }
   result.duration_ms = MillisecondsSince(start);
   return result;

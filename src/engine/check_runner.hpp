@@ -24,7 +24,8 @@
 //
 // Errors: thrown before anything runs — SLU-SELECT-001/-002 (selection.hpp), SLU-SELECT-003 a test path that
 // names no test file or folder holding one, and the warehouse's errors reading the ledger or the catalog. A test
-// or audit whose SQL fails is a result (kError) holding the warehouse's diagnostics, located at the check's file.
+// or audit whose SQL fails is a result (kError) holding the warehouse's diagnostics, located at the check's block
+// (TestSpec::at, AuditSpec::at: its TEST or AUDIT header, or the generic audit's invocation in the MODEL header).
 // Thread-safety: the functions are reentrant; each call uses the warehouse from the calling thread only.
 #pragma once
 

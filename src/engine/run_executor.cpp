@@ -51,6 +51,15 @@ Error AtModelFile(const Asset& asset, const Error& error) {
   return Error(std::move(diagnostics));
 }
 
+// A seed load's error with no place in the file, pointed at the seed's declaration (its entry in sources/*.yml).
+Error AtDeclaration(const Asset& asset, const Error& error) {
+  std::vector<Diagnostic> diagnostics = error.diagnostics();
+  for (Diagnostic& diagnostic : diagnostics) {
+    if (!diagnostic.location.known()) diagnostic.location = asset.defined_at;
+  }
+  return Error(std::move(diagnostics));
+}
+
 }  // namespace
 
 void QueueRun(RunStore& runs, const RunPlan& plan, const std::string& run_id, const Clock& clock,
@@ -138,6 +147,19 @@ Error RunExecutor::LocatedInModel(const Asset& asset, const RunSql& sql, const S
   return Error(MakeDiagnostic(failed.code, failed.message, at, failed.hint, expanded));
 }
 
+void RunExecutor::CheckRunnable(const RunPlan& plan) const {
+  for (const StepPlan& step : plan.steps) {
+    const Asset& asset = *definitions_.Find(step.key);
+    if (!std::holds_alternative<SqlCompute>(asset.compute)) continue;
+    const RunSql run_sql = RenderRunSql(definitions_, asset, step.window, warehouse_);
+    try {
+      warehouse_.CheckRunnable(run_sql.text);
+    } catch (const SqlError& error) {
+      throw LocatedInModel(asset, run_sql, error);
+    }
+  }
+}
+
 RunExecutor::RunExecutor(const Definitions& definitions, Warehouse& warehouse, RunStore& runs, EventLog& events,
                          MaterializationStore& materializations, const Clock& clock, ExecutorOptions options)
     : definitions_(definitions),
@@ -195,8 +217,13 @@ StepOutcome RunExecutor::ExecuteStep(const StepPlan& step, const std::string& ru
             outcome.note = "seed file unchanged";
             return false;
           }
-          SeedFile seed{(std::filesystem::path(options_.project_root) / compute.path).string(), compute.columns};
-          written = warehouse_.LoadSeed(relation, seed, ledger);
+          SeedFile seed{(std::filesystem::path(options_.project_root) / compute.path).string(), compute.columns,
+                        compute.path};
+          try {
+            written = warehouse_.LoadSeed(relation, seed, ledger);
+          } catch (const Error& error) {
+            throw AtDeclaration(asset, error);
+          }
           return true;
         } else if constexpr (std::is_same_v<T, KafkaSource> || std::is_same_v<T, PostgresSource>) {
           throw Error(Diagnostic{"SLU-RUN-004",
@@ -235,8 +262,9 @@ StepOutcome RunExecutor::ExecuteStep(const StepPlan& step, const std::string& ru
 
   outcome.rows_written = written.rows_written;
   outcome.rows_dropped = written.rows_dropped;
+  const auto* sql_model = std::get_if<SqlCompute>(&asset.compute);
   MaterializationEvent event{asset.key.ToString(), std::nullopt, std::nullopt, written.rows_written,
-                             written.rows_dropped, ledger.sql_hash};
+                             written.rows_dropped, ledger.sql_hash, sql_model != nullptr && sql_model->kind == ModelKind::kView};
   if (step.window) {
     event.window_start = step.window->start.ToString();
     event.window_end = step.window->end.ToString();
@@ -264,6 +292,7 @@ RunOutcome RunExecutor::Execute(const RunPlan& plan, const std::string& run_id,
   RunOutcome outcome{run_id, RunStatus::kSuccess, {}};
   std::vector<std::optional<StepOutcome>> results(plan.steps.size());
   try {
+    CheckRunnable(plan);
     for (const LedgerEntry& entry : warehouse_.ReadLedger()) {
       seed_hashes_[entry.asset] = entry.sql_hash;
       if (entry.window) written_windows_[entry.asset].push_back(*entry.window);

@@ -10,6 +10,10 @@
 // warehouse is opened, which may wait) → STARTED → SUCCESS / FAILURE / CANCELED with this process's pid and start
 // time.
 //
+// A SQL model that uses what the server lacks (Warehouse::CheckRunnable: a window function on ClickHouse 18.16, …)
+// refuses the whole run before any step starts, with the error located in the model file; the run is recorded
+// FAILURE and nothing is written.
+//
 // Cancel: once options.cancel is true no step starts; the caller interrupts the warehouse, so running writes fail
 // and roll back; those steps and the ones not started are recorded CANCELED, finished steps are kept, and the run
 // ends CANCELED.
@@ -104,6 +108,9 @@ class RunExecutor {
   // `error`, raised by the write of a SQL model's step, pointed at the model file where it happened.
   Error LocatedInModel(const Asset& asset, const RunSql& sql, const SqlError& error) const;
 
+  // Returns when the warehouse can run every SQL step of `plan` (Warehouse::CheckRunnable); otherwise throws the
+  // first refusal located in its model file, before anything of the run is written.
+  void CheckRunnable(const RunPlan& plan) const;
   // Why `step` cannot run yet: an upstream outside the run that the warehouse does not hold; nullopt when it can.
   std::optional<std::string> MissingUpstream(const StepPlan& step) const;
   // Appends an event stamped with the time now; serialized, so that the log is in time order.

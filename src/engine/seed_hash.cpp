@@ -8,7 +8,8 @@
 namespace sluice {
 
 std::string SeedHash(const std::string& project_root, const SeedCompute& seed) {
-  std::string fingerprint = ReadFile(std::filesystem::path(project_root) / seed.path);
+  // Read as every project file is: a seed linked from outside the project is refused (SLU-IO-005).
+  std::string fingerprint = ReadFileInside(project_root, seed.path);
   for (const auto& [name, type] : seed.columns) fingerprint += "\n" + name + " " + type;
   return Sha256Hex(fingerprint);
 }

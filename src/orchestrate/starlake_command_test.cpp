@@ -71,7 +71,7 @@ TEST(StarlakeCommand, TransformAttemptsAppendNodeOptionsLastAndRetriesAreIdentic
   const StarlakeCommand command = WithEnvironmentOptions(TransformCommand("n", "", ""), {});
   StarlakeAttempt attempt{"2026-01-01T00:00:00+0000", "", {{"k", "v"}}};
   const std::string first = ShellCommandLine("/opt/sl.sh", command, attempt);
-  EXPECT_EQ(first, "/opt/sl.sh transform --scheduledDate '2026-01-01T00:00:00+0000' --name n --options \",,k=v\"");
+  EXPECT_EQ(first, "/opt/sl.sh transform --scheduledDate '2026-01-01T00:00:00+0000' --name n --options \"k=v\"");
   EXPECT_EQ(ShellCommandLine("/opt/sl.sh", command, attempt), first);
   const StarlakeCommand stage = WithEnvironmentOptions(StageCommand("d", {"t"}), {});
   EXPECT_EQ(ShellCommandLine("sl", stage, attempt),

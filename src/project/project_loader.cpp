@@ -6,6 +6,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "core/closest_name.hpp"
 #include "core/file_system.hpp"
 #include "core/parallel_for.hpp"
 #include "core/phase_timer.hpp"
@@ -140,7 +141,7 @@ class ProjectLoad {
   std::string TextOf(size_t m) const {
     if (!models_[m].text.empty()) return models_[m].text;
     try {
-      return ReadFile(project_.root / models_[m].file);
+      return ReadFileInside(project_.root, models_[m].file);
     } catch (const Error&) {
       return {};  // the diagnostic goes without its caret line
     }
@@ -456,6 +457,17 @@ class ProjectLoad {
     }
   }
 
+  // What a reference may name, sorted: the sources, and for a `__ref` the models too.
+  std::vector<std::string> KnownNames(bool sources_only) const {
+    std::vector<std::string> names;
+    for (const auto& [name, index] : source_index_) names.push_back(name);
+    if (!sources_only) {
+      for (const auto& [name, index] : model_index_) names.emplace_back(name);
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
   // Each reference to the asset it names: a `__source` to a source, a `__ref` to a model, else a source. The
   // first model (in order) with an unknown reference is the one reported.
   void ResolveReferences() {
@@ -480,9 +492,13 @@ class ProjectLoad {
         }
         if (upstream == kNoAsset) {
           const bool source = ref.call.kind == sql::ReferenceKind::kSource;
-          FailAt(m, ref.at, "SLU-GRAPH-002", "unknown " + std::string(source ? "source" : "model or source") + " '" +
-                                                  name + "'",
-                 source ? "declare it in sources/*.yml" : "add pipelines/<pipeline>/" + name + ".sql or declare a source");
+          std::string hint =
+              source ? "declare it in sources/*.yml" : "add pipelines/<pipeline>/" + name + ".sql or declare a source";
+          if (std::optional<std::string> close = ClosestName(name, KnownNames(source))) {
+            hint = "did you mean `" + *close + "`?";
+          }
+          FailAt(m, ref.at, "SLU-GRAPH-002",
+                 "unknown " + std::string(source ? "source" : "model or source") + " '" + name + "'", hint);
         }
         upstreams.push_back(upstream);
         ref.upstream = assets_[upstream].key;
@@ -626,7 +642,8 @@ class ProjectLoad {
       const SqlCompute& compute = ModelSql(m);
       input.models[m] = ModelCheckInput{asset.name(),          asset.pipeline,          asset.defined_at.file,
                                         compute.kind,          asset.relation_name,     asset.key.name_space(),
-                                        &compute,              &models_[m].audits,      models_[m].text};
+                                        &compute,              &models_[m].audits,      models_[m].text,
+                                        asset.partitions ? &*asset.partitions : nullptr};
     });
     for (size_t p = 0; p < pipeline_files_.size(); ++p) {
       input.pipeline_audit_defaults.try_emplace(pipeline_files_[p].name, pipeline_settings_[p].config.audit_defaults);

@@ -244,8 +244,17 @@ void Parser::AnalyzeItem(size_t b, size_t e, size_t block, size_t depth) {
     } else if (n >= 2 && IsBareAlias(units)) {
       expression_units = n - 1;
     } else if (n >= 1 && units[n - 1].kind == Unit::Kind::kToken && Has(units[n - 1].first, token_class::kAs)) {
-      Fail("SLU-SQL-104", tokens_[units[n - 1].first].begin, "expected an alias after AS, found " + Describe(e, e),
-           "write AS name");
+      // The item stopped at the word after AS (IsBoundary): either that word ends the list (`a AS FROM t`, no
+      // alias) or it is the alias and the next item follows it without a comma (`a AS x b AS y`).
+      if (e + 1 < tokens_.size() && IsName(e, tokens_.size()) && !Has(e, token_class::kBoundary)) {
+        Fail("SLU-SQL-104", tokens_[e].end,
+             "expected `,` after `AS " + std::string(tokens_[e].text) + "`, found " + Describe(e + 1, tokens_.size()) +
+                 ": a comma may be missing between select items",
+             "separate the select items with commas: … AS " + std::string(tokens_[e].text) + ", " +
+                 std::string(tokens_[e + 1].text) + " …");
+      }
+      Fail("SLU-SQL-104", tokens_[units[n - 1].first].begin,
+           "expected an alias after AS, found " + Describe(e, tokens_.size()), "write AS name");
     }
     if (expression_units == 0) {
       Fail("SLU-SQL-104", item.span.begin, "projection item has an alias but no expression", "write expr AS name");

@@ -83,7 +83,8 @@ struct EventCodec<MaterializationEvent> {
             {"window_end", OptionalToJson(event.window_end)},
             {"rows_written", event.rows_written},
             {"rows_dropped", event.rows_dropped},
-            {"sql_hash", event.sql_hash}};
+            {"sql_hash", event.sql_hash},
+            {"view", event.view}};
   }
   static MaterializationEvent FromJson(const json& payload) {
     MaterializationEvent event;
@@ -93,6 +94,7 @@ struct EventCodec<MaterializationEvent> {
     Read(payload, "rows_written", event.rows_written);
     Read(payload, "rows_dropped", event.rows_dropped);
     Read(payload, "sql_hash", event.sql_hash);
+    Read(payload, "view", event.view);
     return event;
   }
 };

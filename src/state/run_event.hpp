@@ -34,6 +34,7 @@ struct MaterializationEvent {
   int64_t rows_written = 0;
   int64_t rows_dropped = 0;                 // rows outside the window, dropped before the write
   std::string sql_hash;
+  bool view = false;                        // a view was created or replaced: it holds no rows of its own
 
   bool operator==(const MaterializationEvent&) const = default;
 };

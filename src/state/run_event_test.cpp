@@ -37,7 +37,16 @@ TEST(RunEvent, MaterializationPayloadHasStableFieldNames) {
   json payload = EventToJson(MaterializationEvent{"silver.orders", "2026-01-01", "2026-01-02", 10, 2, "h"});
   EXPECT_EQ(payload, json::parse(R"({"asset": "silver.orders", "window_start": "2026-01-01",
                                      "window_end": "2026-01-02", "rows_written": 10, "rows_dropped": 2,
-                                     "sql_hash": "h"})"));
+                                     "sql_hash": "h", "view": false})"));
+}
+
+TEST(RunEvent, AViewsMaterializationSaysSoAndOldPayloadsReadAsTables) {
+  MaterializationEvent view{"gold.top", std::nullopt, std::nullopt, 0, 0, "h", true};
+  EXPECT_EQ(EventToJson(view).at("view"), true);
+  EXPECT_EQ(EventFromJson("materialization", EventToJson(view)), RunEvent(view));
+  json old = EventToJson(view);
+  old.erase("view");
+  EXPECT_FALSE(std::get<MaterializationEvent>(EventFromJson("materialization", old)).view);
 }
 
 TEST(RunEvent, UnpartitionedMaterializationStoresNullWindow) {

@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "core/diagnostic.hpp"
+#include "warehouse/warehouse.hpp"
+
 namespace sluice {
 
 // A backend's names for the inferred types; a column holding a NULL gets prefix + type + suffix (ClickHouse's
@@ -26,7 +29,15 @@ struct SeedTable {
   std::vector<std::string> columns;
   std::vector<std::string> types;  // inferred, or as listed
   std::vector<std::vector<std::optional<std::string>>> rows;
+  std::vector<size_t> lines;  // the file line each row starts on (1-based; the header is line 1)
 };
+
+// SLU-WAREHOUSE-025 for a value of `seed` that does not convert to its column's type: located at the value of
+// `column` (compared ignoring ASCII case with the header's names) on line `line` of the file (1-based, the header
+// being line 1), with that line for the caret when the file can be read; `problem` says what the warehouse
+// made of it. `subject` is the relation loaded.
+Error SeedValueError(const SeedFile& seed, const std::string& subject, size_t line, const std::string& column,
+                     const std::string& problem);
 
 // Reads `text` (the whole file). `listed` (name → the backend's type) sets the types of the columns it names; the
 // others are an integer (up to 18 digits), a number, a date (YYYY-MM-DD) or text, in `names`. Throws

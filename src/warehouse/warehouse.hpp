@@ -118,6 +118,7 @@ class SqlError : public Error {
 struct SeedFile {
   std::string path;  // absolute
   std::vector<std::pair<std::string, std::string>> columns;
+  std::string file;  // as errors name it (relative to the project root); empty: `path`
 };
 
 // How opening a warehouse waits for another process that holds it.
@@ -159,6 +160,12 @@ class Warehouse {
   virtual std::vector<TableInfo> ListRelations() = 0;
 
   virtual void EnsureSchema(const std::string& name) = 0;
+
+  // Returns when this server can run `select_sql` (a SELECT the caller will write with the methods below); otherwise
+  // throws a SqlError located at the first place in it that uses a feature Capabilities says the server lacks
+  // (SLU-CLICKHOUSE-001 on ClickHouse), so that a run can refuse a model before anything is written. The default
+  // accepts everything: a backend whose server runs all its dialect allows has nothing to check.
+  virtual void CheckRunnable(const std::string& select_sql) const { (void)select_sql; }
 
   // Atomically replaces `relation` (created when missing) with the rows of `select_sql`.
   virtual WriteResult ReplaceTable(const Relation& relation, const std::string& select_sql,

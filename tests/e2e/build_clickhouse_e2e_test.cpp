@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -230,6 +232,28 @@ TEST_F(BuildClickHouse, AFeatureTheServerLacksIsOneLocatedErrorNamingTheVersion)
   ProcessResult build = Sluice(project, {"build", "--auto-approve"});
   EXPECT_EQ(build.exit_code, 1);
   EXPECT_EQ(Tables(), "events_raw ");
+}
+
+TEST_F(BuildClickHouse, AFailingStatementNamesTheModelItBuilds) {
+  ScratchProject project("ch_shop");
+  std::string model = project.Read("pipelines/pl__shop/paid_orders.sql");
+  model.replace(model.find("CAST(amount AS Float64)"), 23, "CAST(no_such_function(amount) AS Float64)");
+  project.Write("pipelines/pl__shop/paid_orders.sql", model);
+  ProcessResult build = Sluice(project, {"build", "--auto-approve", "--json"});
+  EXPECT_EQ(build.exit_code, 1) << build.out << build.err;
+  bool located = false;
+  const nlohmann::json steps = nlohmann::json::parse(build.out)["steps"];
+  for (const nlohmann::json& step : steps) {
+    if (!step.contains("diagnostics")) continue;
+    for (const nlohmann::json& d : step["diagnostics"]) {
+      EXPECT_EQ(d["file"], "pipelines/pl__shop/paid_orders.sql") << step.dump();
+      located = true;
+    }
+  }
+  EXPECT_TRUE(located) << build.out;
+  ProcessResult text = Sluice(project, {"build", "--auto-approve"});
+  EXPECT_NE(text.out.find("    pipelines/pl__shop/paid_orders.sql: error[SLU-WAREHOUSE-021]"), std::string::npos)
+      << text.out;
 }
 
 TEST_F(BuildClickHouse, AProtectedPipelineNeedsItsToken) {

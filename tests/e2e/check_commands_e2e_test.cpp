@@ -147,9 +147,68 @@ TEST(CheckCommandsE2E, ATestWhoseSqlFailsIsAFailureNamingItsFileAndTheOthersStil
   ProcessResult result = project.Run({"test"});
   EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
   EXPECT_NE(result.out.find("ERROR broken  (tests/broken.sql)"), std::string::npos) << result.out;
-  EXPECT_NE(result.out.find("tests/broken.sql: error[SLU-WAREHOUSE-021]:"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("tests/broken.sql:1:1: error[SLU-WAREHOUSE-021]:"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("no_such_function"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("tests: 2 passed, 0 failed, 1 with errors, of 3 tests"), std::string::npos);
+}
+
+// A daily model that reads its window's bounds, and a test of it for each way of choosing the test's day.
+void AddDailyOrders(const ScratchProject& project) {
+  project.Write("pipelines/sales/orders_dated.sql", R"(MODEL ();
+SELECT CAST(id AS BIGINT) AS id, CAST(DATE '2026-03-01' AS DATE) AS order_date
+FROM __ref("orders")
+)");
+  project.Write("pipelines/sales/daily_orders.sql", R"(MODEL (partitions (daily (column "order_date", start_date "2026-03-01")));
+SELECT CAST(order_date AS DATE) AS order_date, CAST(count(*) AS BIGINT) AS orders
+FROM __ref("orders_dated")
+WHERE order_date >= @partition_start() AND order_date < @partition_end()
+GROUP BY order_date
+)");
+  project.Write("tests/sales/daily_orders.sql", R"(TEST (name "daily orders on a chosen day", partition "2026-03-02");
+WITH __ref__orders_dated AS (
+  SELECT 1 AS id, DATE '2026-03-01' AS order_date
+  UNION ALL SELECT 2, @partition_start()
+  UNION ALL SELECT 3, DATE '2026-03-02'
+  UNION ALL SELECT 4, @partition_end()
+),
+__expected__daily_orders AS (SELECT DATE '2026-03-02' AS order_date, 2 AS orders)
+SELECT 1
+
+TEST (name "daily orders on the first day");
+WITH __ref__orders_dated AS (
+  SELECT 1 AS id, DATE '2026-03-01' AS order_date
+  UNION ALL SELECT 2, DATE '2026-03-02'
+),
+__expected__daily_orders AS (SELECT DATE '2026-03-01' AS order_date, 1 AS orders)
+SELECT 1
+)");
+}
+
+TEST(CheckCommandsE2E, TestsOfAModelUsingPartitionBoundsRunItForOneDay) {
+  ScratchProject project("quality");
+  AddDailyOrders(project);
+  ProcessResult result = project.Run({"test", "tests/sales/daily_orders.sql"});
+  EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+  EXPECT_NE(result.out.find("PASS  daily orders on a chosen day  (tests/sales/daily_orders.sql, partition 2026-03-02)"),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("PASS  daily orders on the first day  (tests/sales/daily_orders.sql, partition 2026-03-01)"),
+            std::string::npos)
+      << result.out;
+  const std::string ran = project.Read("target/run/tests/daily_orders/daily orders on a chosen day.sql");
+  EXPECT_NE(ran.find("order_date >= DATE '2026-03-02' AND order_date < DATE '2026-03-03'"), std::string::npos) << ran;
+  const json doc = json::parse(project.Run({"test", "tests/sales/daily_orders.sql", "--json"}).out);
+  EXPECT_EQ(doc["tests"][0]["partition"], "2026-03-02");
+  // A day before the model's first is refused at the test file, before anything runs.
+  std::string tests = project.Read("tests/sales/daily_orders.sql");
+  tests.replace(tests.find("2026-03-02\");"), 10, "2026-02-27");
+  project.Write("tests/sales/daily_orders.sql", tests);
+  ProcessResult early = project.Run({"test"});
+  EXPECT_EQ(early.exit_code, 1) << early.out << early.err;
+  EXPECT_NE(early.err.find("tests/sales/daily_orders.sql:1:54: error[SLU-TEST-022]: TEST partition 2026-02-27 is "
+                           "before model 'daily_orders' starts (start_date 2026-03-01)"),
+            std::string::npos)
+      << early.err;
 }
 
 TEST(CheckCommandsE2E, PathsAndSelectionChooseTheTests) {
@@ -228,7 +287,7 @@ TEST(CheckCommandsE2E, AuditsOfModelsNeverMaterializedAreDeferredAndForceRunsThe
   EXPECT_EQ(forced.exit_code, 1) << forced.out;
   EXPECT_NE(forced.out.find("ERROR     positive_amounts (error)  audits/sales/positive_amounts.sql"), std::string::npos)
       << forced.out;
-  EXPECT_NE(forced.out.find("audits/sales/positive_amounts.sql: error[SLU-WAREHOUSE-"), std::string::npos)
+  EXPECT_NE(forced.out.find("audits/sales/positive_amounts.sql:1:1: error[SLU-WAREHOUSE-"), std::string::npos)
       << forced.out;
 }
 

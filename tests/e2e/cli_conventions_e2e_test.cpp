@@ -80,6 +80,22 @@ TEST(CliConventionsE2E, KeysAndNamesTheProjectDoesNotHaveAreUsageErrors) {
   EXPECT_EQ(project.Run({"run"}).exit_code, 1);
 }
 
+TEST(CliConventionsE2E, VarsThatAreNotOneJsonObjectAreAUsageErrorLocatedInTheJson) {
+  ScratchProject project("shop");
+  ExpectUsageError(project, {"--vars", "{\"region\": eu}", "compile"},
+                   "--vars:1:12: error[SLU-CONFIG-008]: --vars is not valid JSON: syntax error while parsing value");
+  ExpectUsageError(project, {"--vars", "{\"a\": 1,\n \"secret\": \"hunter2\"", "compile"}, "--vars:2:21: error[SLU-CONFIG-008]");
+  ExpectUsageError(project, {"--vars", " [1, 2]", "run"}, "--vars:1:2: error[SLU-CONFIG-008]: --vars must be one JSON object, not array");
+  // The text is not shown: it may hold a secret.
+  ProcessResult secret = project.Run({"--vars", "{\"token\": \"hunter2\"", "compile"});
+  EXPECT_EQ(secret.exit_code, 2);
+  EXPECT_FALSE(Has(secret.err, "hunter2")) << secret.err;
+  // Refused before the project is read, so a broken project does not hide it.
+  project.Write("streambuild_project.toml", "name = \"shop\"\nbroken = [\n");
+  ExpectUsageError(project, {"--vars", "{", "compile"}, "error[SLU-CONFIG-008]");
+  EXPECT_FALSE(std::filesystem::exists(project.root() / "target"));
+}
+
 TEST(CliConventionsE2E, AnEmptySelectionIsAUsageErrorNotEverything) {
   ScratchProject project("shop");
   ExpectUsageError(project, {"run", "--select", ""}, "error[SLU-SELECT-002]: --select \"\": no name given");

@@ -23,9 +23,29 @@ size_t Count(const std::string& text, const std::string& needle) {
   return count;
 }
 
-TEST(CompileE2E, DiscoverPrintsPipelinesAndWritesNothing) {
+TEST(CompileE2E, DiscoverPrintsEachPipelineWithItsModelsAndWritesNothing) {
   ScratchProject project("shop");
   ProcessResult result = project.Run({"discover"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out,
+            "project shop, target test (duckdb)\n"
+            "pipeline core: namespace core, direct, source events\n"
+            "  clean_events  table\n"
+            "  daily_totals  table, daily from 2026-03-01\n"
+            "  top_users     view\n"
+            "  user_totals   table\n"
+            "pipeline people: namespace raw, direct, source users\n"
+            "  dim_users  table\n"
+            "sources\n"
+            "  events  seed, raw.events\n"
+            "  users   seed, raw.users\n"
+            "2 pipeline(s), 5 model(s), 2 source(s)\n");
+  EXPECT_FALSE(std::filesystem::exists(project.root() / "target"));
+}
+
+TEST(CompileE2E, DiscoverJsonIsStreamBuildsArrayOfPipelineNames) {
+  ScratchProject project("shop");
+  ProcessResult result = project.Run({"discover", "--json"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.out, "[\"core\",\"people\"]\n");
   EXPECT_FALSE(std::filesystem::exists(project.root() / "target"));

@@ -146,6 +146,26 @@ JOIN __ref("dim_users", ref_type='reference') AS u ON u.user_id = e.user_id
   EXPECT_TRUE(located) << logs.dump(2);
 }
 
+TEST(RunE2E, ASeedValueThatDoesNotConvertPointsAtItsLineAndColumnInTheSeedFile) {
+  ScratchProject project("shop");
+  std::string events = project.Read("seeds/events.csv");
+  const std::string row = "3,3,2026-03-01,13\n";
+  ASSERT_NE(events.find(row), std::string::npos);
+  events.replace(events.find(row), row.size(), "3,3,2026-03-01,13 euros\n");
+  project.Write("seeds/events.csv", events);
+  ASSERT_EQ(project.Run({"compile"}).exit_code, 0);  // the file is valid CSV; the value is the column type's problem
+  ProcessResult result = project.Run({"run", "--select", "events"});
+  EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
+  EXPECT_NE(result.out.find("seeds/events.csv:4:16: error[SLU-WAREHOUSE-025]: loading the seed raw.events: the value "
+                            "`13 euros` of column amount does not convert to BIGINT"),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find(" 4 | 3,3,2026-03-01,13 euros"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("hint: fix the value, or change the type of amount under the seed's `columns`"),
+            std::string::npos)
+      << result.out;
+}
+
 TEST(RunE2E, RerunningOnePartitionReplacesOnlyItsDates) {
   ScratchProject project("shop");
   MustRun(project, {"run", "--from", "2026-03-01", "--to", "2026-03-05"});
@@ -379,6 +399,25 @@ TEST(RunE2E, HistoryCommandsWorkWhileTheProjectDoesNotLoad) {
   status = json::parse(MustRun(project, {"status", "--json"}).out);
   EXPECT_EQ(status["assets"].size(), 7u);
   EXPECT_EQ(status["project_errors"][0]["code"], "SLU-CONFIG-001");
+}
+
+TEST(RunE2E, LogsSayAViewWasReplacedNotHowManyRowsItHolds) {
+  ScratchProject project("shop");
+  MustRun(project, {"run", "--partition", "2026-03-01"});
+  std::string run_id = RunsJson(project)[0]["run_id"];
+  const std::string logs = MustRun(project, {"logs", run_id}).out;
+  EXPECT_NE(logs.find("core.top_users view created or replaced"), std::string::npos) << logs;
+  EXPECT_EQ(logs.find("core.top_users materialized"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("core.clean_events materialized 20 rows"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("core.daily_totals materialized 1 row in"), std::string::npos) << logs;
+  bool view_event = false;
+  const json events = json::parse(MustRun(project, {"logs", run_id, "--json"}).out)["events"];
+  for (const json& event : events) {
+    if (event["kind"] != "materialization") continue;
+    EXPECT_EQ(event["payload"]["view"], event["payload"]["asset"] == "core.top_users") << event.dump();
+    view_event = view_event || event["payload"]["view"] == true;
+  }
+  EXPECT_TRUE(view_event);
 }
 
 TEST(RunE2E, StatusChecksTheWarehouseCatalog) {

@@ -10,6 +10,8 @@
 //                                   files are reported together, sorted by file
 //   --- file: <relative path>       the lines up to the next `---` become that file's contents
 //   --- delete: <relative path>     removes a file or folder of the base project
+//   --- symlink: <relative path> -> <target>   makes a symbolic link (replacing a file of the base project) to
+//                                   <target>, as `ln -s <target> <path>` would
 //   --- expect                      the rendered diagnostics (FormatDiagnostic of each, in order)
 //
 // Run with SLUICE_GOLDEN_UPDATE=1 to rewrite each file's `--- expect` section from the actual output.
@@ -61,6 +63,13 @@ std::pair<std::string, bool> Compile(const GoldenFile& golden) {
   for (const GoldenSection& section : golden.sections) {
     if (section.name == "delete") {
       fs::remove_all(root / section.argument);
+    } else if (section.name == "symlink") {
+      const size_t arrow = section.argument.find(" -> ");
+      EXPECT_NE(arrow, std::string::npos) << "--- symlink: <path> -> <target>";
+      const fs::path link = root / section.argument.substr(0, arrow);
+      fs::remove_all(link);
+      fs::create_directories(link.parent_path());
+      fs::create_symlink(section.argument.substr(arrow + 4), link);
     } else if (section.name == "file") {
       fs::create_directories((root / section.argument).parent_path());
       std::ofstream(root / section.argument, std::ios::binary | std::ios::trunc) << section.text;

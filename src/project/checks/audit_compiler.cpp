@@ -212,7 +212,7 @@ class AuditCompiler {
 
  private:
   void LoadConcrete(const std::string& relative) {
-    const CheckFile& file = files_.emplace_back(CheckFile{relative, ReadFile(input_.root / relative)});
+    const CheckFile& file = files_.emplace_back(CheckFile{relative, ReadFileInside(input_.root, relative)});
     std::vector<SqlBlock> blocks = SplitBlocks(file, "AUDIT", input_.dialect);
     std::filesystem::path inside = std::filesystem::path(relative).lexically_relative("audits");
     std::string stem = inside.stem().string();
@@ -236,6 +236,7 @@ class AuditCompiler {
       AuditSpec& spec = draft.spec;
       spec.origin = AuditOrigin::kConcrete;
       spec.file = relative;
+      spec.at = LocationAt(relative, file.text, block.header.begin);
       spec.name = draft.settings.name.value_or(CheckedName(stem));
       if (spec.name.empty()) {
         file.Fail(block.header.begin, "SLU-AUDIT-004", "the file name cannot name the audit",
@@ -249,7 +250,7 @@ class AuditCompiler {
   }
 
   void LoadDefinition(const std::string& relative) {
-    const CheckFile& file = files_.emplace_back(CheckFile{relative, ReadFile(input_.root / relative)});
+    const CheckFile& file = files_.emplace_back(CheckFile{relative, ReadFileInside(input_.root, relative)});
     std::vector<SqlBlock> blocks = SplitBlocks(file, "AUDIT", input_.dialect);
     GenericDefinition definition;
     definition.name = std::filesystem::path(relative).stem().string();
@@ -462,6 +463,7 @@ class AuditCompiler {
       spec.origin = AuditOrigin::kGeneric;
       spec.definition = generic.name;
       spec.file = model.file;
+      spec.at = LocationAt(spec.file, file.text, item.offset);
       spec.name =
           draft.settings.name.value_or(CheckedName(name_prefix + "." + generic.name + "." + std::to_string(index)));
       if (spec.name.empty()) {

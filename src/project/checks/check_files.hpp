@@ -56,17 +56,24 @@ struct ExpandedSql {
   size_t Locate(size_t offset) const { return expanded ? origin : origin + offset; }
 };
 
+// Whether `name` is a built-in macro rendered by Sluice itself: `partition_start` or `partition_end`.
+bool IsPartitionBound(std::string_view name);
+
 // Expands macro calls (if any) through `expander`; without an expander a macro call fails with
 // `not_configured_code`. With `scan_references`, references are scanned in the result (errors relocated to
-// the range start when the text came from macros).
+// the range start when the text came from macros). With `keep_partition_bounds`, `@partition_start()` and
+// `@partition_end()` are no macro calls here: they stay in the text for the caller to render.
 ExpandedSql ExpandRange(const CheckFile& file, size_t begin, size_t end, sql::Dialect dialect,
-                        const MacroExpander& expander, const char* not_configured_code, bool scan_references = true);
+                        const MacroExpander& expander, const char* not_configured_code, bool scan_references = true,
+                        bool keep_partition_bounds = false);
 
 // The significant tokens of `sql.text` (offsets relative to it); lexical errors are located in the file.
 std::vector<sql::Token> TokenizeExpanded(const CheckFile& file, const ExpandedSql& sql, sql::Dialect dialect);
 
-// The first macro call in text[begin, end) (offsets are file offsets).
-std::optional<sql::MacroCall> FirstMacroCall(const CheckFile& file, size_t begin, size_t end, sql::Dialect dialect);
+// The first macro call in text[begin, end) (offsets are file offsets); with `skip_partition_bounds`, the first
+// that is not `@partition_start()` / `@partition_end()`.
+std::optional<sql::MacroCall> FirstMacroCall(const CheckFile& file, size_t begin, size_t end, sql::Dialect dialect,
+                                             bool skip_partition_bounds = false);
 
 // `text` with each reference span replaced by `replacement(call)` (sql::ReplaceSpans).
 std::string ReplaceReferences(std::string_view text, const std::vector<sql::ReferenceCall>& references,

@@ -110,13 +110,19 @@ std::vector<SqlBlock> SplitBlocks(const CheckFile& file, std::string_view keywor
   return blocks;
 }
 
-std::optional<sql::MacroCall> FirstMacroCall(const CheckFile& file, size_t begin, size_t end, sql::Dialect dialect) {
+bool IsPartitionBound(std::string_view name) { return name == "partition_start" || name == "partition_end"; }
+
+std::optional<sql::MacroCall> FirstMacroCall(const CheckFile& file, size_t begin, size_t end, sql::Dialect dialect,
+                                             bool skip_partition_bounds) {
   std::vector<sql::MacroCall> calls = ScanRange(
       file, begin, end, [&](std::string_view range) { return sql::FindMacroCalls(range, dialect, file.file); });
-  if (calls.empty()) return std::nullopt;
-  calls.front().begin += begin;
-  calls.front().end += begin;
-  return calls.front();
+  for (sql::MacroCall& call : calls) {
+    if (skip_partition_bounds && IsPartitionBound(call.name)) continue;
+    call.begin += begin;
+    call.end += begin;
+    return call;
+  }
+  return std::nullopt;
 }
 
 std::vector<sql::Token> TokenizeExpanded(const CheckFile& file, const ExpandedSql& sql, sql::Dialect dialect) {
@@ -141,10 +147,11 @@ std::vector<sql::Token> TokenizeExpanded(const CheckFile& file, const ExpandedSq
 }
 
 ExpandedSql ExpandRange(const CheckFile& file, size_t begin, size_t end, sql::Dialect dialect,
-                        const MacroExpander& expander, const char* not_configured_code, bool scan_references) {
+                        const MacroExpander& expander, const char* not_configured_code, bool scan_references,
+                        bool keep_partition_bounds) {
   ExpandedSql sql;
   sql.origin = begin;
-  std::optional<sql::MacroCall> call = FirstMacroCall(file, begin, end, dialect);
+  std::optional<sql::MacroCall> call = FirstMacroCall(file, begin, end, dialect, keep_partition_bounds);
   if (!call) {
     sql.text = file.text.substr(begin, end - begin);
     if (scan_references) {

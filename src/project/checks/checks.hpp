@@ -6,7 +6,7 @@
 //      declared source names, audit defaults and an optional macro expander.
 // Out: CompiledChecks — TestSpec and AuditSpec values (definitions/checks.hpp) sorted by name, and warnings.
 //
-// SQL tests (`tests/**/*.sql`): one or more `TEST (name "…", mode model|macro);` blocks (an empty header
+// SQL tests (`tests/**/*.sql`): one or more `TEST (name "…", mode model|macro, partition "YYYY-MM-DD");` blocks (an empty header
 // names the test after the file stem; several blocks in one file must each have a name; names are unique
 // across the project), each followed by `WITH <ctes> SELECT 1`. CTEs are found with the tokenizer, so
 // comments and strings never confuse them. Macro calls are allowed only inside CTE bodies (each body is
@@ -25,6 +25,12 @@
 //   An empty result means the test passed.
 //   Macro mode: exactly `__macro_actual__` and `__macro_expected__` (same column names, compared as text as
 //   above), helpers allowed, macro calls only inside `__macro_actual__`, no references.
+//   Partition bounds: a test has a window of one day, in which `@partition_start()` / `@partition_end()` render
+//   as a run of that day renders them (sql::DateLiteral: DATE '…', toDate('…') on ClickHouse), in the models it
+//   inlines and in its own CTEs: the day `TEST (partition "YYYY-MM-DD")` names, else the first day of every inlined
+//   model that uses the bounds (the latest of their start dates), so that a compiled test is the same every day;
+//   a macro test's window is its `partition` alone. Inputs are not filtered to the window: the mocks are the rows.
+//   TestSpec::partition records the day.
 //   Targets: the `__expected__` models (sorted); for a macro test the single label "macro <test name>".
 //   Compiled path: `compiled/tests/<target>/<name>.sql`, `compiled/tests/_chain_/<a__b>/<name>.sql` for
 //   several targets, `compiled/tests/<name>/<name>.sql` for none.
@@ -62,7 +68,7 @@
 //
 // Errors: sluice::Error with one located Diagnostic (file:line:col, caret line, hint), plus the codes of the
 // header grammar (SLU-HEADER-*), the tokenizer and reference scanner (SLU-SQL-*) and file reading (SLU-IO-*).
-//   SLU-TEST-001  TEST header: unknown key, or `name`/`mode` of the wrong type or value
+//   SLU-TEST-001  TEST header: unknown key, or `name`/`mode`/`partition` of the wrong type or value
 //   SLU-TEST-002  the body is not `WITH name AS (…), … SELECT 1` (missing WITH, CTE name, AS, parenthesis,
 //                 ceremonial SELECT 1, or something after it; CTE column lists; empty CTE body)
 //   SLU-TEST-003  several TEST blocks without a name each, or a test name used twice in the project
@@ -89,6 +95,8 @@
 //   SLU-TEST-019  one name mocked twice (`__ref__x` and `__source__x`)
 //   SLU-TEST-020  a reference cycle while assembling models
 //   SLU-TEST-021  more than 256 unmocked models inlined in a chain (mock one part-way)
+//   SLU-TEST-022  the window: a `partition` before the start date of a model whose bounds it renders, or
+//                 `@partition_start()` / `@partition_end()` in a test that has no window
 //   SLU-AUDIT-001 AUDIT header: unknown key or a value of the wrong type (severity, description, name,
 //                 every, warmup, scheduled)
 //   SLU-AUDIT-002 no query after an AUDIT header, a query that is not a SELECT/WITH, or several statements
@@ -174,6 +182,8 @@ struct ModelCheckInput {
   // in, for located diagnostics (needed only with audits).
   const ModelAuditDeclarations* audits = nullptr;
   std::string_view text;
+  // Its daily partitions (null: not partitioned), for the window a test renders its partition bounds in.
+  const PartitionSpec* partitions = nullptr;
 };
 
 struct ChecksInput {

@@ -59,6 +59,7 @@ class ChecksProject {
     sql.partition_bounds = parsed.partition_bounds;
     sql.columns = std::move(columns);
     model.sql = &sql;
+    if (parsed.partitions) model.partitions = &partitions_.emplace_back(*parsed.partitions);
     model.audits = &audits_.emplace_back(AuditDeclarationsFromHeader(ParseHeaderBlock(text, 0, "MODEL", file).entries));
     input.models.push_back(std::move(model));
     return input.models.back();
@@ -84,6 +85,7 @@ class ChecksProject {
   std::deque<std::string> strings_;  // what the inputs' name views show
   std::deque<SqlCompute> models_;
   std::deque<ModelAuditDeclarations> audits_;
+  std::deque<PartitionSpec> partitions_;
 };
 
 // The diagnostic a failed call reported; code "no error" when it succeeded.
@@ -476,6 +478,86 @@ TEST(SqlTestCompile, UnreadMocksAreWarningsAndMocksReadByNameCount) {
 
 // ---------------------------------------------------------------------------------------------------------
 // SQL tests: each rule, located.
+
+// A daily model whose SQL reads its window's bounds, and a model reading it.
+void AddDailyModels(ChecksProject& project) {
+  project.AddModel("pipelines/pl/daily.sql",
+                   "MODEL (partitions (daily (column \"d\", start_date \"2026-03-01\")));\n"
+                   "SELECT CAST(d AS Date) AS d, CAST(count() AS UInt64) AS n\nFROM __source(\"events\")\n"
+                   "WHERE d >= @partition_start() AND d < @partition_end()\nGROUP BY d\n");
+  project.AddModel("pipelines/pl/weekly.sql",
+                   "MODEL ();\nSELECT CAST(sum(n) AS UInt64) AS n\nFROM __ref(\"daily\")\n");
+}
+
+const std::string kDailyBody =
+    "WITH __source__events AS (SELECT toDate('2026-03-05') AS d UNION ALL SELECT toDate('2026-03-06')),\n"
+    "__expected__weekly AS (SELECT 1 AS n)\nSELECT 1\n";
+
+TEST(SqlTestCompile, PartitionBoundsRenderTheTestsWindowAsARunOfThatDayDoes) {
+  ChecksProject project;
+  AddDailyModels(project);
+  // No `partition`: the first day of the models using the bounds.
+  project.Write("tests/weekly.sql", "TEST ();\n" + kDailyBody);
+  CompiledChecks compiled = project.Compile();
+  ASSERT_EQ(compiled.tests.size(), 1u);
+  EXPECT_EQ(compiled.tests[0].partition, std::optional<std::string>("2026-03-01"));
+  EXPECT_NE(compiled.tests[0].sql.find("WHERE d >= toDate('2026-03-01') AND d < toDate('2026-03-02')"),
+            std::string::npos)
+      << compiled.tests[0].sql;
+  EXPECT_NE(compiled.tests[0].legacy_clickhouse_sql.find("d < toDate('2026-03-02')"), std::string::npos);
+  EXPECT_EQ(compiled.tests[0].sql.find("@partition_"), std::string::npos);
+  EXPECT_EQ(compiled.tests[0].at, (SourceLocation{"tests/weekly.sql", 1, 1}));
+  // `partition` picks the day; the test's own CTEs may use the bounds too.
+  project.Write("tests/weekly.sql",
+                "TEST (partition \"2026-03-05\");\n"
+                "WITH __source__events AS (SELECT @partition_start() AS d),\n"
+                "__assert__in_window AS (SELECT n FROM __ref(\"weekly\") WHERE n <> 1)\nSELECT 1\n");
+  compiled = project.Compile();
+  EXPECT_EQ(compiled.tests[0].partition, std::optional<std::string>("2026-03-05"));
+  EXPECT_NE(compiled.tests[0].sql.find("SELECT toDate('2026-03-05') AS d"), std::string::npos) << compiled.tests[0].sql;
+  EXPECT_NE(compiled.tests[0].sql.find("WHERE d >= toDate('2026-03-05') AND d < toDate('2026-03-06')"),
+            std::string::npos);
+  // A test that runs no bounds has no window.
+  ChecksProject plain;
+  plain.AddChain();
+  plain.Write("tests/t.sql", "TEST ();\n" + kChainBody);
+  EXPECT_EQ(plain.Compile().tests[0].partition, std::nullopt);
+}
+
+TEST(SqlTestCompile, PartitionBoundsInDuckDbTestsAreDateLiterals) {
+  ChecksProject project(sql::Dialect::kDuckDb);
+  project.AddModel("pipelines/pl/daily.sql",
+                   "MODEL (partitions (daily (column \"d\", start_date \"2026-03-01\")));\n"
+                   "SELECT CAST(d AS DATE) AS d\nFROM __source(\"events\")\n"
+                   "WHERE d >= @partition_start() AND d < @partition_end()\n");
+  project.Write("tests/daily.sql",
+                "TEST (partition \"2026-03-02\");\nWITH __source__events AS (SELECT DATE '2026-03-02' AS d),\n"
+                "__expected__daily AS (SELECT DATE '2026-03-02' AS d)\nSELECT 1\n");
+  const std::string sql = project.Compile().tests.at(0).sql;
+  EXPECT_NE(sql.find("WHERE d >= DATE '2026-03-02' AND d < DATE '2026-03-03'"), std::string::npos) << sql;
+}
+
+TEST(SqlTestErrors, TheWindowIsADayOnOrAfterTheModelsStartAndBoundsNeedOne) {
+  ChecksProject project;
+  AddDailyModels(project);
+  project.Write("tests/weekly.sql", "TEST (partition \"2026-3-5\");\n" + kDailyBody);
+  EXPECT_AT(CompileError(project), "SLU-TEST-001", "tests/weekly.sql", 1, 17);
+  project.Write("tests/weekly.sql", "TEST (partition 20260305);\n" + kDailyBody);
+  EXPECT_AT(CompileError(project), "SLU-TEST-001", "tests/weekly.sql", 1, 17);
+  project.Write("tests/weekly.sql", "TEST (partition \"2026-02-28\");\n" + kDailyBody);
+  Diagnostic early = CompileError(project);
+  EXPECT_AT(early, "SLU-TEST-022", "tests/weekly.sql", 1, 17);
+  EXPECT_NE(early.message.find("before model 'daily' starts (start_date 2026-03-01)"), std::string::npos);
+  // Bounds in a test that runs no model using them, without `partition`.
+  ChecksProject plain;
+  plain.AddChain();
+  plain.Write("tests/t.sql",
+              "TEST ();\nWITH __source__events AS (SELECT 1 AS id, 2 AS qty, 'new' AS status),\n"
+              "__assert__recent AS (SELECT 1 WHERE today() < @partition_end())\nSELECT 1\n");
+  Diagnostic no_window = CompileError(plain);
+  EXPECT_AT(no_window, "SLU-TEST-022", "tests/t.sql", 3, 47);
+  EXPECT_NE(no_window.hint.find("TEST (partition"), std::string::npos);
+}
 
 TEST(SqlTestErrors, HeaderKeysAndNames) {
   ChecksProject project;

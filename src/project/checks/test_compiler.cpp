@@ -8,6 +8,7 @@
 #include "core/file_system.hpp"
 #include "definitions/model_sql.hpp"
 #include "project/checks/check_files.hpp"
+#include "sql/dialect.hpp"
 #include "sql/tokenizer.hpp"
 
 namespace sluice::checks {
@@ -69,8 +70,11 @@ struct TestCte {
 struct ParsedTest {
   std::string name;
   size_t at = 0;  // the TEST keyword, or the name value when given
+  size_t block_at = 0;  // the TEST keyword
   bool named = false;
   TestMode mode = TestMode::kModel;
+  std::optional<Date> partition;  // the `partition` key: the day the partition bounds render
+  size_t partition_at = 0;         // its value
   std::vector<TestCte> ctes;
 };
 
@@ -99,9 +103,18 @@ void ApplyTestHeader(const CheckFile& file, const HeaderBlock& header, ParsedTes
         file.Fail(entry.value.offset, "SLU-TEST-001", "TEST `mode` must be model or macro",
                   "write mode model (the default) or mode macro");
       }
+    } else if (entry.key == "partition") {
+      std::optional<Date> day = text != nullptr ? Date::Parse(*text) : std::nullopt;
+      if (!day || day->ToString() != *text) {
+        file.Fail(entry.value.offset, "SLU-TEST-001",
+                  "TEST `partition` must be a day written \"YYYY-MM-DD\", not " + DescribeHeaderValue(entry.value),
+                  R"(e.g. TEST (partition "2026-03-01"); the tested models' partition bounds render that day)");
+      }
+      test.partition = day;
+      test.partition_at = entry.value.offset;
     } else {
       file.Fail(entry.key_offset, "SLU-TEST-001", "unknown TEST key '" + entry.key + "'",
-                "TEST takes `name` and `mode`");
+                "TEST takes `name`, `mode` and `partition`");
     }
   }
 }
@@ -202,6 +215,7 @@ std::vector<ParsedTest> ParseTestFile(const CheckFile& file, sql::Dialect dialec
   for (const SqlBlock& block : blocks) {
     ParsedTest test;
     test.at = block.header.begin;
+    test.block_at = block.header.begin;
     ApplyTestHeader(file, block.header, test);
     if (!test.named) {
       if (blocks.size() > 1) {
@@ -269,6 +283,7 @@ class TestCompiler {
     TestSpec spec;
     spec.name = test_.name;
     spec.file = file_.file;
+    spec.at = LocationAt(file_.file, file_.text, test_.block_at);
     spec.mode = test_.mode;
     if (test_.mode == TestMode::kModel) {
       CompileModelMode(spec);
@@ -297,7 +312,83 @@ class TestCompiler {
   };
 
   void Expand(TestCte& cte) {
-    cte.sql = ExpandRange(file_, cte.body_begin, cte.body_end, input_.dialect, input_.expand_macros, "SLU-TEST-017");
+    cte.sql = ExpandRange(file_, cte.body_begin, cte.body_end, input_.dialect, input_.expand_macros, "SLU-TEST-017",
+                          /*scan_references=*/true, /*keep_partition_bounds=*/true);
+  }
+
+  // ---- The window: the one day whose bounds `@partition_start()` / `@partition_end()` render, in the models the
+  // test inlines and in its own CTEs, as a run of that day renders them (sql::DateLiteral).
+
+  // The models the test inlines (unmocked, reached from its CTEs' references and its expected models) whose SQL
+  // uses partition bounds, in the order first reached.
+  std::vector<const ModelCheckInput*> ModelsWithBounds() const {
+    std::vector<std::string> pending;
+    for (const TestCte& cte : test_.ctes) {
+      for (const sql::ReferenceCall& call : cte.sql.references) pending.push_back(call.name);
+      if (StartsWith(cte.name, kExpectedPrefix)) pending.push_back(cte.name.substr(kExpectedPrefix.size()));
+    }
+    std::set<std::string> seen;
+    std::vector<const ModelCheckInput*> found;
+    for (size_t next = 0; next < pending.size(); ++next) {
+      const std::string name = pending[next];
+      if (mocks_.count(name) || !seen.insert(name).second) continue;
+      const ModelCheckInput* model = models_.Find(name);
+      if (model == nullptr || model->sql == nullptr) continue;
+      if (!model->sql->partition_bounds.empty() && model->partitions != nullptr) found.push_back(model);
+      for (const ResolvedReference& reference : model->sql->references) pending.push_back(reference.call.name);
+    }
+    return found;
+  }
+
+  // The test's window: its `partition` day, else the first day of every model with partition bounds it inlines
+  // (the latest of their start dates); nullopt when it has neither. A `partition` before such a model's start date
+  // is SLU-TEST-022 at the value.
+  std::optional<DateWindow> Window() const {
+    std::optional<Date> day = test_.partition;
+    for (const ModelCheckInput* model : ModelsWithBounds()) {
+      const Date start = model->partitions->partitions.start_date();
+      if (test_.partition && *test_.partition < start) {
+        file_.Fail(test_.partition_at, "SLU-TEST-022",
+                   "TEST partition " + test_.partition->ToString() + " is before model '" + std::string(model->name) +
+                       "' starts (start_date " + start.ToString() + ")",
+                   "choose a day on or after " + start.ToString());
+      }
+      if (!test_.partition && (!day || *day < start)) day = start;
+    }
+    if (!day) return std::nullopt;
+    return DateWindow{*day, day->AddDays(1)};
+  }
+
+  std::string BoundLiteral(PartitionBound bound) const {
+    if (!window_) {
+      file_.Fail(test_.block_at, "SLU-TEST-022", "test '" + test_.name + "' runs partition bounds without a window",
+                 R"(name the day: TEST (partition "YYYY-MM-DD");)");
+    }
+    return sql::DateLiteral(input_.dialect, bound == PartitionBound::kStart ? window_->start : window_->end);
+  }
+
+  // `cte`'s text with its references replaced by `reference` and its partition bounds by the window's dates;
+  // a bound without a window is SLU-TEST-022 at the call.
+  std::string RenderCte(const TestCte& cte, const std::function<std::string(const sql::ReferenceCall&)>& reference) {
+    std::vector<sql::SpanReplacement> replacements;
+    for (const sql::ReferenceCall& call : cte.sql.references) {
+      replacements.push_back({call.begin, call.end, reference(call)});
+    }
+    if (cte.sql.text.find("@partition_") != std::string::npos) {
+      for (const sql::MacroCall& call : sql::FindMacroCalls(cte.sql.text, input_.dialect, file_.file)) {
+        if (!IsPartitionBound(call.name)) continue;
+        if (!window_) {
+          file_.Fail(cte.sql.Locate(call.begin), "SLU-TEST-022",
+                     "@" + call.name + "() in test '" + test_.name + "' has no window to render",
+                     R"(name the day: TEST (partition "YYYY-MM-DD"); (a test has one when it runs a partitioned model that uses the bounds))");
+        }
+        replacements.push_back(
+            {call.begin, call.end, BoundLiteral(call.name == "partition_start" ? PartitionBound::kStart : PartitionBound::kEnd)});
+      }
+      std::sort(replacements.begin(), replacements.end(),
+                [](const sql::SpanReplacement& a, const sql::SpanReplacement& b) { return a.begin < b.begin; });
+    }
+    return sql::ReplaceSpans(cte.sql.text, replacements);
   }
 
   void CompileModelMode(TestSpec& spec) {
@@ -343,10 +434,12 @@ class TestCompiler {
       }
     }
     for (TestCte& cte : test_.ctes) Expand(cte);
+    window_ = Window();
+    if (window_) spec.partition = window_->start.ToString();
 
     // Test CTEs, with their references resolved; models are assembled on the way.
     for (TestCte& cte : test_.ctes) {
-      std::string text = ReplaceReferences(cte.sql.text, cte.sql.references, [&](const sql::ReferenceCall& call) {
+      std::string text = RenderCte(cte, [&](const sql::ReferenceCall& call) {
         std::vector<std::string> chain;
         return Resolve(call.name, cte.sql.Locate(call.begin), chain);
       });
@@ -427,7 +520,8 @@ class TestCompiler {
       if (cte.name == kMacroActual) actual = &cte;
       if (cte.name == kMacroExpected) expected = &cte;
       if (cte.name != kMacroActual) {
-        if (std::optional<sql::MacroCall> call = FirstMacroCall(file_, cte.body_begin, cte.body_end, input_.dialect)) {
+        if (std::optional<sql::MacroCall> call =
+                FirstMacroCall(file_, cte.body_begin, cte.body_end, input_.dialect, /*skip_partition_bounds=*/true)) {
           file_.Fail(call->begin, "SLU-TEST-015",
                      "macro test '" + test_.name + "' calls @" + call->name + "(…) outside __macro_actual__",
                      "call macros only in __macro_actual__; write __macro_expected__ by hand");
@@ -439,6 +533,10 @@ class TestCompiler {
                  "macro test '" + test_.name + "' needs both __macro_actual__ and " + "__macro_expected__",
                  "write __macro_actual__ AS (SELECT @macro(…) AS x), __macro_expected__ AS (SELECT … AS x)");
     }
+    if (test_.partition) {
+      window_ = DateWindow{*test_.partition, test_.partition->AddDays(1)};
+      spec.partition = test_.partition->ToString();
+    }
     for (TestCte& cte : test_.ctes) {
       Expand(cte);
       if (!cte.sql.references.empty()) {
@@ -446,7 +544,7 @@ class TestCompiler {
                    "macro test '" + test_.name + "' reads a model or source",
                    "macro tests run on literal rows; use mode model to test models");
       }
-      authored_.push_back(Node{cte.name, cte.name_text, TrimBlankLines(cte.sql.text), {}});
+      authored_.push_back(Node{cte.name, cte.name_text, TrimBlankLines(RenderCte(cte, {})), {}});
     }
     std::vector<std::string> expected_columns = ExpectedColumns(*expected);
     std::vector<std::string> actual_columns = ExpectedColumns(*actual);
@@ -515,12 +613,16 @@ class TestCompiler {
     chain.push_back(name);
     const ModelCheckInput& input = *model;
     Node node{cte_name, cte_name, {}, {}};
-    node.text = RenderModelSql(*input.sql, [&](const ResolvedReference& reference) {
-      const std::string& upstream = reference.call.name;
-      std::string relation = Resolve(upstream, blame, chain);
-      node.reads.push_back(mocks_.count(upstream) ? mocks_.at(upstream).cte->name : relation);
-      return relation;
-    }, {}, RoleColumns::kCanonical);  // a mock stands for the source with its canonical column names
+    node.text = RenderModelSql(
+        *input.sql,
+        [&](const ResolvedReference& reference) {
+          const std::string& upstream = reference.call.name;
+          std::string relation = Resolve(upstream, blame, chain);
+          node.reads.push_back(mocks_.count(upstream) ? mocks_.at(upstream).cte->name : relation);
+          return relation;
+        },
+        [&](const PartitionBoundCall& call) { return BoundLiteral(call.bound); },
+        RoleColumns::kCanonical);  // a mock stands for the source with its canonical column names
     chain.pop_back();
     assembled_.insert(name);
     models_in_order_.push_back(std::move(node));
@@ -626,6 +728,7 @@ class TestCompiler {
   const ModelIndex& models_;
   const CheckFile& file_;
   ParsedTest& test_;
+  std::optional<DateWindow> window_;  // set before any SQL is rendered (Window())
   std::vector<Diagnostic>& warnings_;
   std::set<std::string> sources_;
   std::map<std::string, Mock> mocks_;
@@ -641,7 +744,7 @@ CompiledTests CompileTests(const ChecksInput& input, const ModelIndex& models) {
   CompiledTests compiled;
   std::map<std::string, std::string> names;  // test name → file
   for (const std::string& relative : DiscoverSqlFiles(input.root, "tests")) {
-    CheckFile file{relative, ReadFile(input.root / relative)};
+    CheckFile file{relative, ReadFileInside(input.root, relative)};
     for (ParsedTest& test : ParseTestFile(file, input.dialect)) {
       auto [it, inserted] = names.emplace(test.name, relative);
       if (!inserted) {

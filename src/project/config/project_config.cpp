@@ -133,7 +133,7 @@ ValueOrigin OriginOf(const TomlDocument& doc, const toml::source_region& region)
 }
 
 TomlDocument ReadToml(const std::filesystem::path& root, const std::string& relative) {
-  return {relative, ReadFile(root / relative)};
+  return {relative, ReadFileInside(root, relative)};
 }
 
 toml::table ParseToml(const TomlDocument& doc) {

@@ -18,7 +18,8 @@
 //   SLU-CONFIG-006  a `.yml` project or local config
 //   SLU-CONFIG-007  invalid value (enumeration, duration, range, pattern, empty, interpolated `name`, a database
 //                   that is not an identifier, a naming prefix that cannot start a relation name, …)
-//   SLU-CONFIG-008  `--vars` is not one JSON object
+//   SLU-CONFIG-008  `--vars` is not one JSON object (located at line:column of the JSON text, file `--vars`; the
+//                   text is not shown)
 //   SLU-CONFIG-009  `settings.virtual_environments` disagrees with `defaults.pipeline_mode`
 //   SLU-CONFIG-010  a replay policy (`replay_on_change` / `bounded_replay_fallback`) that no virtual
 //                   pipeline uses: in `[defaults]` when no pipeline is virtual, in the pipeline.toml or a
@@ -243,6 +244,11 @@ std::optional<LocalConfig> LoadLocalConfig(const std::filesystem::path& root);
 // values. Throws SLU-CONFIG-005/-007/-008/-009 and SLU-TEMPLATE-*.
 TargetSettings ResolveTarget(const ProjectConfig& project, const std::optional<LocalConfig>& local,
                              const ConfigInputs& inputs);
+
+// The variables of `--vars`: one JSON object, each key a variable. Throws SLU-CONFIG-008 located at the line and
+// column of the JSON text where it stops being one (file `--vars`), without quoting the text. The CLI calls it
+// before anything else, so a mistyped --vars is a usage error.
+std::map<std::string, ConfigValue> ParseVarsOverride(const std::string& vars_json);
 
 // The target's names that Sluice uses as namespaces or writes unquoted into compile artifacts: `database` must
 // be an identifier and naming.table_prefix / view_prefix allowed relation prefixes (relation_name.hpp);

@@ -16,25 +16,43 @@ namespace sluice {
 
 namespace {
 
-std::map<std::string, ConfigValue> ParseCliVars(const std::optional<std::string>& vars_json) {
+// What nlohmann's parse error says went wrong, without the input it quotes ("last read: '…'"), which may hold
+// secrets: "syntax error while parsing object key - invalid literal; expected string literal".
+std::string ParseProblem(const std::string& what) {
+  size_t begin = what.find("syntax error");
+  if (begin == std::string::npos) begin = what.find(": ") == std::string::npos ? 0 : what.find(": ") + 2;
+  std::string problem = what.substr(begin);
+  size_t last_read = problem.find("; last read:");
+  if (last_read == std::string::npos) return problem;
+  size_t expected = problem.find("; expected", last_read);
+  return problem.substr(0, last_read) + (expected == std::string::npos ? "" : problem.substr(expected));
+}
+
+}  // namespace
+
+std::map<std::string, ConfigValue> ParseVarsOverride(const std::string& vars_json) {
   std::map<std::string, ConfigValue> vars;
-  if (!vars_json) return vars;
   const std::string hint = "pass one JSON object, e.g. --vars '{\"region\": \"eu\", \"batch_size\": 50}'";
   nlohmann::json parsed;
   try {
-    parsed = nlohmann::json::parse(*vars_json);
+    parsed = nlohmann::json::parse(vars_json);
   } catch (const nlohmann::json::parse_error& e) {
-    // The parser's message quotes the input, which may hold secrets: report the position only.
-    throw Error(Diagnostic{
-        "SLU-CONFIG-008", "--vars is not valid JSON (error at byte " + std::to_string(e.byte) + ")", {}, hint, {}});
+    // Located in the JSON text, which is not shown: it may hold secrets.
+    const size_t offset = std::min(e.byte > 0 ? e.byte - 1 : 0, vars_json.size());
+    throw Error(Diagnostic{"SLU-CONFIG-008", "--vars is not valid JSON: " + ParseProblem(e.what()),
+                           LocationAt("--vars", vars_json, offset), hint, {}});
   }
   if (!parsed.is_object()) {
-    throw Error(Diagnostic{
-        "SLU-CONFIG-008", "--vars must be one JSON object, not " + std::string(parsed.type_name()), {}, hint, {}});
+    const size_t first = std::min(vars_json.find_first_not_of(" \t\r\n"), vars_json.size());
+    throw Error(Diagnostic{"SLU-CONFIG-008",
+                           "--vars must be one JSON object, not " + std::string(parsed.type_name()),
+                           LocationAt("--vars", vars_json, first), hint, {}});
   }
   for (auto& [name, value] : parsed.items()) vars[name] = ConfigValue{value, {}};
   return vars;
 }
+
+namespace {
 
 std::string ExpandText(const TemplateScope& scope, const ConfigValue& value, const std::string& field) {
   return scope.ExpandString(value.value.get<std::string>(), field, value.origin);
@@ -86,7 +104,7 @@ TargetSettings ResolveTarget(const ProjectConfig& project, const std::optional<L
   if (project_target) merge(vars, project_target->vars);
   if (local_target) merge(vars, local_target->vars);
   if (local) merge(vars, local->vars);
-  merge(vars, ParseCliVars(inputs.vars_json));
+  if (inputs.vars_json) merge(vars, ParseVarsOverride(*inputs.vars_json));
   settings.templates = TemplateScope(vars, inputs.environment);
   settings.variables = settings.templates.variables();
   settings.environment_variables = settings.templates.environment_sources();

@@ -155,7 +155,7 @@ std::unique_ptr<MacroEngine> MacroEngine::Load(const fs::path& root) {
   std::map<std::string, MacroDefinition> by_name;
   for (const fs::path& file : files) {
     std::string relative = file.lexically_relative(root).generic_string();
-    std::string text = ReadFile(file);
+    std::string text = ReadFileInside(root, relative);
     for (MacroDefinition& definition : engine->interpreter_->LoadFile(relative, fs::absolute(file), text)) {
       SourceLocation at{relative, definition.line, 1};
       if (IsBuiltin(definition.name)) {

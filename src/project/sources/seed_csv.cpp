@@ -58,6 +58,19 @@ class CsvReader {
         MakeDiagnostic(std::move(code), std::move(message), LocationAt(file_, text_, offset), std::move(hint), text_));
   }
 
+  // Fails at `offset`, a misplaced `"` — or, when a quoted field of this row ran past the end of its line, at that
+  // field's opening quote: such a field followed by a misplaced `"` is most often a quote left open, which the next
+  // `"` of the file closed far from where it was meant to.
+  [[noreturn]] void FailInRow(size_t offset, std::string code, std::string message, std::string hint) const {
+    if (spanning_quote_ == std::string_view::npos) Fail(offset, std::move(code), std::move(message), std::move(hint));
+    const SourceLocation closed = LocationAt(file_, text_, spanning_close_);
+    Fail(spanning_quote_, "SLU-SEED-001",
+         "the quoted field that starts here is not closed on its line: the `\"` at line " +
+             std::to_string(closed.line) + ", column " + std::to_string(closed.column) +
+             " closes it, and the row breaks after it (" + message + ")",
+         "close the field with `\"` on this line; a `\"` inside a quoted field is written `\"\"`");
+  }
+
   bool AtRowEnd() const { return at_ == text_.size() || text_[at_] == '\n' || text_[at_] == '\r'; }
 
   // One field from at_, up to its separator or row end (not consumed); appends its decoded text to `value`
@@ -73,6 +86,10 @@ class CsvReader {
                "close it with `\"`; a `\"` inside a quoted field is written `\"\"`");
         }
         if (value != nullptr) value->append(text_.substr(at_, quote - at_));
+        if (spanning_quote_ == std::string_view::npos && text_.substr(at_, quote - at_).find('\n') != std::string_view::npos) {
+          spanning_quote_ = begin;
+          spanning_close_ = quote;
+        }
         at_ = quote + 1;
         if (at_ < text_.size() && text_[at_] == '"') {
           if (value != nullptr) value->push_back('"');
@@ -82,7 +99,7 @@ class CsvReader {
         break;
       }
       if (!AtRowEnd() && text_[at_] != ',') {
-        Fail(at_, "SLU-SEED-001",
+        FailInRow(at_, "SLU-SEED-001",
              Shown(text_[at_]) + " after the closing quote of a field; expected `,` or the row's end",
              "a `\"` inside a quoted field is written `\"\"`");
       }
@@ -90,7 +107,7 @@ class CsvReader {
     }
     while (!AtRowEnd() && text_[at_] != ',') {
       if (text_[at_] == '"') {
-        Fail(at_, "SLU-SEED-001", "a `\"` inside an unquoted field",
+        FailInRow(at_, "SLU-SEED-001", "a `\"` inside an unquoted field",
              "quote the whole field and double each `\"` inside it, e.g. \"ab\"\"c\"");
       }
       ++at_;
@@ -151,6 +168,7 @@ class CsvReader {
 
   void ReadRow(size_t expected) {
     const size_t begin = at_;
+    spanning_quote_ = std::string_view::npos;
     size_t fields = 0;
     size_t first_extra = 0;  // the separator before the first field past `expected`
     while (true) {
@@ -178,6 +196,9 @@ class CsvReader {
   std::string_view text_;
   size_t at_ = 0;
   LineEnd line_end_ = LineEnd::kNone;
+  // The opening quote of this row's first quoted field holding a line break, and the quote that closed it.
+  size_t spanning_quote_ = std::string_view::npos;
+  size_t spanning_close_ = 0;
 };
 
 }  // namespace

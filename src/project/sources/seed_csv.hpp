@@ -20,6 +20,9 @@
 //                 line ending unlike the header's
 //   SLU-SEED-002  a row with more or fewer fields than the header (located at the first extra separator, or at
 //                 the end of the short row)
+//   Text after a closing quote, or a `"` in an unquoted field, in a row one of whose quoted fields ran past the end of
+//   its line is SLU-SEED-001 at that field's opening quote: a quote left open, closed by a later `"` of the file
+//   (which then misplaces the quotes after it), breaks the row far from the mistake.
 //   SLU-SEED-003  no header row, or a header name that is empty, has surrounding whitespace or repeats another
 // Thread-safety: pure function.
 #pragma once

@@ -459,7 +459,7 @@ class EntryParser {
     }
     std::optional<SeedCsv> csv;
     try {
-      csv = CheckSeedCsv(seed.path, ReadFile(root_ / seed.path));
+      csv = CheckSeedCsv(seed.path, ReadFileInside(root_, seed.path));
     } catch (const Error& error) {
       // The CSV file's own error: reported with the other files' errors, while this file's entries go on.
       csv_errors_.insert(csv_errors_.end(), error.diagnostics().begin(), error.diagnostics().end());
@@ -734,7 +734,7 @@ void LoadSourceFile(const std::filesystem::path& root, const std::string& file, 
   std::vector<SourceDeclaration>& sources = so_far.sources;
   std::map<std::string, SourceLocation>& seen = so_far.seen;
   std::map<std::string, AdoptedBoundary>& adopted = so_far.adopted;
-  YamlFile yaml{file, ReadFile(root / file)};
+  YamlFile yaml{file, ReadFileInside(root, file)};
   YAML::Node doc;
   try {
     doc = YAML::Load(yaml.text);

@@ -3,6 +3,10 @@
 #include <cstdlib>
 
 #include <string>
+#include <vector>
+
+#include "core/text.hpp"
+#include "sql/tokenizer.hpp"
 
 namespace sluice {
 
@@ -92,6 +96,32 @@ void RequireCapability(const Capabilities& capabilities, ServerFeature feature, 
                          std::string(needed_by) + " uses " + FeatureName(feature) + ", which the ClickHouse server (" +
                              version + ") does not have",
                          where, WhatToDo(feature), {}});
+}
+
+std::optional<FeatureUse> LackingFeatureIn(const Capabilities& capabilities, std::string_view select_sql) {
+  if (capabilities.double_colon_cast && capabilities.window_functions && capabilities.datetime64) return std::nullopt;
+  std::vector<sql::Token> tokens;
+  try {
+    tokens = sql::TokenizeSignificant(select_sql, sql::Dialect::kClickHouse);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  auto word = [&](size_t i, std::string_view lower) {
+    return i < tokens.size() && tokens[i].kind == sql::TokenKind::kWord && AsciiLower(std::string(tokens[i].text)) == lower;
+  };
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const sql::Token& token = tokens[i];
+    if (!capabilities.double_colon_cast && token.kind == sql::TokenKind::kOperator && token.text == "::") {
+      return FeatureUse{ServerFeature::kDoubleColonCast, token.begin};
+    }
+    // `f(…) OVER (`: a window, not a column or an alias named over.
+    if (!capabilities.window_functions && word(i, "over") && i > 0 && tokens[i - 1].text == ")" &&
+        i + 1 < tokens.size() && tokens[i + 1].text == "(") {
+      return FeatureUse{ServerFeature::kWindowFunctions, token.begin};
+    }
+    if (!capabilities.datetime64 && word(i, "datetime64")) return FeatureUse{ServerFeature::kDateTime64, token.begin};
+  }
+  return std::nullopt;
 }
 
 CapabilityProbe ProbeCapabilities(const ClickHouseHttp& http) {

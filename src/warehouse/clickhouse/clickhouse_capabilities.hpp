@@ -7,6 +7,7 @@
 // Thread-safety: pure functions, except ProbeCapabilities, which sends statements through `http`.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -41,6 +42,16 @@ bool HasFeature(const Capabilities& capabilities, ServerFeature feature);
 // silver.orders") and what to do instead.
 void RequireCapability(const Capabilities& capabilities, ServerFeature feature, const SourceLocation& where,
                        std::string_view needed_by);
+
+// Where a ClickHouse SELECT uses a feature of its SQL that `capabilities` lacks: the first `::` cast, window
+// (`f(…) OVER (`) or `DateTime64` type, found by the ClickHouse tokenizer (so never in a string or a
+// comment), as the feature and its byte offset in `select_sql`; nullopt when it uses none the server lacks, or when
+// the text does not tokenize (the server then says what is wrong with it).
+struct FeatureUse {
+  ServerFeature feature;
+  size_t offset = 0;
+};
+std::optional<FeatureUse> LackingFeatureIn(const Capabilities& capabilities, std::string_view select_sql);
 
 // `SELECT version()` and one probe per flag. Throws nothing: returns the failure of `SELECT version()` (the
 // connection or the credentials are wrong) in `failure` and leaves the flags false.

@@ -21,7 +21,9 @@
 #include "core/diagnostic.hpp"
 #include "core/pause_point.hpp"
 #include "core/sha256.hpp"
+#include "core/text.hpp"
 #include "sql/dialect.hpp"
+#include "sql/tokenizer.hpp"
 #include "warehouse/clickhouse/clickhouse_capabilities.hpp"
 #include "warehouse/clickhouse/clickhouse_seed.hpp"
 #include "warehouse/clickhouse/clickhouse_statements.hpp"
@@ -100,6 +102,82 @@ Error TranslateClickHouseError(Operation operation, const std::string& subject, 
     default:
       return error("SLU-WAREHOUSE-020", what, "");
   }
+}
+
+// The function or identifier a failure says is unknown, as the server's message names it: "Unknown function trim"
+// (18.16 and later), "Function with name 'trim' does not exist", "Unknown identifier: x", "Missing columns: 'x'",
+// "Unknown expression identifier `x`"; with whether it is a function. Empty when the message names none.
+std::pair<std::string, bool> UnknownName(const ClickHouseFailure& failure) {
+  const std::string& message = failure.message;
+  auto name_after = [&](std::string_view marker) -> std::string {
+    size_t at = message.find(marker);
+    if (at == std::string::npos) return {};
+    at += marker.size();
+    if (at < message.size() && (message[at] == '\'' || message[at] == '`')) ++at;
+    size_t end = at;
+    while (end < message.size() && sql::IsIdentifierChar(message[end])) ++end;
+    return message.substr(at, end - at);
+  };
+  if (failure.code == 46) {
+    for (std::string_view marker : {"Unknown function ", "Function with name "}) {
+      if (std::string name = name_after(marker); !name.empty()) return {name, true};
+    }
+  }
+  if (failure.code == 47) {
+    for (std::string_view marker : {"Unknown identifier: ", "Missing columns: ", "Unknown expression identifier "}) {
+      if (std::string name = name_after(marker); !name.empty()) return {name, false};
+    }
+  }
+  return {};
+}
+
+// Where in `select` (the caller's SELECT) the name a failure says is unknown is first used: a function's name
+// followed by `(`, or an identifier (alone, or the last part of a qualified name). Found by the tokenizer, so never
+// in a string or a comment; nullopt when the failure names nothing or the SELECT does not use the name.
+std::optional<size_t> NamedInSelect(const ClickHouseFailure& failure, std::string_view select) {
+  const auto [name, function] = UnknownName(failure);
+  if (name.empty()) return std::nullopt;
+  std::vector<sql::Token> tokens;
+  try {
+    tokens = sql::TokenizeSignificant(select, sql::Dialect::kClickHouse);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const sql::Token& token = tokens[i];
+    if (token.kind != sql::TokenKind::kWord && token.kind != sql::TokenKind::kQuotedIdentifier) continue;
+    const std::string value = sql::TokenValue(token, sql::Dialect::kClickHouse);
+    const bool same = function ? AsciiLower(value) == AsciiLower(name) : value == name;
+    if (!same) continue;
+    const bool called = i + 1 < tokens.size() && tokens[i + 1].text == "(";
+    if (function == called) return token.begin;
+  }
+  return std::nullopt;
+}
+
+// A seed load's error about one value, located in the seed file: the server names the row of the TabSeparated data
+// ("(at row 3)", counted from 1) and, under "Row 3:", the column whose text it could not read ("Column 2, name:
+// amount, type: Int64, ERROR: text "about 5" is not like Int64"). nullopt when it says neither.
+std::optional<Error> LocatedSeedError(const SeedFile& seed, const std::string& subject, const SeedTable& table,
+                                      const Error& error) {
+  const std::string& message = error.diagnostics().front().message;
+  const std::string row_marker = "(at row ";
+  const size_t row_at = message.find(row_marker);
+  if (row_at == std::string::npos) return std::nullopt;
+  const size_t row = std::strtoull(message.c_str() + row_at + row_marker.size(), nullptr, 10);
+  if (row == 0 || row > table.lines.size()) return std::nullopt;
+  const size_t block = message.find("Row " + std::to_string(row) + ":", row_at);
+  const size_t failed = block == std::string::npos ? std::string::npos : message.find("ERROR: ", block);
+  const size_t name_at = failed == std::string::npos ? std::string::npos : message.rfind("name: ", failed);
+  if (name_at == std::string::npos || name_at < block) return std::nullopt;
+  size_t name_begin = name_at + 6;
+  while (name_begin < message.size() && message[name_begin] == ' ') ++name_begin;
+  size_t name_end = name_begin;
+  while (name_end < message.size() && message[name_end] != ',' && message[name_end] != ' ') ++name_end;
+  const size_t detail = failed + 7;
+  const std::string problem = "ClickHouse: " + message.substr(detail, message.find('\n', detail) - detail);
+  return SeedValueError(seed, subject, table.lines[row - 1], message.substr(name_begin, name_end - name_begin),
+                        problem);
 }
 
 Error WarehouseError(std::string code, std::string message, std::string hint) {
@@ -229,6 +307,12 @@ struct ClickHouseWarehouse::Impl {
     if (position && statement.select_begin != std::string::npos && *position >= statement.select_begin &&
         *position < statement.select_begin + statement.select_size) {
       throw SqlError(error.diagnostics().front(), *position - statement.select_begin);
+    }
+    if (!position && statement.select_begin != std::string::npos) {
+      std::string_view select(statement.sql.data() + statement.select_begin, statement.select_size);
+      if (std::optional<size_t> at = NamedInSelect(response.failure, select)) {
+        throw SqlError(error.diagnostics().front(), *at);
+      }
     }
     throw error;
   }
@@ -519,6 +603,16 @@ std::vector<TableInfo> ClickHouseWarehouse::ListRelations() { return impl_->Cata
 
 void ClickHouseWarehouse::EnsureSchema(const std::string& name) { impl_->EnsureDatabase(name); }
 
+void ClickHouseWarehouse::CheckRunnable(const std::string& select_sql) const {
+  const std::optional<FeatureUse> use = LackingFeatureIn(impl_->capabilities, select_sql);
+  if (!use) return;
+  try {
+    RequireCapability(impl_->capabilities, use->feature, {}, "this model");
+  } catch (const Error& error) {
+    throw SqlError(error.diagnostics().front(), use->offset);
+  }
+}
+
 WriteResult ClickHouseWarehouse::ReplaceTable(const Relation& relation, const std::string& select_sql,
                                               LedgerEntry ledger) {
   return Write(*impl_, relation, ledger, [&](WriteScope& scope) {
@@ -634,7 +728,8 @@ WriteResult ClickHouseWarehouse::LoadSeed(const Relation& relation, const SeedFi
   }
   std::stringstream text;
   text << in.rdbuf();
-  SeedTable table = ReadSeedCsv(text.str(), seed.path, relation.ToString(), seed.columns, kClickHouseSeedTypes);
+  SeedTable table = ReadSeedCsv(text.str(), seed.file.empty() ? seed.path : seed.file, relation.ToString(),
+                                seed.columns, kClickHouseSeedTypes);
   return Write(*impl_, relation, ledger, [&](WriteScope& scope) {
     Relation staged = scope.Staging("seed");
     std::string definition;
@@ -647,8 +742,13 @@ WriteResult ClickHouseWarehouse::LoadSeed(const Relation& relation, const SeedFi
     scope.Run({"CREATE TABLE " + ClickHouseStatements::Name(staged) + " (" + definition +
                ") ENGINE = MergeTree() ORDER BY tuple()"});
     if (!table.rows.empty()) {
-      scope.Run({"INSERT INTO " + ClickHouseStatements::Name(staged) + " (" + names + ") FORMAT TabSeparated"},
-                SeedRowsAsTabSeparated(table));
+      try {
+        scope.Run({"INSERT INTO " + ClickHouseStatements::Name(staged) + " (" + names + ") FORMAT TabSeparated"},
+                  SeedRowsAsTabSeparated(table));
+      } catch (const Error& error) {
+        if (std::optional<Error> located = LocatedSeedError(seed, scope.subject, table, error)) throw *located;
+        throw;
+      }
     }
     WriteResult result;
     result.rows_written = static_cast<int64_t>(table.rows.size());

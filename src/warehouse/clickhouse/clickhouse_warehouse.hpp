@@ -48,6 +48,8 @@ class ClickHouseWarehouse final : public Warehouse {
   std::optional<TableInfo> Describe(const Relation& relation) override;
   std::vector<TableInfo> ListRelations() override;
   void EnsureSchema(const std::string& name) override;
+  // The `::` cast, window functions (OVER) and the DateTime64 type, on a server without them (LackingFeatureIn).
+  void CheckRunnable(const std::string& select_sql) const override;
   WriteResult ReplaceTable(const Relation& relation, const std::string& select_sql, LedgerEntry ledger) override;
   WriteResult ReplaceDateRange(const Relation& relation, const std::string& select_sql,
                                const std::string& date_column, DateWindow window, LedgerEntry ledger,

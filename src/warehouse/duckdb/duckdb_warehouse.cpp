@@ -26,6 +26,7 @@
 #include "sql/dialect.hpp"
 #include "sql/tokenizer.hpp"
 #include "warehouse/duckdb/duckdb_library.hpp"
+#include "warehouse/seed_table.hpp"
 
 namespace sluice {
 
@@ -116,6 +117,28 @@ Error TranslateDuckDbError(Operation operation, const std::string& subject, cons
 
 Error WarehouseError(std::string code, std::string message, std::string hint) {
   return Error(Diagnostic{std::move(code), std::move(message), {}, std::move(hint), {}});
+}
+
+// A seed load's error about one value, located in the seed file: DuckDB's CSV reader names the file's line
+// ("CSV Error on Line: 3", the header being line 1) and the column ("Error when converting column \"amount\".
+// Could not convert string \"abc\" to 'BIGINT'"). nullopt when the message says neither.
+std::optional<Error> LocatedSeedError(const SeedFile& seed, const std::string& subject, const Error& error) {
+  const std::string& message = error.diagnostics().front().message;
+  const std::string line_marker = "CSV Error on Line: ";
+  const std::string column_marker = "converting column \"";
+  const size_t line_at = message.find(line_marker);
+  const size_t column_at = message.find(column_marker);
+  if (line_at == std::string::npos || column_at == std::string::npos) return std::nullopt;
+  const size_t digits = line_at + line_marker.size();
+  const size_t line = std::strtoull(message.c_str() + digits, nullptr, 10);
+  const size_t name_begin = column_at + column_marker.size();
+  const size_t name_end = message.find('"', name_begin);
+  if (line == 0 || name_end == std::string::npos) return std::nullopt;
+  std::string problem = "DuckDB could not convert it";
+  if (size_t could = message.find("Could not convert", name_end); could != std::string::npos) {
+    problem = "DuckDB: " + message.substr(could, message.find('\n', could) - could);
+  }
+  return SeedValueError(seed, subject, line, message.substr(name_begin, name_end - name_begin), problem);
 }
 
 // A statement, and where in it the caller's SELECT is embedded (when it is): an error DuckDB places inside that
@@ -987,8 +1010,14 @@ WriteResult DuckDbWarehouse::LoadSeed(const Relation& relation, const SeedFile& 
     }
     read += ")";
     DropIfOtherKind(scope, relation, false);
-    auto created = session.Run("CREATE OR REPLACE TABLE " + target + " AS SELECT * FROM " + read, Operation::kWrite,
-                               subject);
+    std::unique_ptr<QueryResult> created;
+    try {
+      created = session.Run("CREATE OR REPLACE TABLE " + target + " AS SELECT * FROM " + read, Operation::kWrite,
+                            subject);
+    } catch (const Error& error) {
+      if (std::optional<Error> located = LocatedSeedError(seed, subject, error)) throw *located;
+      throw;
+    }
 
     std::vector<std::string> loaded =
         session.Run("SELECT * FROM " + target + " LIMIT 0", Operation::kWrite, subject)->ColumnNames();
