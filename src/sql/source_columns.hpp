@@ -9,7 +9,7 @@
 //   - unqualified, or qualified by the source's alias (`c._replay_offset` → `c.ofs`),
 // and is not a function name, a qualifier, an alias being defined (`… AS _replay_offset`, or a projection's bare
 // trailing alias), nor qualified by another name. A `*` (or `alias.*`) of that block gets the canonical names added
-// after it (`*, ofs AS _replay_offset`), so the blocks reading it see the same columns as before.
+// after it (`*, ofs AS _replay_offset`), so the blocks reading it see the canonical names too.
 // Names compare as the dialect compares column names. A physical name that is not a plain identifier is quoted.
 // Thread-safety: pure function.
 #pragma once
