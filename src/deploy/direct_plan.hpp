@@ -111,7 +111,7 @@ struct DirectPlan {
 // named by the dialect and partitioned inputs are not filtered to a window.
 struct RunRendering {
   const Warehouse* warehouse = nullptr;
-  Date today;
+  Date today = Date();
 };
 
 // The direct plan of `selection` (engine/selection.hpp's items; downstream closure added). Throws
