@@ -184,7 +184,7 @@ void DirectExecutor::ExecuteClickHouse(const DirectPlan& plan, const std::string
     BuildStepOutcome result;
     result.step = step.name;
     result.phase = step.phase;
-    if (stop || Canceled()) {
+    if ((stop && !step.always) || Canceled()) {
       result.status = Canceled() ? BuildStepStatus::kCanceled : BuildStepStatus::kSkipped;
       result.note = Canceled() ? "canceled" : "an earlier step failed";
       if (!Canceled()) Record(run_id, StepSkippedEvent{step.name, result.note});
@@ -210,6 +210,11 @@ void DirectExecutor::ExecuteClickHouse(const DirectPlan& plan, const std::string
       if (const Asset* asset = step.asset ? definitions_.Find(*step.asset) : nullptr) {
         for (Diagnostic& diagnostic : result.diagnostics) {
           if (diagnostic.location.file.empty()) diagnostic.location = asset->defined_at;
+          if (diagnostic.hint.empty() && step.phase == DeployPhase::kPrepare && !asset->is_source()) {
+            diagnostic.hint = "the server refused to create " + asset->key.ToString() +
+                              "'s objects (checked under other names in _sluice): nothing was dropped; fix the model "
+                              "and build again";
+          }
         }
       }
       // Audits continue on error; every other failure ends the build.

@@ -379,11 +379,15 @@ NamespacedDeployment DeploymentToPublish(Warehouse& warehouse, const std::vector
   // A deployment backfilled since the last publication but not completely: that is what was meant, and it cannot be.
   for (const std::string& name_space : namespaces) {
     DeploymentMetadata metadata(warehouse);
-    const std::vector<PublicationRow> rows = metadata.Publications(name_space);
-    std::string last_published;
-    for (const PublicationRow& row : rows) last_published = std::max(last_published, row.deployment_id);
-    for (const auto& [id, row] : LatestDeploymentStates(metadata.Deployments(name_space))) {
-      if (row.state == DeploymentState::kBackfilled || id <= last_published) continue;
+    std::string last_published;  // ISO-8601 UTC times compare as text
+    for (const PublicationRow& row : metadata.Publications(name_space)) {
+      last_published = std::max(last_published, row.published_at);
+    }
+    const std::vector<DeploymentRow> rows = metadata.Deployments(name_space);
+    std::map<std::string, std::string> started;  // id → its first row's time
+    for (const DeploymentRow& row : rows) started.emplace(row.deployment_id, row.recorded_at);
+    for (const auto& [id, row] : LatestDeploymentStates(rows)) {
+      if (row.state == DeploymentState::kBackfilled || started[id] <= last_published) continue;
       throw Error(Diagnostic{"SLU-DEPLOY-032",
                              "deployment " + id + " is incomplete (" + DeploymentStateName(row.state) +
                                  "): its backfill did not finish, so its tables may be partial",
