@@ -41,7 +41,15 @@ std::string OutcomeLine(const BuildStepOutcome& step) {
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "  %.2fs", static_cast<double>(step.duration_ms) / 1000.0);
   line += seconds;
-  for (const Diagnostic& d : step.diagnostics) line += "\n    " + DiagnosticLine(d.code, d.message, d.location);
+  for (const Diagnostic& d : step.diagnostics) {
+    std::string shown = FormatDiagnostic(d);  // file:line:col when known, the caret line, the hint
+    while (!shown.empty() && shown.back() == '\n') shown.pop_back();
+    for (size_t at = 0; at != std::string::npos;) {
+      const size_t end = shown.find('\n', at);
+      line += "\n    " + shown.substr(at, end == std::string::npos ? std::string::npos : end - at);
+      at = end == std::string::npos ? end : end + 1;
+    }
+  }
   return line;
 }
 

@@ -44,17 +44,31 @@ std::string NamespaceOrThrow(const Project& project, const std::vector<std::stri
   return *name_space;
 }
 
-std::string StagedOrThrow(Warehouse& warehouse, const std::string& name_space, const std::string& id) {
-  if (!id.empty()) return id;
-  std::optional<std::string> latest = LatestStagedDeployment(warehouse, name_space);
-  if (!latest) {
+// The databases the project's virtual models live in.
+std::vector<std::string> NamespacesOrThrow(const Project& project) {
+  NamespaceOrThrow(project, {});
+  return VirtualNamespaces(project.definitions);
+}
+
+// The deployment `id` and the database holding it; without an id, the latest staged deployment of any of them.
+NamespacedDeployment StagedOrThrow(Warehouse& warehouse, const std::vector<std::string>& namespaces,
+                                   const std::string& id) {
+  if (!id.empty()) return {NamespaceOfDeployment(warehouse, namespaces, id).value_or(namespaces.front()), id};
+  std::optional<NamespacedDeployment> staged;
+  for (const std::string& name_space : namespaces) {
+    std::optional<std::string> latest = LatestStagedDeployment(warehouse, name_space);
+    if (latest && (!staged || *latest > staged->deployment_id)) staged = NamespacedDeployment{name_space, *latest};
+  }
+  if (!staged) {
+    std::string list;
+    for (const std::string& name_space : namespaces) list += (list.empty() ? "" : ", ") + name_space;
     throw Error(Diagnostic{"SLU-DEPLOY-029",
-                           "no staged deployment in " + name_space + " waits to be published",
+                           "no staged deployment in " + list + " waits to be published",
                            {},
                            "run `sluice backfill` first; `sluice deployment list` shows the deployments",
                            {}});
   }
-  return *latest;
+  return *staged;
 }
 
 // A publish or rollback recorded as a run in the state store: each statement it sends, with its sha256, in the run's
@@ -260,26 +274,31 @@ int DeploymentCommands::RunBackfill(const GlobalOptions& global) {
 
 int DeploymentCommands::RunAudit(const GlobalOptions& global, const std::string& id, bool json_output) {
   const Project& project = LoadProjectFor(global);
-  const std::string name_space = NamespaceOrThrow(project, {});
+  const std::vector<std::string> namespaces = NamespacesOrThrow(project);
   std::unique_ptr<Warehouse> warehouse = OpenWarehouse(WarehouseConfigFor(project, AccessMode::kReadOnly));
-  const std::string deployment = StagedOrThrow(*warehouse, name_space, id);
+  const NamespacedDeployment deployment = StagedOrThrow(*warehouse, namespaces, id);
   const DeploymentReadiness& thresholds = project.config.defaults.deployment_readiness;
-  const ReadinessReport report = AuditDeployment(project.definitions, *warehouse, name_space, deployment,
-                                                 thresholds.maximum_lag_seconds, thresholds.minimum_staged_row_ratio);
+  const ReadinessReport report =
+      AuditDeployment(project.definitions, *warehouse, deployment.name_space, deployment.deployment_id,
+                      thresholds.maximum_lag_seconds, thresholds.minimum_staged_row_ratio);
   std::printf("%s", json_output ? ReadinessJson(report).c_str() : ReadinessText(report).c_str());
   return report.verdict == Readiness::kNotReady ? 1 : 0;
 }
 
 int DeploymentCommands::RunPublish(const GlobalOptions& global, const std::string& id, bool force, bool json_output) {
   const Project& project = LoadProjectFor(global);
-  const std::string name_space = NamespaceOrThrow(project, {});
+  const std::vector<std::string> namespaces = NamespacesOrThrow(project);
   SystemClock clock;
   WarehouseConfig config = WarehouseConfigFor(project, AccessMode::kReadWrite);
   config.wait.timeout = std::chrono::milliseconds(0);  // a concurrent publish holding a DuckDB file: fail, not queue
   std::unique_ptr<Warehouse> warehouse = OpenWarehouse(config);
+  const NamespacedDeployment target =
+      id.empty() ? DeploymentToPublish(*warehouse, namespaces)
+                 : NamespacedDeployment{NamespaceOfDeployment(*warehouse, namespaces, id).value_or(namespaces.front()), id};
+  const std::string& name_space = target.name_space;
   PublishRequest request;
   request.name_space = name_space;
-  request.deployment_id = StagedOrThrow(*warehouse, name_space, id);
+  request.deployment_id = target.deployment_id;
   request.force = force;
   const DeploymentReadiness& thresholds = project.config.defaults.deployment_readiness;
   request.maximum_lag_seconds = thresholds.maximum_lag_seconds;
@@ -314,11 +333,14 @@ int DeploymentCommands::RunRollback(const GlobalOptions& global) {
                                 {}});
   }
   const Project& project = LoadProjectFor(global);
-  const std::string name_space = NamespaceOrThrow(project, {});
+  const std::vector<std::string> namespaces = NamespacesOrThrow(project);
   SystemClock clock;
   WarehouseConfig config = WarehouseConfigFor(project, AccessMode::kReadWrite);
   config.wait.timeout = std::chrono::milliseconds(0);
   std::unique_ptr<Warehouse> warehouse = OpenWarehouse(config);
+  const std::string name_space =
+      (previous_ ? LastPublishedNamespace(*warehouse, namespaces) : NamespaceOfDeployment(*warehouse, namespaces, id_))
+          .value_or(namespaces.front());
   PublishRequest request;
   request.name_space = name_space;
   request.deployment_id = id_;

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "cli/project_context.hpp"
@@ -30,18 +31,38 @@ void Print(const json& value) { std::printf("%s\n", value.dump(2).c_str()); }
 
 json OrNull(const std::optional<std::string>& value) { return value ? json(*value) : json(nullptr); }
 
-// The project (gated on virtual mode before anything connects), its target database and its warehouse.
+// The project (gated on virtual mode before anything connects), the databases its virtual models live in (the
+// target's, or a pipeline's own) and its warehouse.
 struct Context {
   const Project& project;
-  std::string name_space;
+  std::vector<std::string> name_spaces;
   std::unique_ptr<Warehouse> warehouse;
+
+  // The database whose inventory knows `deployment_id`, else the first.
+  std::string NamespaceOf(const std::string& deployment_id) {
+    for (const std::string& name_space : name_spaces) {
+      if (ReadDeploymentInventory(*warehouse, name_space).Find(deployment_id) != nullptr) return name_space;
+    }
+    return name_spaces.front();
+  }
 };
 
 Context Open(const GlobalOptions& global, const std::string& command, AccessMode mode) {
   const Project& project = LoadProjectFor(global);
   RequireVirtualProject(project.definitions, command);
   std::unique_ptr<Warehouse> warehouse = OpenWarehouse(WarehouseConfigFor(project, mode));
-  return Context{project, project.target.database, std::move(warehouse)};
+  return Context{project, VirtualNamespaces(project.definitions), std::move(warehouse)};
+}
+
+// One JSON document per database, printed as it is when there is one database, else as {"databases": [...]}.
+void PrintPerDatabase(const std::vector<json>& documents) {
+  if (documents.size() == 1) {
+    Print(documents.front());
+    return;
+  }
+  json list = json::array();
+  for (const json& document : documents) list.push_back(document);
+  Print(json{{"databases", list}});
 }
 
 json RelationJson(const CatalogObject& object) {
@@ -74,26 +95,35 @@ json SummaryJson(const DeploymentSummary& summary) {
 
 int List(const GlobalOptions& global, bool as_json) {
   Context context = Open(global, "deployment list", AccessMode::kReadOnly);
-  const DeploymentInventory inventory = ReadDeploymentInventory(*context.warehouse, context.name_space);
-  if (as_json) {
-    json list = json::array();
-    for (const DeploymentSummary& summary : inventory.deployments) list.push_back(SummaryJson(summary));
-    Print(json{{"database", context.name_space}, {"deployments", list}});
-    return 0;
+  std::vector<json> documents;
+  for (const std::string& name_space : context.name_spaces) {
+    const DeploymentInventory inventory = ReadDeploymentInventory(*context.warehouse, name_space);
+    if (as_json) {
+      json list = json::array();
+      for (const DeploymentSummary& summary : inventory.deployments) list.push_back(SummaryJson(summary));
+      documents.push_back(json{{"database", name_space}, {"deployments", list}});
+      continue;
+    }
+    if (inventory.deployments.empty()) {
+      std::printf("no deployments in %s\n", name_space.c_str());
+    } else if (context.name_spaces.size() > 1) {
+      std::printf("deployments in %s:\n", name_space.c_str());
+    }
+    for (const DeploymentSummary& summary : inventory.deployments) {
+      std::printf("%-28s %-17s created %s  published %s  %zu object(s), %zu relation(s)\n",
+                  summary.deployment_id.c_str(), InventoryStateName(summary.state).c_str(), summary.created_at.c_str(),
+                  summary.last_published_at.value_or("never").c_str(), summary.objects.size(),
+                  summary.relations.size());
+    }
   }
-  if (inventory.deployments.empty()) std::printf("no deployments in %s\n", context.name_space.c_str());
-  for (const DeploymentSummary& summary : inventory.deployments) {
-    std::printf("%-28s %-17s created %s  published %s  %zu object(s), %zu relation(s)\n", summary.deployment_id.c_str(),
-                InventoryStateName(summary.state).c_str(), summary.created_at.c_str(),
-                summary.last_published_at.value_or("never").c_str(), summary.objects.size(), summary.relations.size());
-  }
+  if (as_json) PrintPerDatabase(documents);
   return 0;
 }
 
 int Show(const GlobalOptions& global, const std::string& id, bool as_json) {
   AsUsage([&] { RequireDeploymentId(id); });
   Context context = Open(global, "deployment show", AccessMode::kReadOnly);
-  const DeploymentInventory inventory = ReadDeploymentInventory(*context.warehouse, context.name_space);
+  const DeploymentInventory inventory = ReadDeploymentInventory(*context.warehouse, context.NamespaceOf(id));
   const DeploymentSummary& summary = FindDeployment(inventory, id);
   json shown = SummaryJson(summary);
   json boundaries = json::array();
@@ -141,7 +171,8 @@ int Show(const GlobalOptions& global, const std::string& id, bool as_json) {
 int Diff(const GlobalOptions& global, const std::string& argument, bool as_json) {
   const auto [from, to] = AsUsage([&] { return ParseDiffSides(argument); });
   Context context = Open(global, "deployment diff", AccessMode::kReadOnly);
-  const DeploymentInventory inventory = ReadDeploymentInventory(*context.warehouse, context.name_space);
+  const DeploymentInventory inventory =
+      ReadDeploymentInventory(*context.warehouse, context.NamespaceOf(from == "active" ? to : from));
   const DeploymentDiff diff = DiffDeployments(*context.warehouse, inventory, from, to);
   auto side_json = [](const std::optional<RelationSide>& side) {
     if (!side) return json(nullptr);
@@ -176,11 +207,22 @@ int Diff(const GlobalOptions& global, const std::string& argument, bool as_json)
   return 0;
 }
 
+json DoctorJson(const Definitions& definitions, const DeploymentInventory& inventory);
+
 int Doctor(const GlobalOptions& global) {
   Context context = Open(global, "doctor", AccessMode::kReadOnly);
-  const DeploymentInventory inventory = ReadDeploymentInventory(*context.warehouse, context.name_space);
+  std::vector<json> documents;
+  for (const std::string& name_space : context.name_spaces) {
+    const DeploymentInventory inventory = ReadDeploymentInventory(*context.warehouse, name_space);
+    documents.push_back(DoctorJson(context.project.definitions, inventory));
+  }
+  PrintPerDatabase(documents);
+  return 0;
+}
+
+json DoctorJson(const Definitions& definitions, const DeploymentInventory& inventory) {
   json logicals = json::array();
-  for (const LogicalDiagnosis& diagnosis : sluice::Doctor(context.project.definitions, inventory)) {
+  for (const LogicalDiagnosis& diagnosis : sluice::Doctor(definitions, inventory)) {
     json item{{"logical", diagnosis.logical},
               {"model", OrNull(diagnosis.model)},
               {"state_kind", LogicalStateKindName(diagnosis.state_kind)},
@@ -191,24 +233,25 @@ int Doctor(const GlobalOptions& global) {
     if (!diagnosis.detail.empty()) item["detail"] = diagnosis.detail;
     logicals.push_back(std::move(item));
   }
-  Print(json{{"database", context.name_space}, {"logicals", logicals}});
-  return 0;
+  return json{{"database", inventory.name_space}, {"logicals", logicals}};
 }
 
 int RepairActiveView(const GlobalOptions& global, const std::string& table, const std::string& id) {
   AsUsage([&] { RequireDeploymentId(id); });
   Context context = Open(global, "repair active-view", AccessMode::kReadWrite);
-  const ViewBinding binding = sluice::RepairActiveView(*context.warehouse, context.name_space, table, id);
-  std::printf("%s.%s now reads %s.%s (no metadata written)\n", context.name_space.c_str(), binding.logical.c_str(),
-              context.name_space.c_str(), binding.physical.c_str());
+  const std::string name_space = context.NamespaceOf(id);
+  const ViewBinding binding = sluice::RepairActiveView(*context.warehouse, name_space, table, id);
+  std::printf("%s.%s now reads %s.%s (no metadata written)\n", name_space.c_str(), binding.logical.c_str(),
+              name_space.c_str(), binding.physical.c_str());
   return 0;
 }
 
-int Reconcile(const GlobalOptions& global, const std::vector<std::string>& select, bool apply, bool as_json) {
-  Context context = Open(global, "reconcile", apply ? AccessMode::kReadWrite : AccessMode::kReadOnly);
+// Reconciles one database's models (`select`: as typed, or its virtual pipelines); text printed, JSON returned.
+json ReconcileIn(Context& context, const std::string& name_space, const std::vector<std::string>& select, bool apply,
+                 bool as_json) {
   SystemClock clock;
   const ReconcileReport report =
-      sluice::Reconcile(*context.warehouse, context.project.definitions, context.name_space, {select, apply}, clock);
+      sluice::Reconcile(*context.warehouse, context.project.definitions, name_space, {select, apply}, clock);
   if (as_json) {
     json items = json::array();
     for (const ReconcileItem& item : report.items) {
@@ -219,13 +262,13 @@ int Reconcile(const GlobalOptions& global, const std::vector<std::string>& selec
                        {"status", ReconcileStatusName(item.status)},
                        {"reason", item.reason}});
     }
-    Print(json{{"database", report.name_space},
-               {"reconcile_id", report.reconcile_id},
-               {"applied", report.applied},
-               {"dry_run", !apply},
-               {"objects", items}});
-    return 0;
+    return json{{"database", report.name_space},
+                {"reconcile_id", report.reconcile_id},
+                {"applied", report.applied},
+                {"dry_run", !apply},
+                {"objects", items}};
   }
+  if (context.name_spaces.size() > 1) std::printf("%s:\n", name_space.c_str());
   for (const ReconcileItem& item : report.items) {
     std::printf("  %-13s %-40s %s\n", ReconcileStatusName(item.status).c_str(), item.logical.c_str(),
                 item.reason.c_str());
@@ -238,15 +281,38 @@ int Reconcile(const GlobalOptions& global, const std::vector<std::string>& selec
   } else {
     std::printf("dry run: %zu table(s) would be recorded; run again with --apply\n", report.rows.size());
   }
+  return json();
+}
+
+int Reconcile(const GlobalOptions& global, const std::vector<std::string>& select, bool apply, bool as_json) {
+  Context context = Open(global, "reconcile", apply ? AccessMode::kReadWrite : AccessMode::kReadOnly);
+  std::vector<json> documents;
+  if (!select.empty() || context.name_spaces.size() == 1) {
+    const std::string name_space =
+        select.empty() ? context.name_spaces.front()
+                       : VirtualNamespaceOf(context.project.definitions, select).value_or(context.name_spaces.front());
+    documents.push_back(ReconcileIn(context, name_space, select, apply, as_json));
+  } else {
+    for (const std::string& name_space : context.name_spaces) {  // a plan covers one database: its pipelines
+      std::set<std::string> pipelines;
+      for (const Asset& asset : context.project.definitions.assets()) {
+        if (IsVirtualModel(context.project.definitions, asset) && asset.key.name_space() == name_space) {
+          pipelines.insert("pipeline:" + asset.pipeline);
+        }
+      }
+      documents.push_back(ReconcileIn(context, name_space, {pipelines.begin(), pipelines.end()}, apply, as_json));
+    }
+  }
+  if (as_json) PrintPerDatabase(documents);
   return 0;
 }
 
-int Janitor(const GlobalOptions& global, JanitorOptions options, bool apply, bool as_json) {
-  Context context = Open(global, "janitor", apply ? AccessMode::kReadWrite : AccessMode::kReadOnly);
-  const DeploymentInventory inventory = ReadDeploymentInventory(*context.warehouse, context.name_space);
+// The janitor of one database; text printed, JSON returned.
+json JanitorIn(Context& context, const std::string& name_space, JanitorOptions options, bool apply, bool as_json) {
+  const DeploymentInventory inventory = ReadDeploymentInventory(*context.warehouse, name_space);
   options.current_logicals.emplace();
   for (const Asset& asset : context.project.definitions.assets()) {
-    if (IsVirtualModel(context.project.definitions, asset) && asset.key.name_space() == context.name_space) {
+    if (IsVirtualModel(context.project.definitions, asset) && asset.key.name_space() == name_space) {
       options.current_logicals->insert(asset.relation_name);
     }
   }
@@ -273,14 +339,14 @@ int Janitor(const GlobalOptions& global, JanitorOptions options, bool apply, boo
                        {"obsolete_binding", drop.obsolete_binding},
                        {"skipped", drop.skipped.empty() ? json(nullptr) : json(drop.skipped)}});
     }
-    Print(json{{"database", plan.name_space},
-               {"dry_run", !apply},
-               {"retention_days", options.retention_days},
-               {"minimum_rollback_deployments", options.minimum_rollback_deployments},
-               {"deployments", deployments},
-               {"drops", drops}});
-    return 0;
+    return json{{"database", plan.name_space},
+                {"dry_run", !apply},
+                {"retention_days", options.retention_days},
+                {"minimum_rollback_deployments", options.minimum_rollback_deployments},
+                {"deployments", deployments},
+                {"drops", drops}};
   }
+  if (context.name_spaces.size() > 1) std::printf("%s:\n", name_space.c_str());
   for (const JanitorDeployment& item : plan.deployments) {
     std::string why;
     for (const std::string& reason : item.reasons) why += (why.empty() ? "" : ", ") + reason;
@@ -295,7 +361,20 @@ int Janitor(const GlobalOptions& global, JanitorOptions options, bool apply, boo
                 drop.obsolete_binding ? "  (the stable view of a model no longer in the project)" : "",
                 drop.skipped.empty() ? "" : ("  (" + drop.skipped + ")").c_str());
   }
-  if (!apply) std::printf("dry run: nothing was dropped; run again with --apply\n");
+  return json();
+}
+
+int Janitor(const GlobalOptions& global, JanitorOptions options, bool apply, bool as_json) {
+  Context context = Open(global, "janitor", apply ? AccessMode::kReadWrite : AccessMode::kReadOnly);
+  std::vector<json> documents;
+  for (const std::string& name_space : context.name_spaces) {
+    documents.push_back(JanitorIn(context, name_space, options, apply, as_json));
+  }
+  if (as_json) {
+    PrintPerDatabase(documents);
+  } else if (!apply) {
+    std::printf("dry run: nothing was dropped; run again with --apply\n");
+  }
   return 0;
 }
 
@@ -304,7 +383,8 @@ int Janitor(const GlobalOptions& global, JanitorOptions options, bool apply, boo
 DeploymentOperationsCommands::DeploymentOperationsCommands(CLI::App& app, CLI::App& deployment) {
   list_ = deployment.add_subcommand(
       "list",
-      "Every deployment of the target database, from its metadata and its catalog, newest first, with its "
+      "Every deployment of the databases the virtual pipelines live in, from their metadata and catalogs, newest "
+      "first, with its "
       "state: active, staged, superseded, incomplete, metadata_missing or physical_missing");
   list_->add_flag("--json", json_, "Print JSON");
   show_ = deployment.add_subcommand(

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +24,7 @@
 #include "cli/run_output.hpp"
 #include "cli/usage_error.hpp"
 #include "core/clock.hpp"
+#include "deploy/published_definitions.hpp"
 #include "engine/run_executor.hpp"
 
 namespace sluice::cli {
@@ -130,9 +132,13 @@ int Run(const GlobalOptions& global, const RunOptions& options) {
                                StyleFor(STDERR_FILENO))
                      .c_str());
   }
-  // A key range over partitioned assets is a backfill (backfill_commands.hpp); --partition, a full refresh and
-  // unpartitioned selections stay one plain run.
-  if (options.from && !options.full_refresh && plan.window) {
+  // Days of a virtual pipeline's daily model go into the table its stable view reads (deploy/published_definitions.hpp).
+  std::vector<AssetKey> planned;
+  for (const StepPlan& step : plan.steps) planned.push_back(step.key);
+  const bool published_days = WritesVirtualModels(project.definitions, planned);
+  // A key range over partitioned assets is a backfill (backfill_commands.hpp); --partition, a full refresh,
+  // unpartitioned selections and a virtual pipeline's days stay one plain run.
+  if (options.from && !options.full_refresh && plan.window && !published_days) {
     std::vector<Date> keys;
     for (Date day = plan.window->start; day < plan.window->end; day = day.AddDays(1)) keys.push_back(day);
     BackfillPlan backfill = CheckingArguments(
@@ -179,6 +185,15 @@ int Run(const GlobalOptions& global, const RunOptions& options) {
     return kCanceledExit;
   }
   cancel.Interrupting(warehouse.get());
+  std::optional<Definitions> published;
+  if (published_days) {
+    try {
+      published = PublishedDefinitions(project.definitions, *warehouse, planned);
+    } catch (const Error& error) {
+      AbandonRun(*state, *state, run_id, clock, false, error.diagnostics().front().message);
+      throw;
+    }
+  }
 
   // target/run holds the statements of the latest run only.
   std::filesystem::path statements = project.root / "target" / "run";
@@ -191,7 +206,8 @@ int Run(const GlobalOptions& global, const RunOptions& options) {
   executor_options.allow_missing_upstream = options.allow_missing_upstream;
   executor_options.statements_dir = statements;
   executor_options.on_start = [&](const AssetKey& key) { progress.Started(key); };
-  RunExecutor executor(project.definitions, *warehouse, *state, *state, *state, clock, executor_options);
+  RunExecutor executor(published ? *published : project.definitions, *warehouse, *state, *state, *state, clock,
+                       executor_options);
   if (!options.json) {
     std::printf("run %s: %zu step(s)%s\n", run_id.c_str(), plan.steps.size(),
                 options.full_refresh ? " (full refresh)" : "");

@@ -123,5 +123,33 @@ TEST(UnifiedDiff, ShowsChangedLinesWithContext) {
   EXPECT_EQ(UnifiedDiff("same\n", "same\n", "a", "b"), "");
 }
 
+TEST(DirectPlan, ASeedFedPipelineLoadsItsSeedAndReplaysItWholeIntoTablesKeyedByItsOutputs) {
+  const Definitions& definitions = Fixture("ch_web").definitions;
+  const auto storage = [&](const std::string& model) { return std::get<SqlCompute>(definitions.FindByName(model)->compute).storage; };
+  EXPECT_EQ(storage("stg_events").order_by, std::vector<std::string>{"tuple()"});
+  EXPECT_EQ(storage("daily_kpis").order_by, std::vector<std::string>{"day"});
+  EXPECT_EQ(storage("daily_kpis").partition_by, std::optional<std::string>("day"));
+  const DirectPlan plan = PlanDirect(definitions, {}, ModernClickHouseCapabilities());
+  EXPECT_EQ(Step(plan, "load_seed_events").seed, std::optional<AssetKey>(AssetKey::Of("ch_web", "events")));
+  const std::string tables = AllSql(Step(plan, "create_table_tbl__daily_kpis"));
+  EXPECT_NE(tables.find(") ENGINE = MergeTree()\nORDER BY (day)\nPARTITION BY day;"), std::string::npos) << tables;
+  EXPECT_NE(AllSql(Step(plan, "create_table_tbl__stg_events")).find("ORDER BY tuple();"), std::string::npos);
+  const PlanStep& replay = Step(plan, "replay_tbl__stg_events");
+  ASSERT_TRUE(replay.replay);
+  EXPECT_EQ(replay.replay->mode, "snapshot");
+  EXPECT_EQ(LineageColumns("snapshot"), std::vector<std::string>{});
+}
+
+TEST(DirectPlan, MappedRoleColumnsAreReadFromTheAdoptedTableItself) {
+  const DirectPlan plan = PlanDirect(Fixture("ch_clicks").definitions, {}, ModernClickHouseCapabilities());
+  const std::string replay = AllSql(Step(plan, "replay_tbl__click_events"));
+  EXPECT_NE(replay.find("CAST(part AS Int32) AS _replay_partition"), std::string::npos) << replay;
+  EXPECT_NE(replay.find("CAST(c.ofs AS Int64) AS _replay_offset"), std::string::npos) << replay;
+  EXPECT_NE(replay.find("FROM ch_clicks.clicks_raw AS c\nWHERE"), std::string::npos) << "the view reads the table";
+  EXPECT_NE(replay.find("FROM (SELECT * FROM ch_clicks.clicks_raw WHERE {replay_boundary}) AS c"), std::string::npos)
+      << replay;
+  EXPECT_EQ(replay.find("AS _replay_offset FROM"), std::string::npos) << "no renaming subquery: " << replay;
+}
+
 }  // namespace
 }  // namespace sluice

@@ -184,7 +184,7 @@ void DirectExecutor::ExecuteClickHouse(const DirectPlan& plan, const std::string
     BuildStepOutcome result;
     result.step = step.name;
     result.phase = step.phase;
-    if (stop || Canceled()) {
+    if ((stop && !step.always) || Canceled()) {
       result.status = Canceled() ? BuildStepStatus::kCanceled : BuildStepStatus::kSkipped;
       result.note = Canceled() ? "canceled" : "an earlier step failed";
       if (!Canceled()) Record(run_id, StepSkippedEvent{step.name, result.note});
@@ -207,10 +207,17 @@ void DirectExecutor::ExecuteClickHouse(const DirectPlan& plan, const std::string
     } catch (const Error& error) {
       result.status = Canceled() ? BuildStepStatus::kCanceled : BuildStepStatus::kFailed;
       result.diagnostics = error.diagnostics();
-      // A statement's error says nothing of where it came from: the file of the model or source the step builds.
-      const Asset* asset = step.asset ? definitions_.Find(*step.asset) : nullptr;
-      for (Diagnostic& diagnostic : result.diagnostics) {
-        if (!diagnostic.location.known() && asset != nullptr) diagnostic.location = SourceLocation{asset->defined_at.file, 0, 0};
+      if (const Asset* asset = step.asset ? definitions_.Find(*step.asset) : nullptr) {
+        for (Diagnostic& diagnostic : result.diagnostics) {
+          // The server's error says nothing of where it came from: the file of the model or source the step builds (no
+          // line: the statement is Sluice's, not the model's text).
+          if (!diagnostic.location.known()) diagnostic.location = SourceLocation{asset->defined_at.file, 0, 0};
+          if (diagnostic.hint.empty() && step.phase == DeployPhase::kPrepare && !asset->is_source()) {
+            diagnostic.hint = "the server refused to create " + asset->key.ToString() +
+                              "'s objects (checked under other names in _sluice): nothing was dropped; fix the model "
+                              "and build again";
+          }
+        }
       }
       // Audits continue on error; every other failure ends the build.
       if (step.phase != DeployPhase::kAudit) stop = true;

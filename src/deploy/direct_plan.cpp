@@ -56,6 +56,9 @@ std::string ReplayMode(const Definitions& definitions, const Asset& driving) {
   return mode;
 }
 
+// Where a build's realization check creates its objects: Sluice's own database, never a user's.
+constexpr const char* kCheckNamespace = "_sluice";
+
 class DirectPlanner {
  public:
   DirectPlanner(const Definitions& definitions, const Capabilities& capabilities, const RunRendering& rendering,
@@ -189,6 +192,9 @@ class DirectPlanner {
         Add(DeployPhase::kPrepare, "create_source_" + kept[i].name, key, {statement});
       }
     }
+    // A build on a server (not a compile's workflow, not a deployment's shadow objects) proves first that the server
+    // takes every object it is about to create.
+    if (scoped_ == nullptr && rendering_.warehouse != nullptr && !plan_.scope.empty()) PlanRealizationCheck();
     PlanViews();
     for (auto it = plan_.scope.rbegin(); it != plan_.scope.rend(); ++it) {
       const Asset& model = *definitions_.Find(*it);
@@ -218,6 +224,65 @@ class DirectPlanner {
           key, std::move(statements));
     }
     for (const AssetKey& key : roots) PlanReplay(*definitions_.Find(key));
+  }
+
+  // The scope's tables, views and materialized views created first under other names in `_sluice` (ClickHouse checks
+  // a view's query and a table's keys when it creates them) and dropped again: what a build cannot create is found
+  // before its teardown drops anything, located at the model (the executor places an unlocated error there). A step
+  // per object of the check, with its model; leftovers of an interrupted check are dropped first; the last step
+  // (`always`) drops the check's objects even after a failure.
+  void PlanRealizationCheck() {
+    std::map<AssetKey, AssetKey> renamed;  // model → its check object's key
+    for (const AssetKey& key : plan_.scope) {
+      renamed.emplace(key, AssetKey::Of(kCheckNamespace, "check__" + key.name_space() + "__" + key.name()));
+    }
+    Definitions::Parts parts;
+    parts.project = definitions_.project();
+    parts.pipelines = definitions_.pipelines();
+    for (const Asset& asset : definitions_.assets()) {
+      Asset copy = asset;
+      if (auto check = renamed.find(asset.key); check != renamed.end()) {
+        copy.key = check->second;
+        copy.relation_name = "check__" + asset.key.name_space() + "__" + asset.relation_name;
+      }
+      for (AssetDependency& dep : copy.deps) {
+        if (auto check = renamed.find(dep.upstream); check != renamed.end()) dep.upstream = check->second;
+      }
+      if (auto* sql = std::get_if<SqlCompute>(&copy.compute)) {
+        for (ResolvedReference& reference : sql->references) {
+          if (auto check = renamed.find(reference.upstream); check != renamed.end()) reference.upstream = check->second;
+        }
+      }
+      parts.assets.push_back(std::move(copy));
+    }
+    const Definitions checked(std::move(parts));
+    std::vector<AssetKey> scope;
+    std::map<AssetKey, AssetKey> original;
+    for (const auto& [key, check] : renamed) {
+      original.emplace(check, key);
+      scope.push_back(check);
+    }
+    const DirectPlan check = PlanScope(checked, scope, capabilities_, ScopedPlanOptions{});
+    std::vector<PlanStatement> drops{Same("CREATE DATABASE IF NOT EXISTS " + ChName(kCheckNamespace))};
+    for (const PlanStep& step : check.steps) {
+      if (step.phase == DeployPhase::kTeardown) drops.insert(drops.end(), step.statements.begin(), step.statements.end());
+    }
+    Add(DeployPhase::kPrepare, "check_prepare", std::nullopt, drops);
+    for (const PlanStep& step : check.steps) {
+      if (step.phase != DeployPhase::kRealization && step.phase != DeployPhase::kReplay) continue;
+      std::vector<PlanStatement> creates;
+      for (const PlanStatement& statement : step.statements) {
+        if (statement.sql.find(kReplayBoundaryPlaceholder) == std::string::npos) creates.push_back(statement);
+      }
+      if (creates.empty()) continue;
+      const AssetKey& model = original.at(*step.asset);
+      Add(DeployPhase::kPrepare,
+          std::string(step.phase == DeployPhase::kReplay ? "check_views_" : "check_create_") +
+              definitions_.Find(model)->relation_name,
+          model, std::move(creates));
+    }
+    drops.erase(drops.begin());
+    Add(DeployPhase::kPrepare, "check_cleanup", std::nullopt, std::move(drops)).always = true;
   }
 
   // The materialized views that fill each table in scope. Where views cascade (a view's writes into its table fire

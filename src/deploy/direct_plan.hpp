@@ -6,7 +6,9 @@
 // Scope: the selected models plus everything downstream of them (all of the project's models when nothing is
 // selected). On ClickHouse the phases are:
 //   prepare      CREATE DATABASE IF NOT EXISTS; each managed Kafka source's objects IF NOT EXISTS; each seed the scope
-//                reads loaded when its file changed
+//                reads loaded when its file changed; when planned for a server (RunRendering), the realization
+//                check: every table, view and materialized view of the scope created under another name in `_sluice`
+//                and dropped again, so that what the server refuses stops the build before its teardown
 //   teardown     every object in scope dropped, downstream first
 //   realization  tables, the materialized views of non-root tables, and views, upstream first
 //   replay       per root (a table in scope whose driving input is not): its materialized view is created and the
@@ -86,6 +88,8 @@ struct PlanStep {
   // Prepare steps of a ClickHouse build: a seed the scope reads, loaded (when its file changed since its last load) by
   // the warehouse's seed write, with its ledger row, before anything is dropped.
   std::optional<AssetKey> seed;
+  // Runs even after an earlier step failed (the realization check's cleanup).
+  bool always = false;
 };
 
 struct PipelineScope {
@@ -111,7 +115,7 @@ struct DirectPlan {
 // named by the dialect and partitioned inputs are not filtered to a window.
 struct RunRendering {
   const Warehouse* warehouse = nullptr;
-  Date today;
+  Date today = Date();
 };
 
 // The direct plan of `selection` (engine/selection.hpp's items; downstream closure added). Throws

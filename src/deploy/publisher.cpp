@@ -17,20 +17,39 @@ namespace sluice {
 
 namespace {
 
-// The namespace's publish lock, held while the object lives.
+Relation LockRelation(const std::string& name_space) { return Relation{"_sluice", "publish_lock__" + name_space}; }
+
+// Whether the process `holder` names ("<host> <pid> <start time>") is gone: on this host, no process with that pid
+// started at that time. A holder on another host is never taken for dead.
+bool HolderIsDead(const std::string& holder) {
+  const size_t first = holder.find(' ');
+  const size_t second = holder.find(' ', first + 1);
+  if (first == std::string::npos || second == std::string::npos || holder.substr(0, first) != HostName()) return false;
+  try {
+    const int64_t pid = std::stoll(holder.substr(first + 1, second - first - 1));
+    const int64_t start = std::stoll(holder.substr(second + 1));
+    return ProcessStartTime(pid) != start;
+  } catch (const std::exception&) {
+    return false;  // not a holder this code wrote
+  }
+}
+
+// The namespace's publish lock, held while the object lives. Its one row is also the operation's journal: who holds
+// it, and which deployment it publishes, so that a rerun can finish a publish whose process died (InterruptedPublish).
 class PublishLock {
  public:
-  PublishLock(Warehouse& warehouse, const std::string& name_space)
-      : warehouse_(warehouse), relation_{"_sluice", "publish_lock__" + name_space} {
+  PublishLock(Warehouse& warehouse, const std::string& name_space, const std::string& operation,
+              const std::string& deployment_id)
+      : warehouse_(warehouse), relation_(LockRelation(name_space)) {
     warehouse_.EnsureSchema("_sluice");
     const std::string holder =
         HostName() + " " + std::to_string(getpid()) + " " + std::to_string(ProcessStartTime(getpid()));
     for (int attempt = 0; attempt < 2; ++attempt) {
       try {
-        Create(holder);
+        Create(holder, operation, deployment_id);
         return;
       } catch (const Error&) {
-        if (attempt == 0 && HolderIsDead()) {
+        if (attempt == 0 && HolderIsDead(ReadHolder().value_or(""))) {
           warehouse_.Execute("DROP TABLE IF EXISTS " + warehouse_.QualifiedName(relation_));
           continue;
         }
@@ -56,42 +75,29 @@ class PublishLock {
   PublishLock& operator=(const PublishLock&) = delete;
 
  private:
-  void Create(const std::string& holder) {
-    const bool clickhouse = warehouse_.dialect() == sql::Dialect::kClickHouse;
+  void Create(const std::string& holder, const std::string& operation, const std::string& deployment_id) {
+    const sql::Dialect dialect = warehouse_.dialect();
+    const std::string select = " AS SELECT " + sql::QuoteString(dialect, holder) + " AS holder, " +
+                               sql::QuoteString(dialect, operation) + " AS operation, " +
+                               sql::QuoteString(dialect, deployment_id) + " AS deployment_id";
     const std::string name = warehouse_.QualifiedName(relation_);
-    const std::string literal = sql::QuoteString(warehouse_.dialect(), holder);
-    if (clickhouse) {
-      warehouse_.Execute("CREATE TABLE " + name + " ENGINE = TinyLog AS SELECT " + literal + " AS holder");
-    } else {
-      warehouse_.Execute("CREATE TABLE " + name + " AS SELECT " + literal + " AS holder");
+    warehouse_.Execute("CREATE TABLE " + name + (dialect == sql::Dialect::kClickHouse ? " ENGINE = TinyLog" : "") +
+                       select);
+  }
+
+  std::optional<std::string> ReadHolder() {
+    try {
+      Rows rows = warehouse_.Query("SELECT holder FROM " + warehouse_.QualifiedName(relation_));
+      if (!rows.rows.empty()) return rows.rows[0][0].value_or("");
+    } catch (const Error&) {
+      // Not there (any more), or being created.
     }
+    return std::nullopt;
   }
 
   std::string Holder() {
-    try {
-      Rows rows = warehouse_.Query("SELECT holder FROM " + warehouse_.QualifiedName(relation_));
-      if (!rows.rows.empty()) return "held by host, pid and start time " + rows.rows[0][0].value_or("");
-    } catch (const Error&) {
-    }
+    if (std::optional<std::string> holder = ReadHolder()) return "held by host, pid and start time " + *holder;
     return "the lock is being taken";
-  }
-
-  bool HolderIsDead() {
-    std::string holder;
-    try {
-      Rows rows = warehouse_.Query("SELECT holder FROM " + warehouse_.QualifiedName(relation_));
-      if (rows.rows.empty()) return false;
-      holder = rows.rows[0][0].value_or("");
-    } catch (const Error&) {
-      return false;
-    }
-    const size_t first = holder.find(' ');
-    const size_t second = holder.find(' ', first + 1);
-    if (first == std::string::npos || second == std::string::npos || holder.substr(0, first) != HostName())
-      return false;
-    const int64_t pid = std::stoll(holder.substr(first + 1, second - first - 1));
-    const int64_t start = std::stoll(holder.substr(second + 1));
-    return ProcessStartTime(pid) != start;
   }
 
   Warehouse& warehouse_;
@@ -138,10 +144,6 @@ PublishOutcome Switch(Warehouse& warehouse, DeploymentMetadata& metadata, const 
   outcome.deployment_id = deployment_id;
   const std::map<std::string, std::string> live = BoundPhysicals(metadata.Bindings(name_space));
   std::erase_if(removals, [&](const std::string& logical) { return live.count(logical) == 0; });
-  outcome.already_live = removals.empty() && std::all_of(bindings.begin(), bindings.end(), [&](const ViewBinding& b) {
-                           auto at = live.find(b.logical);
-                           return at != live.end() && at->second == b.physical;
-                         });
   std::string digest;
   for (const ViewBinding& binding : bindings) {
     digest += binding.logical + "=" + binding.physical + ";";
@@ -174,8 +176,12 @@ PublishOutcome Switch(Warehouse& warehouse, DeploymentMetadata& metadata, const 
     rows.push_back(std::move(row));
   }
   metadata.EnsureTables();
-  if (outcome.already_live) {
-    // A publish killed after the switch: record it when its rows are missing.
+  const bool bound = std::all_of(bindings.begin(), bindings.end(), [&](const ViewBinding& b) {
+    auto at = live.find(b.logical);
+    return at != live.end() && at->second == b.physical;
+  });
+  if (bound) {
+    // Switched already (a publish killed after the switch): what is left is recorded and done, nothing switches.
     for (const PublicationRow& row : metadata.Publications(name_space)) {
       if (row.deployment_id == deployment_id) {
         outcome.publication_id.clear();
@@ -187,10 +193,12 @@ PublishOutcome Switch(Warehouse& warehouse, DeploymentMetadata& metadata, const 
       if (sink) sink(insert);
       warehouse.Execute(insert);
     }
+    DropStaleBindingViews(warehouse, name_space, sink);
+    outcome.already_live = true;
   } else {
     BindViews(warehouse, name_space, bindings, {metadata.InsertStatement(rows)}, sink);
-    UnbindViews(warehouse, name_space, removals, sink);
   }
+  UnbindViews(warehouse, name_space, removals, sink);
   outcome.bindings = std::move(bindings);
   outcome.removed = std::move(removals);
   return outcome;
@@ -211,7 +219,7 @@ PublishOutcome Publish(const Definitions& definitions, Warehouse& warehouse, con
                            "`sluice deployment list` shows the deployments",
                            {}});
   }
-  PublishLock lock(warehouse, request.name_space);
+  PublishLock lock(warehouse, request.name_space, "promote", id);
   if (state->second.state != DeploymentState::kBackfilled) {
     throw Error(Diagnostic{"SLU-DEPLOY-032",
                            "deployment " + id + " is incomplete (" + DeploymentStateName(state->second.state) +
@@ -249,7 +257,13 @@ PublishOutcome Publish(const Definitions& definitions, Warehouse& warehouse, con
   }
   PublishOutcome outcome;
   std::optional<ReadinessReport> readiness;
-  if (!request.force) {
+  const std::map<std::string, std::string> live = BoundPhysicals(metadata.Bindings(request.name_space));
+  const bool switched = std::all_of(bindings.begin(), bindings.end(), [&](const ViewBinding& b) {
+    auto at = live.find(b.logical);
+    return at != live.end() && at->second == b.physical;
+  });
+  // Readers already read it (a publish that died after its switch): what is left is finished, not judged again.
+  if (!request.force && !switched) {
     readiness = AuditDeployment(definitions, warehouse, request.name_space, id, request.maximum_lag_seconds,
                                 request.minimum_staged_row_ratio);
     if (readiness->verdict == Readiness::kNotReady) {
@@ -276,7 +290,7 @@ PublishOutcome Publish(const Definitions& definitions, Warehouse& warehouse, con
 
 PublishOutcome Rollback(Warehouse& warehouse, const Clock& clock, const PublishRequest& request) {
   DeploymentMetadata metadata(warehouse);
-  PublishLock lock(warehouse, request.name_space);
+  PublishLock lock(warehouse, request.name_space, "rollback", request.deployment_id);
   const std::vector<Publication> publications = Publications(metadata.Publications(request.name_space));
   const std::map<std::string, std::string> live = BoundPhysicals(metadata.Bindings(request.name_space));
   auto matches_live = [&](const Publication& publication) {
@@ -332,6 +346,109 @@ PublishOutcome Rollback(Warehouse& warehouse, const Clock& clock, const PublishR
                                   std::move(bindings), {}, request.on_statement);
   if (outcome.previous_deployment_id.empty()) outcome.previous_deployment_id = publications[*current].deployment_id;
   return outcome;
+}
+
+std::optional<std::string> InterruptedPublish(Warehouse& warehouse, const std::string& name_space) {
+  const Relation lock = LockRelation(name_space);
+  if (!warehouse.Describe(lock)) return std::nullopt;
+  Rows rows;
+  try {
+    rows = warehouse.Query("SELECT holder, operation, deployment_id FROM " + warehouse.QualifiedName(lock));
+  } catch (const Error&) {
+    return std::nullopt;  // a lock without a journal, or one being dropped
+  }
+  if (rows.rows.empty() || rows.rows[0][1].value_or("") != "promote" || !HolderIsDead(rows.rows[0][0].value_or(""))) {
+    return std::nullopt;
+  }
+  const std::string id = rows.rows[0][2].value_or("");
+  return IsDeploymentId(id) ? std::optional<std::string>(id) : std::nullopt;
+}
+
+NamespacedDeployment DeploymentToPublish(Warehouse& warehouse, const std::vector<std::string>& namespaces) {
+  for (const std::string& name_space : namespaces) {
+    if (std::optional<std::string> interrupted = InterruptedPublish(warehouse, name_space)) {
+      return {name_space, *interrupted};
+    }
+  }
+  std::optional<NamespacedDeployment> staged;  // ids sort by creation time: the greatest is the latest
+  for (const std::string& name_space : namespaces) {
+    std::optional<std::string> latest = LatestStagedDeployment(warehouse, name_space);
+    if (latest && (!staged || *latest > staged->deployment_id)) staged = NamespacedDeployment{name_space, *latest};
+  }
+  if (staged) return *staged;
+  // A deployment backfilled since the last publication but not completely: that is what was meant, and it cannot be.
+  for (const std::string& name_space : namespaces) {
+    DeploymentMetadata metadata(warehouse);
+    std::string last_published;  // ISO-8601 UTC times compare as text
+    for (const PublicationRow& row : metadata.Publications(name_space)) {
+      last_published = std::max(last_published, row.published_at);
+    }
+    const std::vector<DeploymentRow> rows = metadata.Deployments(name_space);
+    std::map<std::string, std::string> started;  // id → its first row's time
+    for (const DeploymentRow& row : rows) started.emplace(row.deployment_id, row.recorded_at);
+    for (const auto& [id, row] : LatestDeploymentStates(rows)) {
+      if (row.state == DeploymentState::kBackfilled || started[id] <= last_published) continue;
+      throw Error(Diagnostic{"SLU-DEPLOY-032",
+                             "deployment " + id + " is incomplete (" + DeploymentStateName(row.state) +
+                                 "): its backfill did not finish, so its tables may be partial",
+                             {},
+                             "rerun `sluice backfill` (it resumes the deployment), then publish",
+                             {}});
+    }
+  }
+  std::optional<std::pair<std::string, NamespacedDeployment>> current;  // by its publication time
+  for (const std::string& name_space : namespaces) {
+    DeploymentMetadata metadata(warehouse);
+    const std::vector<Publication> publications = Publications(metadata.Publications(name_space));
+    const std::map<std::string, std::string> live = BoundPhysicals(metadata.Bindings(name_space));
+    for (size_t i = publications.size(); i-- > 0;) {
+      const bool matches = std::all_of(publications[i].bindings.begin(), publications[i].bindings.end(),
+                                       [&](const auto& binding) {
+                                         auto at = live.find(binding.first);
+                                         return at != live.end() && at->second == binding.second;
+                                       });
+      if (!matches) continue;
+      if (!current || publications[i].published_at > current->first) {
+        current = {publications[i].published_at, NamespacedDeployment{name_space, publications[i].deployment_id}};
+      }
+      break;
+    }
+  }
+  if (current) return current->second;
+  std::string list;
+  for (const std::string& name_space : namespaces) list += (list.empty() ? "" : ", ") + name_space;
+  throw Error(Diagnostic{"SLU-DEPLOY-029",
+                         "no staged deployment in " + list + " waits to be published",
+                         {},
+                         "run `sluice backfill` first; `sluice deployment list` shows the deployments",
+                         {}});
+}
+
+std::optional<std::string> NamespaceOfDeployment(Warehouse& warehouse, const std::vector<std::string>& namespaces,
+                                                 const std::string& id) {
+  DeploymentMetadata metadata(warehouse);
+  for (const std::string& name_space : namespaces) {
+    const std::vector<DeploymentRow> deployments = metadata.Deployments(name_space);
+    const std::vector<PublicationRow> publications = metadata.Publications(name_space);
+    if (std::any_of(deployments.begin(), deployments.end(), [&](const DeploymentRow& row) { return row.deployment_id == id; }) ||
+        std::any_of(publications.begin(), publications.end(),
+                    [&](const PublicationRow& row) { return row.deployment_id == id; })) {
+      return name_space;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> LastPublishedNamespace(Warehouse& warehouse, const std::vector<std::string>& namespaces) {
+  DeploymentMetadata metadata(warehouse);
+  std::optional<std::pair<std::string, std::string>> last;  // published_at, namespace
+  for (const std::string& name_space : namespaces) {
+    for (const PublicationRow& row : metadata.Publications(name_space)) {
+      if (!last || row.published_at > last->first) last = {row.published_at, name_space};
+    }
+  }
+  if (!last) return std::nullopt;
+  return last->second;
 }
 
 std::string PublishJson(const PublishOutcome& outcome) {

@@ -10,10 +10,13 @@
 // The bindings are the deployment's created and rebuilt tables and views (tables first, then by name); the views of
 // objects it kept keep pointing where they did, and a logical name the same model had before under another relation
 // name is dropped. They switch together (deploy/view_binding.hpp: one DuckDB transaction with the publication rows;
-// one ClickHouse RENAME, then the rows). Publishing a deployment whose bindings are already live records its
-// publication if the rows are missing (a publish killed after the switch) and changes nothing else.
+// one ClickHouse RENAME, then the rows). Publishing is idempotent: a deployment whose bindings are already live (a
+// publish killed after the switch, or one that finished) is not audited again; its publication is recorded if its
+// rows are missing, the logical names it removes are dropped, the views a killed ClickHouse switch left aside are
+// dropped, and nothing switches.
 // The lock: a table `_sluice.publish_lock__<namespace>` created without IF NOT EXISTS (exactly one concurrent creator
-// succeeds) holding who took it, dropped at the end; a lock whose holder on this host is dead is taken over.
+// succeeds) holding who took it and the operation and deployment it is for, dropped at the end; a lock whose holder
+// on this host is dead is taken over, and names the publish to finish (InterruptedPublish).
 //
 // Rollback: the current publication is the latest whose bindings all equal the live ones (else SLU-DEPLOY-035: repair
 // first; SLU-DEPLOY-036 when nothing was ever published); the target is --previous (the latest earlier publication
@@ -59,6 +62,29 @@ struct PublishOutcome {
 
 PublishOutcome Publish(const Definitions& definitions, Warehouse& warehouse, const Clock& clock,
                        const PublishRequest& request);
+
+// The deployment a publish of `name_space` was publishing when its process died (the lock it left names it, and its
+// holder on this host is gone), or nullopt.
+std::optional<std::string> InterruptedPublish(Warehouse& warehouse, const std::string& name_space);
+
+struct NamespacedDeployment {
+  std::string name_space;
+  std::string deployment_id;
+};
+
+// What `sluice publish` without an id publishes, among `namespaces` (VirtualNamespaces): an interrupted publish's
+// deployment (its rerun finishes it), else the latest staged one, else — unless a deployment started after the last
+// publication is incomplete (SLU-DEPLOY-032) — the deployment of the latest current publication (published already:
+// the rerun changes nothing and exits 0). SLU-DEPLOY-029 when there is none.
+NamespacedDeployment DeploymentToPublish(Warehouse& warehouse, const std::vector<std::string>& namespaces);
+
+// The namespace among `namespaces` whose metadata records deployment `id` (a state or a publication row), or nullopt.
+std::optional<std::string> NamespaceOfDeployment(Warehouse& warehouse, const std::vector<std::string>& namespaces,
+                                                 const std::string& id);
+
+// The namespace among `namespaces` published in last (its latest publication row is the newest), or nullopt when
+// nothing was published: what `deployment rollback --previous` rolls back.
+std::optional<std::string> LastPublishedNamespace(Warehouse& warehouse, const std::vector<std::string>& namespaces);
 PublishOutcome Rollback(Warehouse& warehouse, const Clock& clock, const PublishRequest& request);
 
 std::string PublishJson(const PublishOutcome& outcome);

@@ -41,10 +41,7 @@ void BindClickHouse(Warehouse& warehouse, const std::string& name_space, const s
     return sql::QualifiedName(dialect, db, relation);
   };
   warehouse.EnsureSchema("_sluice");
-  // Staging views of killed calls.
-  Rows stale = warehouse.Query("SELECT name FROM system.tables WHERE database = '_sluice' AND startsWith(name, " +
-                               sql::QuoteString(dialect, name_space + "__") + ") AND position(name, '__bind_') > 0");
-  for (const auto& row : stale.rows) execute("DROP TABLE IF EXISTS " + name("_sluice", row[0].value_or("")));
+  DropStaleBindingViews(warehouse, name_space, sink);
 
   const std::string suffix = std::to_string(getpid());
   std::string renames;
@@ -107,6 +104,18 @@ void BindViews(Warehouse& warehouse, const std::string& name_space, const std::v
     BindClickHouse(warehouse, name_space, bindings, then_statements, sink);
   } else {
     BindInTransaction(warehouse, name_space, bindings, then_statements, sink);
+  }
+}
+
+void DropStaleBindingViews(Warehouse& warehouse, const std::string& name_space, const StatementSink& sink) {
+  if (warehouse.dialect() != sql::Dialect::kClickHouse) return;
+  const sql::Dialect dialect = sql::Dialect::kClickHouse;
+  Rows stale = warehouse.Query("SELECT name FROM system.tables WHERE database = '_sluice' AND startsWith(name, " +
+                               sql::QuoteString(dialect, name_space + "__") + ") AND position(name, '__bind_') > 0");
+  for (const auto& row : stale.rows) {
+    const std::string sql = "DROP TABLE IF EXISTS " + sql::QualifiedName(dialect, "_sluice", row[0].value_or(""));
+    if (sink) sink(sql);
+    warehouse.Execute(sql);
   }
 }
 

@@ -34,6 +34,10 @@ using StatementSink = std::function<void(const std::string& sql)>;
 void BindViews(Warehouse& warehouse, const std::string& name_space, const std::vector<ViewBinding>& bindings,
                const std::vector<std::string>& then_statements = {}, const StatementSink& sink = {});
 
+// ClickHouse: drops the staging views of `name_space` a killed BindViews left in `_sluice` (new views not moved in,
+// old views moved aside). Nothing elsewhere.
+void DropStaleBindingViews(Warehouse& warehouse, const std::string& name_space, const StatementSink& sink = {});
+
 // Drops logical views (bindings removed by a publication); absent ones are skipped.
 void UnbindViews(Warehouse& warehouse, const std::string& name_space, const std::vector<std::string>& logicals,
                  const StatementSink& sink = {});

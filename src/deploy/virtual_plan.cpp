@@ -587,6 +587,14 @@ std::string SpecFingerprint(const SqlCompute& compute, const std::string& canoni
 
 }  // namespace
 
+std::vector<std::string> VirtualNamespaces(const Definitions& definitions) {
+  std::set<std::string> namespaces;
+  for (const Asset& asset : definitions.assets()) {
+    if (IsVirtualModel(definitions, asset)) namespaces.insert(asset.key.name_space());
+  }
+  return {namespaces.begin(), namespaces.end()};
+}
+
 std::optional<std::string> VirtualNamespaceOf(const Definitions& definitions,
                                               const std::vector<std::string>& selection) {
   const std::vector<AssetKey> keys = selection.empty()

@@ -132,6 +132,10 @@ std::string ObjectFingerprint(const Definitions& definitions, const Asset& model
 // Whether an asset is a SQL model of a virtual pipeline.
 bool IsVirtualModel(const Definitions& definitions, const Asset& asset);
 
+// The namespaces (databases) holding the project's virtual models, sorted: where its staged deployments, their
+// metadata rows and stable views live (the target's database, or a pipeline's own `database`).
+std::vector<std::string> VirtualNamespaces(const Definitions& definitions);
+
 // The namespace of the first virtual model a selection reaches (with its downstream; nothing selected: the project's
 // first), or nullopt when it reaches none.
 std::optional<std::string> VirtualNamespaceOf(const Definitions& definitions,

@@ -4,6 +4,7 @@
 
 #include "core/logical_datetime.hpp"
 #include "deploy/column_diff.hpp"
+#include "deploy/virtual_executor.hpp"
 #include "core/virtual_names.hpp"
 
 namespace sluice {
@@ -90,6 +91,34 @@ TEST(ColumnDiff, TypeNamesStayCaseSensitive) {
   EXPECT_EQ(NormalizeTypeSpelling("Map(String,UInt64)"), "Map(String, UInt64)");
   EXPECT_EQ(NormalizeTypeSpelling("LowCardinality(Nullable(String))"), "LowCardinality(Nullable(String))");
   EXPECT_EQ(DiffColumns(Columns({{"s", "String"}}), Columns({{"s", "string"}})).impact, ChangeImpact::kBreaking);
+}
+
+DeploymentRow StateRow(const std::string& id, const std::string& fingerprint, DeploymentState state) {
+  DeploymentRow row;
+  row.deployment_id = id;
+  row.plan_fingerprint = fingerprint;
+  row.state = state;
+  return row;
+}
+
+TEST(ChooseDeploymentId, ResumesAnUnfinishedDeploymentOfThePlanElseTakesTheIdAPlanRecorded) {
+  const std::vector<RecordedPlan> recorded{{"20260801T000000Z_plan01", "f1"}};
+  VirtualActualState actual;
+  EXPECT_EQ(ChooseDeploymentId(actual, {}, "f1", recorded)->deployment_id, "20260801T000000Z_plan01");
+  EXPECT_FALSE(ChooseDeploymentId(actual, {}, "f1", recorded)->resumes);
+  EXPECT_FALSE(ChooseDeploymentId(actual, {}, "f2", recorded)) << "another plan: a new id";
+
+  actual.deployments = {StateRow("20260801T000000Z_plan01", "f1", DeploymentState::kBackfilled)};
+  EXPECT_FALSE(ChooseDeploymentId(actual, {}, "f1", recorded)) << "the recorded id is taken already";
+
+  actual.deployments.push_back(StateRow("20260801T000100Z_aaaaaa", "f1", DeploymentState::kFailed));
+  const std::optional<ChosenDeploymentId> resumed = ChooseDeploymentId(actual, {}, "f1", recorded);
+  ASSERT_TRUE(resumed);
+  EXPECT_EQ(resumed->deployment_id, "20260801T000100Z_aaaaaa");
+  EXPECT_TRUE(resumed->resumes);
+  PublicationRow published;
+  published.deployment_id = "20260801T000100Z_aaaaaa";
+  EXPECT_FALSE(ChooseDeploymentId(actual, {published}, "f1", recorded)) << "a published deployment is never resumed";
 }
 
 }  // namespace

@@ -19,15 +19,22 @@ RunPlan PlanRun(const Definitions& definitions, const RunRequest& request, Date 
   for (const AssetKey& key : definitions.TopologicalOrder()) {
     if (!chosen.count(key)) continue;
     const Asset& asset = *definitions.Find(key);
-    // A virtual pipeline's relations are stable views over its published deployment: written only by `backfill`.
+    // A virtual pipeline's relations are stable views over its published deployment, rebuilt whole only by
+    // `backfill`; a daily model's days may be run, into the table the view reads (cli/run_command.cpp resolves it).
     if (const Pipeline* pipeline = definitions.FindPipeline(asset.pipeline);
         pipeline != nullptr && pipeline->virtual_mode && !asset.is_source()) {
       if (request.selection.empty() && !request.assets) continue;
-      throw Error(Diagnostic{"SLU-DEPLOY-001",
-                             "model '" + asset.name() + "' belongs to the virtual pipeline '" + pipeline->name +
-                                 "': its relation is a stable view over the published deployment, which `run` would "
-                                 "replace",
-                             asset.defined_at, "deploy it with `sluice backfill` then `sluice publish`", {}});
+      if (!asset.partitions || request.full_refresh) {
+        throw Error(Diagnostic{"SLU-DEPLOY-001",
+                               "model '" + asset.name() + "' belongs to the virtual pipeline '" + pipeline->name +
+                                   "': its relation is a stable view over the published deployment, which `run` " +
+                                   (asset.partitions ? "--full-refresh" : "of a model without daily partitions") +
+                                   " would replace whole",
+                               asset.defined_at,
+                               "rebuild it with `sluice backfill` then `sluice publish`; `sluice run --partition D` "
+                               "writes one day of a daily model into its published table",
+                               {}});
+      }
     }
     StepPlan step{key, std::nullopt, {}};
     step.full_refresh = request.full_refresh;

@@ -4,7 +4,9 @@
 // last complete partition (yesterday, UTC); with full_refresh, from their start date instead. Unpartitioned assets
 // run once. Keys are validated against each
 // partitioned model's own start date (SLU-PARTITION-*). The models of virtual pipelines are deployed in stages
-// (deploy/virtual_plan.hpp), never run: left out of an unselected run, SLU-DEPLOY-001 when selected.
+// (deploy/virtual_plan.hpp): left out of an unselected run; when selected, a daily model's window is planned (its
+// days are written into the published table, deploy/published_definitions.hpp) and any other run of one, a model
+// without daily partitions or a full refresh, is SLU-DEPLOY-001.
 // Thread-safety: pure function; a RunPlan is an immutable value.
 #pragma once
 

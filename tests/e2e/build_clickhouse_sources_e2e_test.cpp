@@ -143,6 +143,22 @@ TEST_F(BuildClickHouseSources, WhatABuildCannotDoIsRefusedByPlanAndBeforeAnyDrop
   build = Sluice(project, {"build", "--auto-approve"});
   EXPECT_EQ(build.exit_code, 1) << build.out << build.err;
   EXPECT_EQ(Count("tbl__stg_events"), "6") << "nothing was dropped";
+
+  // What only the server knows (a function it lacks) is found by creating the objects under other names first.
+  project.Remove("pipelines/web/daily_kpis.sql");
+  project.Remove("pipelines/web/kpi_totals.sql");
+  project.Write("pipelines/web/stg_events.sql",
+                "MODEL ();\n\nSELECT\n  CAST(toDate(event_time) AS Date) AS day,\n  CAST(user_id AS UInt64) AS user_id,\n"
+                "  CAST(nosuchfn(page) AS String) AS page\nFROM __source(\"events\")\n");
+  build = Sluice(project, {"build", "--auto-approve"});
+  EXPECT_EQ(build.exit_code, 1) << build.out << build.err;
+  EXPECT_NE(build.out.find("pipelines/web/stg_events.sql: error[SLU-WAREHOUSE-021]"), std::string::npos)
+      << build.out;
+  EXPECT_EQ(Count("tbl__stg_events"), "6") << "nothing was dropped";
+  EXPECT_EQ(One("SELECT toString(count()) FROM system.tables WHERE database = '_sluice' AND startsWith(name, 'check__" +
+                database_ + "__')"),
+            "0")
+      << "the check's objects are dropped";
 }
 
 TEST_F(BuildClickHouseSources, MappedRoleColumnsAreReadByTheirOwnNamesSoLiveRowsKeepArriving) {

@@ -303,6 +303,142 @@ TEST_F(DeploymentClickHouse, AKillAtEveryPauseOfBackfillAndPublishLeavesComplete
   }
 }
 
+TEST_F(DeploymentClickHouse, APublishKilledAfterItsSwitchIsFinishedByRerunningPublishWithoutAnId) {
+  ScratchProject project("ch_virtual");
+  const std::string id = MustJson(project, {"backfill", "-s", "pl__shop", "--json"})["deployment_id"];
+  const std::filesystem::path marker = project.root() / "paused_publish";
+  pid_t pid = StartPaused(project, {"publish"}, "bind_after_switch", marker);
+  kill(pid, SIGKILL);
+  WaitFor(pid);
+
+  const ProcessResult rerun = Sluice(project, {"publish"});
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.out << rerun.err;
+  EXPECT_EQ(Bound("tbl__paid_orders"), "tbl__paid_orders__" + id);
+  EXPECT_EQ(One("SELECT toString(uniqExact(publication_id)) FROM _sluice.publications WHERE deployment_id = '" + id + "'"),
+            "1");
+  EXPECT_EQ(One("SELECT toString(count()) FROM system.tables WHERE database = '_sluice' AND (startsWith(name, '" +
+                database_ + "__') OR name = 'publish_lock__" + database_ + "')"),
+            "0")
+      << "the views moved aside and the lock are gone";
+  Paid(3);
+  ExpectConsistent("after the finished publish");
+  const ProcessResult again = Sluice(project, {"publish"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_NE(again.out.find("already published"), std::string::npos) << again.out;
+}
+
+// pl__shop sets its own database: its deployments, metadata rows and stable views are there, next to pl__clicks's
+// (the target's database); list, doctor, publish and rollback find them.
+TEST_F(DeploymentClickHouse, APipelineWithItsOwnDatabaseIsListedDiagnosedPublishedAndRolledBack) {
+  ScratchProject project("ch_virtual");
+  const std::string silver = database_ + "_silver";
+  project.Write("pipelines/pl__shop/pipeline.toml", "database = \"" + silver + "\"\n");
+  const std::string first = MustJson(project, {"backfill", "-s", "pl__shop", "--json"})["deployment_id"];
+  ProcessResult publish = Sluice(project, {"publish"});
+  EXPECT_EQ(publish.exit_code, 0) << publish.out << publish.err;
+  project.Write("pipelines/pl__shop/paid_orders.sql", PaidOrders("\n  CAST(amount * 2 AS Float64) AS doubled,"));
+  const std::string second = MustJson(project, {"backfill", "-s", "pl__shop", "--json"})["deployment_id"];
+  publish = Sluice(project, {"publish", second});
+  EXPECT_EQ(publish.exit_code, 0) << publish.out << publish.err;
+  EXPECT_EQ(One("SELECT toString(count()) FROM " + silver + ".tbl__paid_orders"), SourcePaid());
+
+  const json listed = MustJson(project, {"deployment", "list", "--json"});
+  ASSERT_EQ(listed["databases"].size(), 2u) << listed.dump(2);
+  json shop;
+  for (const json& database : listed["databases"]) {
+    if (database["database"] == silver) shop = database;
+  }
+  ASSERT_EQ(shop["deployments"].size(), 2u) << listed.dump(2);
+  for (const json& deployment : shop["deployments"]) {  // both bound: the second kept the first's customer_tiers
+    EXPECT_EQ(deployment["state"], "active") << listed.dump(2);
+  }
+  const ProcessResult text = Sluice(project, {"deployment", "list"});
+  EXPECT_NE(text.out.find("deployments in " + silver + ":"), std::string::npos) << text.out;
+
+  const json doctor = MustJson(project, {"doctor"});
+  bool seen = false;
+  for (const json& database : doctor["databases"]) {
+    for (const json& logical : database["logicals"]) {
+      if (database["database"] == silver && logical["logical"] == "tbl__paid_orders") {
+        seen = true;
+        EXPECT_EQ(logical["state_kind"], "active_view_present");
+        EXPECT_EQ(logical["active_deployment_id"], second);
+      }
+    }
+  }
+  EXPECT_TRUE(seen) << doctor.dump(2);
+
+  const ProcessResult rollback = Sluice(project, {"deployment", "rollback", "--previous"});
+  ASSERT_EQ(rollback.exit_code, 0) << rollback.out << rollback.err;
+  const std::string view = One("SELECT create_table_query FROM system.tables WHERE database = '" + silver +
+                               "' AND name = 'tbl__paid_orders'");
+  EXPECT_NE(view.find("tbl__paid_orders__" + first), std::string::npos) << view;
+  warehouse_->Execute("DROP DATABASE IF EXISTS " + silver);
+}
+
+// ch_web staged: a seed-fed pipeline (snapshot replays) whose daily model, once published, runs by day into the
+// table its stable view reads.
+TEST_F(DeploymentClickHouse, APublishedDailyModelRunsByDayIntoItsActiveTable) {
+  ScratchProject project("ch_web");
+  project.Write("pipelines/web/pipeline.toml", "mode = \"virtual\"\n");
+  const json backfill = MustJson(project, {"backfill", "--json"});
+  const std::string id = backfill["deployment_id"];
+  const ProcessResult publish = Sluice(project, {"publish", id});
+  ASSERT_EQ(publish.exit_code, 0) << publish.out << publish.err;
+  const std::string per_day =
+      "SELECT toString(day), toString(sum(views)), toString(count()) FROM " + database_ +
+      ".tbl__daily_kpis GROUP BY day ORDER BY day";
+  auto lines = [&](const std::string& sql) {
+    std::string text;
+    for (const auto& row : warehouse_->Query(sql).rows) {
+      for (size_t i = 0; i < row.size(); ++i) text += (i ? "|" : "") + row[i].value_or("NULL");
+      text += "\n";
+    }
+    return text;
+  };
+  EXPECT_EQ(lines(per_day), "2026-01-01|3|1\n2026-01-02|2|1\n2026-01-03|1|1\n");
+  EXPECT_EQ(One("SELECT partition_key FROM system.tables WHERE database = '" + database_ + "' AND name = 'tbl__daily_kpis__" +
+                id + "'"),
+            "day");
+
+  // A view arrives in the published staging table: its materialized view adds a partial row for the day.
+  warehouse_->Execute("INSERT INTO " + database_ + ".tbl__stg_events__" + id + " VALUES ('2026-01-02', 9, '/new')");
+  EXPECT_EQ(lines(per_day), "2026-01-01|3|1\n2026-01-02|3|2\n2026-01-03|1|1\n");
+  const ProcessResult day = Sluice(project, {"run", "--select", "daily_kpis", "--partition", "2026-01-02"});
+  ASSERT_EQ(day.exit_code, 0) << day.out << day.err;
+  EXPECT_EQ(lines(per_day), "2026-01-01|3|1\n2026-01-02|3|1\n2026-01-03|1|1\n") << "the day replaced whole, in place";
+  EXPECT_NE(Bound("tbl__daily_kpis").find(id), std::string::npos) << Bound("tbl__daily_kpis");
+  EXPECT_EQ(One("SELECT toString(count()) FROM _sluice.ledger WHERE asset = '" + database_ +
+                ".daily_kpis' AND window_start = toDate('2026-01-02')"),
+            "1");
+}
+
+// An adopted table whose replay roles are in columns of other names: the staged views read the table itself, so
+// rows inserted after the publish reach the stable views.
+TEST_F(DeploymentClickHouse, MappedRoleColumnsKeepIngestingLiveAfterPublish) {
+  ScratchProject project("ch_clicks");
+  project.Write("pipelines/pl__clicks/pipeline.toml", "mode = \"virtual\"\n");
+  warehouse_->Execute("CREATE TABLE " + database_ +
+                      ".clicks_raw (part Int32, ofs Int64, ts DateTime, url String, user_id UInt64) "
+                      "ENGINE = MergeTree() ORDER BY (part, ofs)");
+  auto click = [&](int part, int ofs, const std::string& url) {
+    warehouse_->Execute("INSERT INTO " + database_ + ".clicks_raw VALUES (" + std::to_string(part) + ", " +
+                        std::to_string(ofs) + ", '2026-12-01 10:00:00', '" + url + "', 1)");
+  };
+  click(0, 1, "/a");
+  click(1, 1, "/b");
+  const std::string id = MustJson(project, {"backfill", "--json"})["deployment_id"];
+  click(0, 2, "/a");  // staged and live at once
+  ProcessResult publish = Sluice(project, {"publish", id});
+  ASSERT_EQ(publish.exit_code, 0) << publish.out << publish.err;
+  click(1, 2, "/c");
+  EXPECT_EQ(Count("tbl__click_events"), "4");
+  EXPECT_EQ(One("SELECT toString(sum(clicks)) FROM " + database_ + ".tbl__clicks_per_url"), "4");
+  EXPECT_EQ(One("SELECT toString(count()) FROM (SELECT _replay_partition, _replay_offset FROM " + database_ +
+                ".tbl__click_events GROUP BY _replay_partition, _replay_offset HAVING count() > 1)"),
+            "0");
+}
+
 // StreamBuild's §11.4: a shadow view reading a kept upstream through its logical view never fires. Here the rebuilt
 // aggregate reads the kept table itself (on 18.16, through the views that fill it) and keeps ingesting live rows.
 TEST_F(DeploymentClickHouse, ADownstreamOnlyChangeKeepsIngestingLive) {

@@ -386,5 +386,147 @@ TEST(DeploymentDuckDb, ADeploymentWhoseStagedAuditFailsIsPublishedOnlyWithForce)
   EXPECT_EQ(One(project, std::string("SELECT count(*) FROM ") + kPaidOrders + " WHERE amount <= 0"), "1");
 }
 
+
+TEST(DeploymentDuckDb, ThePlannedDeploymentIdIsTheOneBackfillCreates) {
+  ScratchProject project("duck_virtual");
+  CreateEvents(project);
+  const std::string planned = MustRunJson(project, {"plan", "--json"})["deployment_id"];
+  EXPECT_EQ(MustRunJson(project, {"plan", "--json"})["deployment_id"], planned) << "a second plan of the same project";
+  const ProcessResult text = MustRun(project, {"plan"});
+  EXPECT_NE(text.out.find("virtual deployment " + planned + " of shop"), std::string::npos) << text.out;
+  EXPECT_EQ(Backfill(project)["deployment_id"], planned);
+  MustRun(project, {"publish"});
+
+  // Another plan (a changed model) gets another id, and backfill creates that one.
+  project.Write("pipelines/pl__shop/paid_orders.sql", kPaidOrdersWithCode);
+  const std::string changed = MustRunJson(project, {"plan", "--json"})["deployment_id"];
+  EXPECT_NE(changed, planned);
+  EXPECT_EQ(Backfill(project)["deployment_id"], changed);
+}
+
+TEST(DeploymentDuckDb, APublishKilledAfterItsSwitchIsFinishedByRerunningPublish) {
+  ScratchProject project("duck_virtual");
+  CreateEvents(project);
+  const std::string id = Backfill(project)["deployment_id"];
+  Kill(StartPaused(project, {"publish"}, "bind_after_switch", "publish"));
+
+  const ProcessResult rerun = project.Run({"publish", "--json"});
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.out << rerun.err;
+  EXPECT_EQ(JsonOf(rerun)["deployment_id"], id);
+  EXPECT_EQ(PaidOrders(project), kFirstPaidOrders);
+  EXPECT_EQ(PublicationsOf(project, id, false), 1);
+  EXPECT_EQ(PublicationsOf(project, id, true), 3);
+  EXPECT_EQ(One(project,
+                "SELECT count(*) FROM information_schema.tables WHERE table_schema = '_sluice' AND "
+                "table_name LIKE 'publish_lock%'"),
+            "0");
+  const ProcessResult again = project.Run({"publish"});
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_NE(again.out.find("already published"), std::string::npos) << again.out;
+  EXPECT_EQ(PublicationsOf(project, id, false), 1);
+}
+
+// The adopted table of duck_clicks: the replay roles live in part, ofs and ts.
+void CreateClicks(const ScratchProject& project) {
+  Execute(project,
+          "CREATE SCHEMA IF NOT EXISTS h10;\n"
+          "CREATE TABLE h10.clicks_raw (part INTEGER, ofs BIGINT, ts TIMESTAMP, url VARCHAR, user_id BIGINT);\n"
+          "INSERT INTO h10.clicks_raw VALUES\n"
+          "  (0, 1, '2026-08-01 10:00:00', '/a', 1),\n"
+          "  (0, 2, '2026-08-01 11:00:00', '/b', 2),\n"
+          "  (1, 1, '2026-08-02 10:00:00', '/a', 3),\n"
+          "  (1, 2, '2026-08-02 11:00:00', '', 4)");
+}
+
+// The SELECT a plan step creates its table with: the statement after its first "AS\n", without the ";\n" ending it.
+std::string PlannedSelect(const std::string& step_file) {
+  const size_t as = step_file.find(" AS\n");
+  std::string select = as == std::string::npos ? step_file : step_file.substr(as + 4);
+  while (!select.empty() && (select.back() == '\n' || select.back() == ';')) select.pop_back();
+  return select;
+}
+
+TEST(DeploymentDuckDb, AnAdoptedTableWithMappedRoleColumnsIsBackfilledWithTheSqlThePlanShows) {
+  ScratchProject project("duck_clicks");
+  CreateClicks(project);
+  const json plan = MustRunJson(project, {"plan", "--json"});
+  const std::string id = plan["deployment_id"];
+  std::string planned;
+  for (const auto& entry : std::filesystem::directory_iterator(project.root() / "target/run/plan/steps")) {
+    if (entry.path().filename().string().find("tbl__click_events") != std::string::npos) {
+      planned = PlannedSelect(project.Read("target/run/plan/steps/" + entry.path().filename().string()));
+    }
+  }
+  ASSERT_FALSE(planned.empty());
+  EXPECT_NE(planned.find("ofs"), std::string::npos) << planned;
+
+  const json backfill = Backfill(project);
+  ASSERT_EQ(backfill["deployment_id"], id);
+  const std::string executed =
+      project.Read("target/run/backfill/statements/h10/tbl__click_events__" + id + ".sql");
+  EXPECT_NE(executed.find(planned), std::string::npos) << "planned:\n" << planned << "\nexecuted:\n" << executed;
+
+  MustRun(project, {"publish"});
+  EXPECT_EQ(Rows(project, "SELECT url, _replay_partition, _replay_offset FROM h10.tbl__click_events ORDER BY 2, 3"),
+            (std::vector<std::string>{"/a|0|1", "/b|0|2", "/a|1|1"}));
+  EXPECT_EQ(Rows(project, "SELECT url, clicks FROM h10.tbl__clicks_per_url ORDER BY url"),
+            (std::vector<std::string>{"/a|2", "/b|1"}));
+}
+
+// duck_databases: the target's database is raw (the seed lands there); the virtual pipeline's is silver.
+TEST(DeploymentDuckDb, DeploymentsOfAPipelineWithItsOwnDatabaseAreListedAndDiagnosed) {
+  ScratchProject project("duck_databases");
+  const std::string id = Backfill(project)["deployment_id"];
+  MustRun(project, {"publish", id});
+  EXPECT_EQ(Rows(project, "SELECT day, orders, revenue FROM silver.tbl__daily_revenue ORDER BY day"),
+            (std::vector<std::string>{"2026-01-01|1|10.0", "2026-01-02|1|7.5", "2026-01-03|1|2.5"}));
+
+  const ProcessResult list = MustRun(project, {"deployment", "list"});
+  EXPECT_NE(list.out.find(id), std::string::npos) << list.out;
+  EXPECT_EQ(list.out.find("no deployments"), std::string::npos) << list.out;
+  const json listed = MustRunJson(project, {"deployment", "list", "--json"});
+  EXPECT_EQ(listed["database"], "silver") << listed.dump(2);
+  ASSERT_EQ(listed["deployments"].size(), 1u) << listed.dump(2);
+  EXPECT_EQ(listed["deployments"][0]["state"], "active");
+  EXPECT_NE(MustRun(project, {"deployment", "show", id}).out.find("tbl__paid_orders__" + id), std::string::npos);
+
+  const json doctor = MustRunJson(project, {"doctor"});
+  EXPECT_EQ(doctor["database"], "silver") << doctor.dump(2);
+  std::vector<std::string> kinds;
+  for (const json& logical : doctor["logicals"]) {
+    kinds.push_back(logical["logical"].get<std::string>() + " " + logical["state_kind"].get<std::string>());
+  }
+  EXPECT_EQ(kinds, (std::vector<std::string>{"tbl__daily_revenue active_view_present",
+                                             "tbl__paid_orders active_view_present"}));
+}
+
+TEST(DeploymentDuckDb, ADailyModelOfAPublishedVirtualPipelineRunsByDayIntoItsActiveTable) {
+  ScratchProject project("duck_databases");
+  const std::string id = Backfill(project)["deployment_id"];
+  MustRun(project, {"publish", id});
+  // A paid order reaches the active paid_orders table on 2026-01-02 (as live ingestion would bring it).
+  Execute(project, "INSERT INTO silver.tbl__paid_orders__" + id + " VALUES (5, 4.5, DATE '2026-01-02')");
+
+  const ProcessResult day = project.Run({"run", "--select", "daily_revenue", "--partition", "2026-01-02"});
+  ASSERT_EQ(day.exit_code, 0) << day.out << day.err;
+  EXPECT_EQ(Rows(project, "SELECT day, orders, revenue FROM silver.tbl__daily_revenue ORDER BY day"),
+            (std::vector<std::string>{"2026-01-01|1|10.0", "2026-01-02|2|12.0", "2026-01-03|1|2.5"}));
+  EXPECT_NE(BoundTo(project, "silver.tbl__daily_revenue").find("tbl__daily_revenue__" + id), std::string::npos)
+      << "the day was written into the table the stable view reads, which stays bound: "
+      << BoundTo(project, "silver.tbl__daily_revenue");
+  EXPECT_EQ(One(project, "SELECT count(*) FROM _sluice.ledger WHERE asset = 'silver.daily_revenue' AND "
+                         "window_start = DATE '2026-01-02' AND window_end = DATE '2026-01-03'"),
+            "1");
+
+  // The whole table, or a model without days, stays the deployments' to rebuild.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run", "--select", "daily_revenue", "--full-refresh"},
+        std::vector<std::string>{"run", "--select", "paid_orders"}}) {
+    const ProcessResult refused = project.Run(args);
+    EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+    EXPECT_NE(refused.err.find("SLU-DEPLOY-001"), std::string::npos) << refused.err;
+  }
+}
+
 }  // namespace
 }  // namespace sluice::testing

@@ -454,5 +454,28 @@ TEST(DeploymentPostgres, ADeploymentWhoseStagedAuditFailsIsPublishedOnlyWithForc
   EXPECT_EQ(One(project, std::string("SELECT count(*) FROM ") + kPaidOrders + " WHERE amount <= 0"), "1");
 }
 
+
+TEST(DeploymentPostgres, ThePlannedIdIsBackfilledAndAPublishKilledAfterItsSwitchIsFinishedByRerunningIt) {
+  PostgresProject project;
+  CreateEvents(project);
+  const std::string planned = MustRunJson(project, {"plan", "--json"})["deployment_id"];
+  const std::string id = Backfill(project)["deployment_id"];
+  EXPECT_EQ(id, planned);
+  Kill(StartPaused(project, {"publish"}, "bind_after_switch", "publish"));
+
+  const ProcessResult rerun = project.Run({"publish", "--json"});
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.out << rerun.err;
+  EXPECT_EQ(JsonOf(rerun)["deployment_id"], id);
+  EXPECT_EQ(PublicationsOf(project, id, false), 1);
+  EXPECT_EQ(One(project,
+                "SELECT count(*) FROM information_schema.tables WHERE table_schema = '_sluice' AND "
+                "table_name LIKE 'publish_lock%'"),
+            "0");
+  const json listed = MustRunJson(project, {"deployment", "list", "--json"});
+  EXPECT_EQ(listed["database"], "shop");
+  ASSERT_EQ(listed["deployments"].size(), 1u) << listed.dump(2);
+  EXPECT_EQ(listed["deployments"][0]["state"], "active");
+}
+
 }  // namespace
 }  // namespace sluice::testing

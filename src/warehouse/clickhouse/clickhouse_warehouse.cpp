@@ -325,6 +325,20 @@ struct ClickHouseWarehouse::Impl {
     return ParseTabSeparatedWithNamesAndTypes(
         Run(ClickHouseStatement{std::move(sql)}, operation, subject, record, std::nullopt, kTabSeparated));
   }
+  // A SELECT over system.tables or system.columns. On 18.16 a table another client drops while the scan runs fails
+  // it with "doesn't exist" (SLU-WAREHOUSE-021), even when the filter excludes that table: such a query names no
+  // table of the caller's, so that error means a concurrent DROP, and a new scan succeeds.
+  TabSeparatedResult SelectSystem(const std::string& sql, Operation operation, const std::string& subject,
+                                  std::vector<std::string>* record = nullptr) {
+    for (int attempt = 1;; ++attempt) {
+      try {
+        return Select(sql, operation, subject, record);
+      } catch (const Error& error) {
+        if (attempt == 5 || error.diagnostics().front().code != "SLU-WAREHOUSE-021") throw;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20 * attempt));
+      }
+    }
+  }
   // Cleanup whose failure is not worth reporting over the error that caused it (and runs after Interrupt too).
   void RunIgnoringFailure(const std::string& sql, std::vector<std::string>* record) {
     if (record != nullptr) record->push_back(sql);
@@ -373,7 +387,7 @@ struct ClickHouseWarehouse::Impl {
   std::pair<ExistingKind, std::string> Existing(const Relation& relation, const std::string& subject,
                                                 std::vector<std::string>* record) {
     TabSeparatedResult found =
-        Select("SELECT engine, partition_key FROM system.tables WHERE database = " +
+        SelectSystem("SELECT engine, partition_key FROM system.tables WHERE database = " +
                    ClickHouseStatements::Literal(relation.name_space) +
                    " AND name = " + ClickHouseStatements::Literal(relation.name),
                Operation::kWrite, subject, record);
@@ -385,7 +399,7 @@ struct ClickHouseWarehouse::Impl {
 
   std::vector<ColumnInfo> Columns(const Relation& relation, Operation operation, const std::string& subject,
                                   std::vector<std::string>* record) {
-    TabSeparatedResult rows = Select("SELECT name, type FROM system.columns WHERE database = " +
+    TabSeparatedResult rows = SelectSystem("SELECT name, type FROM system.columns WHERE database = " +
                                          ClickHouseStatements::Literal(relation.name_space) +
                                          " AND table = " + ClickHouseStatements::Literal(relation.name),
                                      operation, subject, record);
@@ -403,21 +417,10 @@ struct ClickHouseWarehouse::Impl {
       tables_where += database + " AND name = " + ClickHouseStatements::Literal(only->name);
       columns_where += database + " AND table = " + ClickHouseStatements::Literal(only->name);
     }
-    // A table dropped by another client while system.columns is scanned fails the scan with "doesn't exist" (18.16):
-    // the catalog names no relation of the caller's, so that error means a concurrent DROP, and a new scan succeeds.
-    TabSeparatedResult tables, columns;
-    for (int attempt = 1;; ++attempt) {
-      try {
-        tables = Select("SELECT database, name, engine FROM system.tables WHERE " + tables_where, Operation::kCatalog,
-                        subject);
-        columns = Select("SELECT database, table, name, type FROM system.columns WHERE " + columns_where,
-                         Operation::kCatalog, subject);
-        break;
-      } catch (const Error& error) {
-        if (attempt == 5 || error.diagnostics().front().code != "SLU-WAREHOUSE-021") throw;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20 * attempt));
-      }
-    }
+    TabSeparatedResult tables = SelectSystem("SELECT database, name, engine FROM system.tables WHERE " + tables_where,
+                                             Operation::kCatalog, subject);
+    TabSeparatedResult columns = SelectSystem(
+        "SELECT database, table, name, type FROM system.columns WHERE " + columns_where, Operation::kCatalog, subject);
     std::map<Relation, TableInfo> infos;
     for (const auto& row : tables.rows) {
       Relation relation{row[0].value_or(""), row[1].value_or("")};
@@ -438,7 +441,7 @@ struct ClickHouseWarehouse::Impl {
   // one relation at once, and each swaps in its own.
   void DropStaleStaging(const Relation& relation, const std::string& subject, std::vector<std::string>* record) {
     std::string prefix = StagingPrefix(relation);
-    TabSeparatedResult staging = Select(
+    TabSeparatedResult staging = SelectSystem(
         "SELECT name, toUInt8(metadata_modification_time < now() - 86400) FROM system.tables WHERE database = " +
             ClickHouseStatements::Literal(kSluiceDatabase) + " AND substring(name, 1, " +
             std::to_string(prefix.size()) + ") = " + ClickHouseStatements::Literal(prefix),
@@ -793,9 +796,9 @@ std::vector<WriteResult> ClickHouseWarehouse::RecordMaterialized(
 
 std::vector<LedgerEntry> ClickHouseWarehouse::ReadLedger() {
   TabSeparatedResult exists =
-      impl_->Select("SELECT 1 FROM system.tables WHERE database = " + ClickHouseStatements::Literal(kSluiceDatabase) +
-                        " AND name = 'ledger'",
-                    Operation::kCatalog, "the ledger");
+      impl_->SelectSystem("SELECT 1 FROM system.tables WHERE database = " +
+                              ClickHouseStatements::Literal(kSluiceDatabase) + " AND name = 'ledger'",
+                          Operation::kCatalog, "the ledger");
   if (exists.rows.empty()) return {};
   TabSeparatedResult rows = impl_->Select(ClickHouseStatements::SelectLedger(), Operation::kCatalog, "the ledger");
   std::vector<LedgerEntry> entries;
