@@ -1,45 +1,40 @@
-// Multi-run backfills on the command line: `run --from A --to B` over partitioned assets, and the `backfills` verbs.
-//
-// The logic takes the definitions, the state store and a way to open the warehouse (BackfillContext), never a
-// project: a C++ SDK executable gives the same with Definitions built in code. Only the commands' entry points
-// (commands.hpp) load a project.
+// How the command line shows a backfill (service/backfill.hpp) while it runs and when it ends: a header, on a
+// terminal a live bar below the chunk lines, otherwise a line per chunk (one chunk: its steps' lines, as `run`), and a
+// summary; with --json only the summary document.
 #pragma once
 
-#include <filesystem>
-#include <functional>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "cli/commands.hpp"
-#include "definitions/definitions.hpp"
-#include "engine/backfill_plan.hpp"
-#include "project/project_loader.hpp"
-#include "state/state_store.hpp"
-#include "warehouse/warehouse.hpp"
+#include "service/backfill.hpp"
 
 namespace sluice::cli {
 
-struct BackfillContext {
-  const Definitions& definitions;
-  StateStore& state;
-  std::filesystem::path project_root;  // seed paths resolve against it
-  // Opens the warehouse read-write, waiting for another writer as `wait` says.
-  std::function<std::unique_ptr<Warehouse>(const WaitPolicy& wait)> open_warehouse;
+class BackfillScreen {
+ public:
+  explicit BackfillScreen(bool json);
+  ~BackfillScreen();
+  BackfillScreen(const BackfillScreen&) = delete;
+  BackfillScreen& operator=(const BackfillScreen&) = delete;
+
+  // The callbacks that draw it; valid while this screen lives.
+  service::BackfillObserver Observer();
+  // Stops the live bar and prints the summary; returns the exit code: 0 completed (or nothing left to resume), 130
+  // canceled by a signal, 1 otherwise.
+  int Finish(const service::BackfillResult& result);
+
+ private:
+  class View;
+  View& view();
+
+  const bool json_;
+  std::string backfill_id_;
+  std::vector<BackfillChunk> chunks_;
+  std::once_flag view_made_;
+  std::unique_ptr<View> view_;  // made on the first progress, in a thread that has the armed signal mask
 };
-
-// The context of a loaded project: its definitions and root, its warehouse opened as `run` opens it.
-BackfillContext ContextFor(const Project& project, StateStore& state);
-
-// How a backfill's chunks run: run's flags, or resume's.
-struct BackfillRunFlags {
-  int threads = 0;
-  int max_concurrent_runs = 0;  // 0: the backfill's recorded value
-  bool allow_missing_upstream = false;
-  std::optional<double> wait_timeout_seconds;
-  bool json = false;
-};
-
-// Records `plan` as a new backfill owned by this process and runs it. Exit 0 when it completed successfully, 130
-// when canceled by a signal, 1 otherwise.
-int StartBackfill(const BackfillContext& context, const BackfillPlan& plan, const BackfillRunFlags& flags);
 
 }  // namespace sluice::cli

@@ -2,7 +2,8 @@
 
 #include <cstdio>
 
-#include "cli/project_context.hpp"
+#include "cli/commands.hpp"
+#include "cli/text_output.hpp"
 
 namespace sluice::cli {
 

@@ -21,13 +21,20 @@ sigset_t CancelSignals() {
 
 }  // namespace
 
-CancelOnSignal::CancelOnSignal() {
+CancelOnSignal::CancelOnSignal(Arming arming) {
+  if (arming == Arming::kNow) Arm();
+}
+
+void CancelOnSignal::Arm() {
+  if (armed_) return;
+  armed_ = true;
   sigset_t signals = CancelSignals();
   pthread_sigmask(SIG_BLOCK, &signals, &previous_mask_);
   watcher_ = std::thread([this] { Watch(); });
 }
 
 CancelOnSignal::~CancelOnSignal() {
+  if (!armed_) return;
   stopping_ = true;
   watcher_.join();
   pthread_sigmask(SIG_SETMASK, &previous_mask_, nullptr);

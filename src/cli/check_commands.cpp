@@ -12,7 +12,7 @@
 
 #include "cli/color_choice.hpp"
 #include "cli/commands.hpp"
-#include "cli/project_context.hpp"
+#include "cli/text_output.hpp"
 #include "cli/usage_error.hpp"
 #include "core/clock.hpp"
 #include "core/file_system.hpp"
@@ -61,15 +61,6 @@ std::string Seconds(int64_t milliseconds) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2fs", static_cast<double>(milliseconds) / 1000.0);
   return text;
-}
-
-std::string Pad(std::string text, size_t width) {
-  if (text.size() < width) text.resize(width, ' ');
-  return text;
-}
-
-std::string Plural(size_t count, const std::string& noun) {
-  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
 }
 
 // A value as a table cell: NULL spelled out, line breaks and tabs escaped.

@@ -101,7 +101,7 @@ TEST(UsageErrors, SelectionAndPartitionKeyErrorsAreAboutTheArguments) {
   }
   EXPECT_FALSE(IsAboutArguments(Error(std::vector<Diagnostic>{Diagnostic{"SLU-SELECT-001", "m", {}, "", {}},
                                                               Diagnostic{"SLU-CONFIG-001", "m", {}, "", {}}})));
-  EXPECT_THROW(CheckingArguments([&]() -> int { throw error("SLU-SELECT-001"); }), UsageError);
+  EXPECT_THROW(CheckingArguments([&]() -> int { throw error("SLU-SELECT-001"); }), service::RequestError);
   try {
     CheckingArguments([&]() -> int { throw error("SLU-PARTITION-004"); });
     FAIL() << "expected an error";

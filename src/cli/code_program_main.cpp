@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "cli/commands.hpp"
-#include "cli/project_context.hpp"
+#include "cli/text_output.hpp"
 #include "sluice/dg.hpp"
 
 int main(int argc, char** argv) {

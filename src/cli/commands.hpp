@@ -8,21 +8,29 @@
 #include <string>
 #include <vector>
 
+#include "service/workspace.hpp"
+
 namespace sluice::cli {
 
 // What `sluice --version` prints; recorded with each staged deployment.
 inline constexpr const char* kSluiceVersion = "sluice 0.1.0";
 
-struct GlobalOptions {
-  std::optional<std::filesystem::path> project_dir;
-  std::optional<std::string> target;
-  std::optional<std::string> vars_json;  // --vars
-  std::optional<std::string> database;   // --database
-  std::optional<std::string> host;       // --host / --port / --username / --password
-  std::optional<int> port;
-  std::optional<std::string> username;
-  std::optional<std::string> password;
-};
+// --project-dir, --target, --vars and the connection flags.
+using GlobalOptions = service::WorkspaceOptions;
+
+// The opening sequence every command starts with (service/workspace.hpp).
+using service::ActiveCodeProgram;
+using service::CodeDefinitions;
+using service::CodeProgram;
+using service::InspectCodeProgram;
+using service::LoadProjectFor;
+using service::LoadSettingsFor;
+using service::OpenStateStoreFor;
+using service::ProgramName;
+using service::ProjectRootFor;
+using service::UseCodeProgram;
+using service::WarehouseConfigFor;
+using service::DiagnosticJson;
 
 struct CompileOptions {
   std::string target_dir;

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
-#include "cli/project_context.hpp"
+#include "cli/text_output.hpp"
 #include "compile/artifacts.hpp"
 #include "engine/asset_status.hpp"
 
@@ -16,11 +16,6 @@ std::string ModelLine(const Asset& model) {
   std::string line = AssetKindName(model);
   if (model.partitions) line += ", daily from " + model.partitions->partitions.start_date().ToString();
   return line;
-}
-
-std::string Padded(std::string text, size_t width) {
-  if (text.size() < width) text.resize(width, ' ');
-  return text;
 }
 
 }  // namespace
@@ -44,7 +39,7 @@ int Discover(const GlobalOptions& global, bool json) {
     for (const std::string& name : pipeline.models) width = std::max(width, name.size());
     for (const std::string& name : pipeline.models) {
       const Asset* model = definitions.FindByName(name);
-      std::printf("  %s  %s\n", Padded(name, width).c_str(), model != nullptr ? ModelLine(*model).c_str() : "");
+      std::printf("  %s  %s\n", Pad(name, width).c_str(), model != nullptr ? ModelLine(*model).c_str() : "");
       ++models;
     }
   }
@@ -55,7 +50,7 @@ int Discover(const GlobalOptions& global, bool json) {
   for (const Asset& asset : definitions.assets()) {
     if (!asset.is_source()) continue;
     if (sources++ == 0) std::printf("sources\n");
-    std::printf("  %s  %s, %s\n", Padded(asset.name(), width).c_str(), AssetKindName(asset).c_str(),
+    std::printf("  %s  %s, %s\n", Pad(asset.name(), width).c_str(), AssetKindName(asset).c_str(),
                 RelationOf(asset).ToString().c_str());
   }
   std::printf("%zu pipeline(s), %zu model(s), %zu source(s)\n", definitions.pipelines().size(), models, sources);

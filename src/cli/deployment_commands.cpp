@@ -8,7 +8,8 @@
 
 #include "cli/build_progress.hpp"
 #include "cli/cancel_on_signal.hpp"
-#include "cli/project_context.hpp"
+#include "cli/commands.hpp"
+#include "cli/text_output.hpp"
 #include "cli/usage_error.hpp"
 #include "core/clock.hpp"
 #include "core/file_system.hpp"

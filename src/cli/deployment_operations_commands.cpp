@@ -5,7 +5,8 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
-#include "cli/project_context.hpp"
+#include "cli/commands.hpp"
+#include "cli/text_output.hpp"
 #include "cli/usage_error.hpp"
 #include "core/clock.hpp"
 #include "deploy/deployment_operations.hpp"

@@ -9,7 +9,7 @@
 
 #include "cli/color_choice.hpp"
 #include "cli/commands.hpp"
-#include "cli/project_context.hpp"
+#include "cli/text_output.hpp"
 #include "definitions/deployment_inspection.hpp"
 
 namespace sluice::cli {

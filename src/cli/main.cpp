@@ -2,7 +2,7 @@
 // dispatches to cli/*_command.cpp, and renders sluice::Error. A code program offers the commands that work on
 // definitions and history (run, status, clean, runs, logs, inspect, backfills), not those of SQL-model projects' files
 // nor `starlake` and `pipelines`, which read files Starlake generates and the pipeline files made from them.
-// Exit codes: 0 ok, 1 failure, 2 usage (a cli::UsageError or a CLI11 parse error), 130 canceled by a signal (run).
+// Exit codes: 0 ok, 1 failure, 2 usage (a service::RequestError, cli::UsageError among them, or a CLI11 parse error), 130 canceled by a signal (run).
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -20,7 +20,7 @@
 #include "core/diagnostic.hpp"
 #include "core/phase_timer.hpp"
 #include "project/config/project_config.hpp"
-#include "cli/project_context.hpp"
+#include "cli/text_output.hpp"
 
 namespace {
 
@@ -416,7 +416,7 @@ int Main(int argc, char** argv) {
     if (deployment_operations_commands) {
       if (std::optional<int> exit_code = deployment_operations_commands->Dispatch(global)) return *exit_code;
     }
-  } catch (const UsageError& error) {
+  } catch (const service::RequestError& error) {  // a UsageError, or an operation refusing the request's values
     return Render(error, kUsageError);
   } catch (const sluice::Error& error) {
     return Render(error, kFailure);

@@ -11,7 +11,8 @@
 #include <thread>
 
 #include "cli/cancel_on_signal.hpp"
-#include "cli/project_context.hpp"
+#include "cli/commands.hpp"
+#include "cli/text_output.hpp"
 #include "cli/usage_error.hpp"
 #include "core/cron_schedule.hpp"
 #include "core/diagnostic.hpp"

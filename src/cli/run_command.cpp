@@ -20,12 +20,11 @@
 #include "cli/cancel_on_signal.hpp"
 #include "cli/color_choice.hpp"
 #include "cli/commands.hpp"
-#include "cli/project_context.hpp"
+#include "cli/text_output.hpp"
 #include "cli/run_output.hpp"
 #include "cli/usage_error.hpp"
 #include "core/clock.hpp"
-#include "deploy/published_definitions.hpp"
-#include "engine/run_executor.hpp"
+#include "service/run.hpp"
 
 namespace sluice::cli {
 
@@ -112,143 +111,77 @@ class Progress {
 }  // namespace
 
 int Run(const GlobalOptions& global, const RunOptions& options) {
-  // A rebuild that ended at a chosen day would delete every later day while the ledger still counted them.
-  if (options.full_refresh && (options.partition || options.from || options.to)) {
-    throw UsageError(Diagnostic{
-        "SLU-CLI-004", "--full-refresh takes no --partition, --from or --to: it rebuilds each selected table whole, from "
-                       "its start date through the last complete day", {},
-        "to replace some days, run them without --full-refresh (`sluice run --from A --to B` replaces exactly those "
-        "days); to rebuild the table, drop the partition flags", {}});
-  }
-  const Project& project = LoadProjectFor(global);
-  SystemClock clock;
-  RunRequest request{options.select, options.partition ? options.partition : options.from,
-                     options.partition ? options.partition : options.to, options.full_refresh};
-  RunPlan plan = CheckingArguments([&] { return PlanRun(project.definitions, request, clock.TodayUtc()); });
-  if (request.partition_from && !plan.window) {
-    std::fprintf(stderr, "%s",
-                 FormatWarning(std::string(options.partition ? "--partition is" : "--from and --to are") +
-                                   " ignored: no selected asset is partitioned",
-                               StyleFor(STDERR_FILENO))
-                     .c_str());
-  }
-  // Days of a virtual pipeline's daily model go into the table its stable view reads (deploy/published_definitions.hpp).
-  std::vector<AssetKey> planned;
-  for (const StepPlan& step : plan.steps) planned.push_back(step.key);
-  const bool published_days = WritesVirtualModels(project.definitions, planned);
-  // A key range over partitioned assets is a backfill (backfill_commands.hpp); --partition, a full refresh,
-  // unpartitioned selections and a virtual pipeline's days stay one plain run.
-  if (options.from && !options.full_refresh && plan.window && !published_days) {
-    std::vector<Date> keys;
-    for (Date day = plan.window->start; day < plan.window->end; day = day.AddDays(1)) keys.push_back(day);
-    BackfillPlan backfill = CheckingArguments(
-        [&] { return PlanBackfill(project.definitions, BackfillRequest{options.select, keys}, clock.TodayUtc()); });
-    std::unique_ptr<StateStore> state = OpenStateStoreFor(project);
-    BackfillRunFlags flags{options.threads, options.max_concurrent_runs, options.allow_missing_upstream,
-                           options.wait_timeout_seconds, options.json};
-    return StartBackfill(ContextFor(project, *state), backfill, flags);
-  }
-  if (plan.steps.empty()) {
-    if (options.json) {
-      std::printf("%s\n", json{{"run_id", nullptr}, {"status", "NOTHING_SELECTED"}, {"steps", json::array()}}.dump(2).c_str());
-    } else {
-      std::printf("nothing selected\n");
-    }
-    return 0;
-  }
-
-  CancelOnSignal cancel;  // before the warehouse opens: its engine starts threads, which inherit the signal mask
-  std::unique_ptr<StateStore> state = OpenStateStoreFor(project);
-  std::string run_id = RunExecutor::NewRunId(clock);
-  QueueRun(*state, plan, run_id, clock);
-
-  WarehouseConfig config = WarehouseConfigFor(project, AccessMode::kReadWrite);
-  config.wait.cancel = &cancel.canceled();
-  config.wait.timeout_flag = "--wait-timeout";
-  if (options.wait_timeout_seconds) {
-    config.wait.timeout = std::chrono::milliseconds(static_cast<int64_t>(*options.wait_timeout_seconds * 1000));
-  }
-  config.wait.on_wait = [&](const std::string& message) {
-    state->Append(run_id, FormatUtc(clock.Now()), RunWaitingEvent{message});
+  CancelOnSignal cancel(CancelOnSignal::Arming::kWhenAsked);
+  std::optional<Progress> progress;
+  BackfillScreen backfill_screen(options.json);
+  service::RunObserver observer;
+  observer.on_warning = [](const std::string& warning) {
+    std::fprintf(stderr, "%s", FormatWarning(warning, StyleFor(STDERR_FILENO)).c_str());
+  };
+  observer.on_waiting = [](const std::string& run_id, const std::string& message) {
     std::fprintf(stderr, "run %s %s\n", run_id.c_str(), message.c_str());
     std::fflush(stderr);
   };
-  std::unique_ptr<Warehouse> warehouse;
-  try {
-    warehouse = OpenWarehouse(config);
-  } catch (const Error& error) {
-    bool canceled = cancel.canceled();
-    AbandonRun(*state, *state, run_id, clock, canceled, error.diagnostics().front().message);
-    if (!canceled) throw;
-    std::fprintf(stderr, "run %s canceled by %s while waiting for the warehouse; nothing was written\n",
-                 run_id.c_str(), cancel.signal_name().c_str());
-    return kCanceledExit;
-  }
-  cancel.Interrupting(warehouse.get());
-  std::optional<Definitions> published;
-  if (published_days) {
-    try {
-      published = PublishedDefinitions(project.definitions, *warehouse, planned);
-    } catch (const Error& error) {
-      AbandonRun(*state, *state, run_id, clock, false, error.diagnostics().front().message);
-      throw;
-    }
-  }
-
-  // target/run holds the statements of the latest run only.
-  std::filesystem::path statements = project.root / "target" / "run";
-  std::error_code ignored;
-  std::filesystem::remove_all(statements, ignored);
-
-  Progress progress(options.json);
-  ExecutorOptions executor_options{options.threads, project.root.string()};
-  executor_options.cancel = &cancel.canceled();
-  executor_options.allow_missing_upstream = options.allow_missing_upstream;
-  executor_options.statements_dir = statements;
-  executor_options.on_start = [&](const AssetKey& key) { progress.Started(key); };
-  RunExecutor executor(published ? *published : project.definitions, *warehouse, *state, *state, *state, clock,
-                       executor_options);
-  if (!options.json) {
-    std::printf("run %s: %zu step(s)%s\n", run_id.c_str(), plan.steps.size(),
-                options.full_refresh ? " (full refresh)" : "");
+  observer.on_started = [&](const std::string& run_id, size_t steps) {
+    progress.emplace(options.json);
+    if (options.json) return;
+    std::printf("run %s: %zu step(s)%s\n", run_id.c_str(), steps, options.full_refresh ? " (full refresh)" : "");
     std::fflush(stdout);
+  };
+  observer.on_step_started = [&](const AssetKey& key) { progress->Started(key); };
+  observer.on_step = [&](const StepOutcome& step, size_t done, size_t total) { progress->Finished(step, done, total); };
+  observer.backfill = backfill_screen.Observer();
+  const service::RunCommand command{options.select,
+                                    options.partition,
+                                    options.from,
+                                    options.to,
+                                    options.threads,
+                                    options.full_refresh,
+                                    options.allow_missing_upstream,
+                                    options.wait_timeout_seconds,
+                                    options.max_concurrent_runs};
+  const service::RunResult result = service::Run(global, command, cancel, observer);
+  progress.reset();
+  switch (result.kind) {
+    case service::RunResult::Kind::kBackfill:
+      return backfill_screen.Finish(*result.backfill);
+    case service::RunResult::Kind::kNothingSelected:
+      if (options.json) {
+        PrintJson(service::ToJson(result));
+      } else {
+        std::printf("nothing selected\n");
+      }
+      return 0;
+    case service::RunResult::Kind::kCanceledWhileWaiting:
+      std::fprintf(stderr, "run %s canceled by %s while waiting for the warehouse; nothing was written\n",
+                   result.run_id.c_str(), result.cancel_cause.c_str());
+      return kCanceledExit;
+    case service::RunResult::Kind::kRun:
+      break;
   }
-  RunOutcome outcome = executor.Execute(plan, run_id, [&](const StepOutcome& step, size_t done, size_t total) {
-    progress.Finished(step, done, total);
-  });
-  cancel.Interrupting(nullptr);
-
-  std::map<StepStatus, size_t> counts;
-  for (const StepOutcome& step : outcome.steps) ++counts[step.status];
-  size_t ok = counts[StepStatus::kSuccess] + counts[StepStatus::kUnchanged];
-  int exit_code = outcome.status == RunStatus::kSuccess    ? 0
-                  : outcome.status == RunStatus::kCanceled ? kCanceledExit
-                                                           : 1;
+  const RunOutcome& outcome = result.outcome;
+  const int exit_code = outcome.status == RunStatus::kSuccess    ? 0
+                        : outcome.status == RunStatus::kCanceled ? kCanceledExit
+                                                                 : 1;
   if (options.json) {
-    json steps = json::array();
-    for (const StepOutcome& step : outcome.steps) steps.push_back(StepJson(step));
-    json summary{{"run_id", run_id},
-                 {"status", RunStatusName(outcome.status)},
-                 {"counts",
-                  {{"ok", ok},
-                   {"failed", counts[StepStatus::kFailed]},
-                   {"skipped", counts[StepStatus::kSkipped]},
-                   {"canceled", counts[StepStatus::kCanceled]}}},
-                 {"steps", steps},
-                 {"statements_dir", statements.string()}};
-    std::printf("%s\n", summary.dump(2).c_str());
+    PrintJson(service::ToJson(result));
     return exit_code;
   }
+  std::map<StepStatus, size_t> counts;
+  for (const StepOutcome& step : outcome.steps) ++counts[step.status];
+  const size_t ok = counts[StepStatus::kSuccess] + counts[StepStatus::kUnchanged];
   std::string tail;
   if (counts[StepStatus::kCanceled] > 0) tail = ", " + std::to_string(counts[StepStatus::kCanceled]) + " canceled";
-  std::printf("run %s %s: %zu ok, %zu failed, %zu skipped%s\n", run_id.c_str(), RunStatusName(outcome.status).c_str(),
-              ok, counts[StepStatus::kFailed], counts[StepStatus::kSkipped], tail.c_str());
+  std::printf("run %s %s: %zu ok, %zu failed, %zu skipped%s\n", result.run_id.c_str(),
+              RunStatusName(outcome.status).c_str(), ok, counts[StepStatus::kFailed], counts[StepStatus::kSkipped],
+              tail.c_str());
   if (outcome.status == RunStatus::kCanceled) {
     std::printf("canceled by %s: finished steps are kept; interrupted writes were rolled back\n",
-                cancel.signal_name().c_str());
+                result.cancel_cause.c_str());
   }
-  std::filesystem::path shown = std::filesystem::relative(statements, std::filesystem::current_path(), ignored);
-  if (shown.empty() || *shown.begin() == "..") shown = statements;
+  std::error_code ignored;
+  std::filesystem::path shown = std::filesystem::relative(result.statements_dir, std::filesystem::current_path(), ignored);
+  if (shown.empty() || *shown.begin() == "..") shown = result.statements_dir;
   std::printf("the statements sent: %s/\n", shown.c_str());
   return exit_code;
 }

@@ -2,7 +2,8 @@
 
 #include <cstdio>
 
-#include "cli/project_context.hpp"
+#include "cli/commands.hpp"
+#include "cli/text_output.hpp"
 
 namespace sluice::cli {
 
@@ -31,22 +32,6 @@ std::string DescribeStep(const StepOutcome& step) {
     line += seconds;
   }
   return line;
-}
-
-json StepJson(const StepOutcome& step) {
-  json diagnostics = json::array();
-  for (const Diagnostic& d : step.diagnostics) diagnostics.push_back(DiagnosticJson(d));
-  json out{{"asset", step.key.ToString()},
-           {"status", StepStatusName(step.status)},
-           {"duration_ms", step.duration_ms},
-           {"note", step.note},
-           {"diagnostics", diagnostics}};
-  out["window"] = step.window ? json{{"start", step.window->start.ToString()},
-                                     {"end", step.window->end.AddDays(-1).ToString()}}
-                              : json(nullptr);
-  out["rows_written"] = step.status == StepStatus::kSuccess && step.wrote_rows ? json(step.rows_written) : json(nullptr);
-  out["rows_dropped"] = step.rows_dropped;
-  return out;
 }
 
 }  // namespace sluice::cli

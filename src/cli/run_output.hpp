@@ -1,4 +1,4 @@
-// How `run` and the backfill commands show a run's steps: one line each, or JSON.
+// How `run` and the backfill commands show a run's steps: one line each.
 #pragma once
 
 #include <string>
@@ -14,6 +14,5 @@ namespace sluice::cli {
 std::string WindowText(const DateWindow& window);
 // "OK        core.daily [2026-03-01 .. 2026-03-05]  20 rows  0.12s".
 std::string DescribeStep(const StepOutcome& step);
-nlohmann::json StepJson(const StepOutcome& step);
 
 }  // namespace sluice::cli

@@ -8,13 +8,19 @@
 #include <vector>
 
 #include "core/diagnostic.hpp"
+#include "service/request_error.hpp"
 
 namespace sluice::cli {
 
-class UsageError : public Error {
+// A RequestError the command line found itself (a flag's form, an unknown command).
+class UsageError : public service::RequestError {
  public:
-  using Error::Error;
+  using service::RequestError::RequestError;
 };
+
+using service::AsRequestError;
+using service::CheckingArguments;
+using service::IsAboutArguments;
 
 // The value of an integer flag, e.g. `--threads`. Throws UsageError SLU-CLI-003: "`--threads`: `abc` is not a
 // number" for anything but an optional '-' and decimal digits; "`--threads`: `-1` is out of range (0 to 99)"
@@ -27,23 +33,5 @@ double ParseDecimalFlag(std::string_view flag, std::string_view text, int min, i
 
 // SLU-CLI-002: `word` is not one of `commands` (empty `word`: no command was given). Lists the commands.
 UsageError UnknownCommand(const std::string& word, const std::vector<std::string>& commands);
-
-// Whether each of `error`'s diagnostics is about what was typed: a selection (SLU-SELECT-*), a partition key
-// (SLU-PARTITION-*, except -004: a model with no complete partition yet is the project's, whatever was typed) or
-// `--vars` (SLU-CONFIG-008).
-bool IsAboutArguments(const Error& error);
-
-// Calls `f` and returns its result; an Error it throws that IsAboutArguments is rethrown as a UsageError.
-template <typename F>
-auto CheckingArguments(F&& f) {
-  try {
-    return f();
-  } catch (const UsageError&) {
-    throw;
-  } catch (const Error& error) {
-    if (IsAboutArguments(error)) throw UsageError(error.diagnostics());
-    throw;
-  }
-}
 
 }  // namespace sluice::cli

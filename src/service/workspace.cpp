@@ -1,4 +1,4 @@
-#include "cli/project_context.hpp"
+#include "service/workspace.hpp"
 
 #include <cstdio>
 #include <mutex>
@@ -6,11 +6,11 @@
 #include "sdk/sdk_definitions.hpp"
 #include "sdk/warehouse_settings.hpp"
 
-namespace sluice::cli {
+namespace sluice::service {
 
 namespace {
 
-LoadOptions LoadOptionsFor(const GlobalOptions& global) {
+LoadOptions LoadOptionsFor(const WorkspaceOptions& global) {
   LoadOptions options;
   options.target = global.target;
   options.vars_json = global.vars_json;
@@ -57,7 +57,7 @@ const dagster::Definitions& CodeDefinitions() {
 
 std::string ProgramName() { return code_state != nullptr ? code_state->program.name : "sluice"; }
 
-std::filesystem::path ProjectRootFor(const GlobalOptions& global) {
+std::filesystem::path ProjectRootFor(const WorkspaceOptions& global) {
   if (code_state != nullptr) {
     if (global.project_dir) return std::filesystem::absolute(*global.project_dir).lexically_normal();
     return CodeSqlProject().value_or(std::filesystem::current_path());
@@ -65,7 +65,7 @@ std::filesystem::path ProjectRootFor(const GlobalOptions& global) {
   return FindProjectRoot(global.project_dir);
 }
 
-ProjectSettings LoadSettingsFor(const GlobalOptions& global) {
+ProjectSettings LoadSettingsFor(const WorkspaceOptions& global) {
   if (code_state == nullptr) return LoadProjectSettings(ProjectRootFor(global), LoadOptionsFor(global));
   if (std::optional<std::filesystem::path> sql = CodeSqlProject()) {
     return LoadProjectSettings(*sql, LoadOptionsFor(global));
@@ -80,7 +80,7 @@ ProjectSettings LoadSettingsFor(const GlobalOptions& global) {
   return settings;
 }
 
-InspectionReport InspectCodeProgram(const GlobalOptions& global, std::optional<Project>& models) {
+InspectionReport InspectCodeProgram(const WorkspaceOptions& global, std::optional<Project>& models) {
   if (std::optional<std::filesystem::path> sql = CodeSqlProject()) {
     LoadOptions options = LoadOptionsFor(global);
     for (const dagster::AssetsDefinition& asset : CodeDefinitions().assets) {
@@ -91,7 +91,7 @@ InspectionReport InspectCodeProgram(const GlobalOptions& global, std::optional<P
   return sdk::InspectCode(CodeDefinitions(), models ? &models->definitions : nullptr);
 }
 
-const Project& LoadProjectFor(const GlobalOptions& global) {
+const Project& LoadProjectFor(const WorkspaceOptions& global) {
   static const Project* project = nullptr;  // reachable, for leak checkers
   if (code_state == nullptr) {
     project = new Project(LoadProject(ProjectRootFor(global), LoadOptionsFor(global)));
@@ -136,7 +136,7 @@ WarehouseConfig WarehouseConfigFor(const ProjectSettings& project, AccessMode mo
   return config;
 }
 
-std::unique_ptr<StateStore> OpenStateStoreFor(const GlobalOptions& global) {
+std::unique_ptr<StateStore> OpenStateStoreFor(const WorkspaceOptions& global) {
   if (code_state != nullptr && !CodeSqlProject()) return OpenStateStore(ProjectRootFor(global));
   return OpenStateStore(ProjectRootFor(global), [&]() -> std::optional<std::string> {
     std::optional<ProjectSettings> settings;
@@ -169,25 +169,4 @@ nlohmann::json DiagnosticJson(const Diagnostic& diagnostic) {
           {"hint", diagnostic.hint}};
 }
 
-std::string DiagnosticLine(const std::string& code, const std::string& message, const SourceLocation& at) {
-  std::string where;
-  if (at.known()) {
-    where = at.file;
-    if (at.line > 0) where += ":" + std::to_string(at.line);
-    if (at.line > 0 && at.column > 0) where += ":" + std::to_string(at.column);
-    where += ": ";
-  }
-  return where + "error[" + code + "]: " + message;
-}
-
-std::string FormatCount(int64_t value) {
-  std::string digits = std::to_string(value < 0 ? -value : value);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return value < 0 ? "-" + out : out;
-}
-
-}  // namespace sluice::cli
+}  // namespace sluice::service
