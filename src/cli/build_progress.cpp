@@ -4,31 +4,11 @@
 
 #include "cli/commands.hpp"
 #include "cli/text_output.hpp"
+#include "service/direct_deployment.hpp"
 
 namespace sluice::cli {
 
 using nlohmann::json;
-
-std::string SelectionText(const std::vector<std::string>& select) {
-  std::string text;
-  for (const std::string& item : select) text += (text.empty() ? "" : " ") + item;
-  return text.empty() ? "*" : text;
-}
-
-json OutcomeJson(const BuildStepOutcome& step) {
-  json out{{"step", step.step},
-           {"phase", DeployPhaseName(step.phase)},
-           {"status", BuildStepStatusName(step.status)},
-           {"duration_ms", step.duration_ms}};
-  if (step.rows >= 0) out["rows"] = step.rows;
-  if (step.attempts > 0) out["attempts"] = step.attempts;
-  if (!step.boundary.empty()) out["boundary"] = step.boundary;
-  if (!step.note.empty()) out["note"] = step.note;
-  json diagnostics = json::array();
-  for (const Diagnostic& d : step.diagnostics) diagnostics.push_back(DiagnosticJson(d));
-  if (!diagnostics.empty()) out["diagnostics"] = diagnostics;
-  return out;
-}
 
 std::string OutcomeLine(const BuildStepOutcome& step) {
   std::string line = BuildStepStatusName(step.status);
@@ -65,7 +45,7 @@ std::function<void(const BuildProgress&)> BuildProgressPrinter(std::string run_i
       event.update(extra);
       if (progress.kind == "statement") event["sha256"] = progress.detail;
       if (progress.kind == "replay_retry") event["reason"] = progress.detail;
-      if (progress.outcome != nullptr) event["outcome"] = OutcomeJson(*progress.outcome);
+      if (progress.outcome != nullptr) event["outcome"] = service::ToJson(*progress.outcome);
       std::printf("%s\n", event.dump().c_str());
       std::fflush(stdout);
     } else if (!json_output && progress.kind == "step_finished" && progress.outcome != nullptr) {

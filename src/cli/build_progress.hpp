@@ -11,12 +11,6 @@
 
 namespace sluice::cli {
 
-// "a b" of the selection items, "*" for none.
-std::string SelectionText(const std::vector<std::string>& select);
-
-// A step's outcome as execution.json and --events show it.
-nlohmann::json OutcomeJson(const BuildStepOutcome& step);
-
 // A step's outcome as one line (and its errors below it).
 std::string OutcomeLine(const BuildStepOutcome& step);
 

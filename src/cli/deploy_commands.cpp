@@ -1,33 +1,20 @@
-// plan and build (direct mode): plan reads the warehouse and changes nothing; build shows the same plan, asks for
-// approval (and each protected pipeline's confirmation token), then executes it. Output: text, --json (one
+// plan and build (direct mode; service/direct_deployment.hpp): plan changes nothing; build shows the same plan, asks
+// for approval (and each protected pipeline's confirmation token), then executes it. Output: text, --json (one
 // document at the end) or, for build, --events (one JSON object per line as the build goes). Exit 0 ok, 1 failure
 // (a failed step, a failed error-severity audit, a declined prompt), 2 usage, 130 canceled by a signal.
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <algorithm>
 #include <iostream>
-#include <map>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/build_progress.hpp"
 #include "cli/cancel_on_signal.hpp"
 #include "cli/commands.hpp"
 #include "cli/text_output.hpp"
 #include "cli/usage_error.hpp"
-#include "core/clock.hpp"
-#include "core/file_system.hpp"
-#include "deploy/actual_state.hpp"
-#include "deploy/direct_executor.hpp"
-#include "deploy/direct_plan.hpp"
 #include "deploy/plan_explainer.hpp"
-#include "deploy/virtual_executor.hpp"
-#include "deploy/virtual_plan.hpp"
-#include "engine/run_executor.hpp"
-#include "state/open_state_store.hpp"
+#include "service/direct_deployment.hpp"
 
 namespace sluice::cli {
 
@@ -46,94 +33,64 @@ std::string Ask(const std::string& prompt) {
   return answer;
 }
 
-}  // namespace
-
-namespace {
-
-// The virtual pipelines' part of `plan`: the staged deployment `backfill` would start, in target/run/plan/virtual/
-// (or target/run/plan/ when the project has no direct part).
-int PlanVirtualPart(const Project& project, Warehouse* warehouse, const PlanOptions& options,
-                    const std::string& name_space, bool alone) {
-  SystemClock clock;
-  const VirtualActualState actual = warehouse ? ReadVirtualActualState(*warehouse, name_space) : VirtualActualState{};
-  VirtualPlanOptions virtual_options;
-  virtual_options.selection = options.select;
-  virtual_options.full_refresh = options.full_refresh;
-  if (!options.start_time.empty()) virtual_options.start_time = options.start_time;
-  if (!options.deployment_id.empty()) virtual_options.deployment_id = options.deployment_id;
-  virtual_options.warehouse = warehouse;
-  const std::vector<PublicationRow> publications =
-      warehouse ? DeploymentMetadata(*warehouse).Publications(name_space) : std::vector<PublicationRow>{};
-  const VirtualPlan plan = CheckingArguments([&] {
-    return PlanDeployment(project.definitions, actual, publications, ReadRecordedPlans(project.root),
-                          warehouse ? warehouse->capabilities() : Capabilities{}, virtual_options, clock)
-        .plan;
-  });
-  std::map<std::string, std::string> files = WorkflowFiles(plan.steps);
-  const std::string& plan_json = files["plan.json"] = VirtualPlanJson(plan);
-  std::filesystem::path directory = project.root / "target" / "run" / "plan";
-  if (!alone) directory /= "virtual";
-  ReplaceFolder(directory, files);
-  const ActualState checked = warehouse ? ReadActualState(*plan.physical, plan.steps, *warehouse, project.root.string())
-                                        : ActualState{};
-  if (options.json) {
-    std::printf("%s", plan_json.c_str());
-  } else {
-    std::printf("%s", VirtualPlanText(plan).c_str());
-    std::printf("plan written to %s/ (nothing was changed in the warehouse)\n",
-                std::filesystem::relative(directory, project.root).c_str());
-  }
-  if (!checked.blockers.empty()) throw Error(checked.blockers);  // backfill would stop here: say so, exit 1
-  return 0;
+void ShowWritten(const std::filesystem::path& directory, const std::filesystem::path& root) {
+  std::printf("plan written to %s/ (nothing was changed in the warehouse)\n",
+              std::filesystem::relative(directory, root).c_str());
 }
 
-bool HasDirectModels(const Definitions& definitions) {
-  for (const Pipeline& pipeline : definitions.pipelines()) {
-    if (!pipeline.virtual_mode) return true;
+// Whether the build may go on: every protected pipeline confirmed (by --confirm, or typed at the prompt), and the
+// plan approved. Throws when a token is missing and nobody can be asked.
+bool Approved(const service::DirectBuild& build, const BuildOptions& options) {
+  for (const PipelineScope* pipeline : build.Unconfirmed(options.confirm)) {
+    if (!options.auto_approve && isatty(STDIN_FILENO)) {
+      if (!pipeline->protection_warning.empty()) {
+        std::fprintf(stderr, "warning: %s\n", pipeline->protection_warning.c_str());
+      }
+      if (Ask("pipeline " + pipeline->name + " is protected: type " + *pipeline->confirmation + " to rebuild it: ") ==
+          *pipeline->confirmation) {
+        continue;
+      }
+      return false;
+    }
+    throw Error(Diagnostic{"SLU-DEPLOY-005",
+                           "pipeline '" + pipeline->name + "' is protected and its confirmation token was not given" +
+                               (pipeline->protection_warning.empty() ? "" : ": " + pipeline->protection_warning),
+                           {}, "pass --confirm " + *pipeline->confirmation + " to rebuild it", {}});
   }
-  return false;
+  if (options.auto_approve) return true;
+  if (!isatty(STDIN_FILENO)) {
+    throw UsageError(Diagnostic{"SLU-CLI-005", "build needs approval and standard input is not a terminal", {},
+                                "pass --auto-approve to build without a prompt", {}});
+  }
+  const std::string answer = Ask("Apply this plan? [y/N] ");
+  return answer == "y" || answer == "yes";
 }
 
 }  // namespace
 
 int Plan(const GlobalOptions& global, const PlanOptions& options) {
-  const Project& project = LoadProjectFor(global);
-  WarehouseConfig config = WarehouseConfigFor(project, AccessMode::kReadOnly);
-  std::unique_ptr<Warehouse> warehouse;
-  try {
-    warehouse = OpenWarehouse(config);
-  } catch (const Error& error) {
-    // A DuckDB file that does not exist yet: nothing is built, and plan must not create it.
-    if (error.diagnostics().front().code != "SLU-WAREHOUSE-003") throw;
+  const service::PlanReport report = service::PlanProject(
+      global, {options.select, options.deployment_id, options.full_refresh, options.start_time}, !options.json);
+  if (report.direct) {
+    const service::DirectPlanView& direct = *report.direct;
+    if (options.json) {
+      std::printf("%s", direct.plan_json.c_str());
+    } else {
+      std::printf("%s", PlanText(direct.plan, &direct.state).c_str());
+      ShowWritten(direct.directory, report.project_root);
+    }
+    if (!direct.state.blockers.empty()) throw Error(direct.state.blockers);  // build would stop here: exit 1
   }
-  const std::optional<std::string> virtual_namespace =
-      CheckingArguments([&] { return VirtualNamespaceOf(project.definitions, options.select); });
-  const bool virtual_only = virtual_namespace && (!options.select.empty() || !HasDirectModels(project.definitions));
-  if (virtual_only) return PlanVirtualPart(project, warehouse.get(), options, *virtual_namespace, true);
-  if (!options.deployment_id.empty() || options.full_refresh || !options.start_time.empty()) {
-    throw UsageError(Diagnostic{"SLU-CLI-004", "--deployment-id, --full-refresh and --start-time apply to virtual pipelines", {},
-                                "select a virtual pipeline with --select", {}});
+  if (report.virtual_part) {
+    const service::VirtualPlanView& part = *report.virtual_part;
+    if (options.json) {
+      std::printf("%s", part.plan_json.c_str());
+    } else {
+      std::printf("%s", VirtualPlanText(part.plan).c_str());
+      ShowWritten(part.directory, report.project_root);
+    }
+    if (!part.blockers.empty()) throw Error(part.blockers);  // backfill would stop here: exit 1
   }
-  const DirectPlan plan = CheckingArguments([&] {
-    return PlanDirect(project.definitions, options.select, warehouse ? warehouse->capabilities() : Capabilities{},
-                      RunRendering{warehouse.get(), SystemClock().TodayUtc()});
-  });
-  const ActualState state = warehouse
-                                ? ReadActualState(project.definitions, plan, *warehouse, project.root.string())
-                                : NothingBuiltState(project.definitions, plan);
-  std::map<std::string, std::string> files = WorkflowFiles(plan);
-  const std::string& plan_json = files["plan.json"] = PlanJson(plan, &state).dump(2) + "\n";
-  const std::filesystem::path directory = project.root / "target" / "run" / "plan";
-  ReplaceFolder(directory, files);
-  if (options.json) {
-    std::printf("%s", plan_json.c_str());
-  } else {
-    std::printf("%s", PlanText(plan, &state).c_str());
-    std::printf("plan written to %s/ (nothing was changed in the warehouse)\n",
-                std::filesystem::relative(directory, project.root).c_str());
-  }
-  if (!state.blockers.empty()) throw Error(state.blockers);  // build would stop here: say so, exit 1
-  if (virtual_namespace && !options.json) PlanVirtualPart(project, warehouse.get(), options, *virtual_namespace, false);
   return 0;
 }
 
@@ -142,98 +99,36 @@ int Build(const GlobalOptions& global, const BuildOptions& options) {
     throw UsageError(Diagnostic{"SLU-CLI-004", "--json and --events need --auto-approve", {},
                                 "a build that prints machine-readable output cannot prompt for approval", {}});
   }
-  const Project& project = LoadProjectFor(global);
-  SystemClock clock;
-  CancelOnSignal cancel;
-  std::unique_ptr<StateStore> store = OpenStateStoreFor(project);
-  WarehouseConfig config = WarehouseConfigFor(project, AccessMode::kReadWrite);
-  config.wait.cancel = &cancel.canceled();
-  std::unique_ptr<Warehouse> warehouse = OpenWarehouse(config);
-  const DirectPlan plan =
-      CheckingArguments([&] {
-        return PlanDirect(project.definitions, options.select, warehouse->capabilities(),
-                          RunRendering{warehouse.get(), clock.TodayUtc()});
-      });
-  if (plan.scope.empty() && VirtualNamespaceOf(project.definitions, options.select)) {
-    throw Error(Diagnostic{"SLU-DEPLOY-006", "nothing to build in direct mode: the project's pipelines are virtual", {},
-                           "deploy them in stages: `sluice backfill`, `sluice audit backfill`, `sluice publish`", {}});
-  }
-  const ActualState state = ReadActualState(project.definitions, plan, *warehouse, project.root.string());
-  if (!state.blockers.empty()) throw Error(state.blockers);
+  CancelOnSignal cancel(CancelOnSignal::Arming::kWhenAsked);
+  std::unique_ptr<service::DirectBuild> build = service::DirectBuild::Prepare(global, options.select, cancel);
   const bool quiet = options.json || options.events;
-  if (!quiet) std::printf("%s", PlanText(plan, &state).c_str());
-
-  for (const PipelineScope& pipeline : plan.pipelines) {
-    if (!pipeline.confirmation) continue;
-    if (std::find(options.confirm.begin(), options.confirm.end(), *pipeline.confirmation) != options.confirm.end()) {
-      continue;
-    }
-    if (!options.auto_approve && isatty(STDIN_FILENO)) {
-      if (!pipeline.protection_warning.empty()) std::fprintf(stderr, "warning: %s\n", pipeline.protection_warning.c_str());
-      if (Ask("pipeline " + pipeline.name + " is protected: type " + *pipeline.confirmation + " to rebuild it: ") ==
-          *pipeline.confirmation) {
-        continue;
-      }
-      std::fprintf(stderr, "build declined: nothing was changed\n");
-      return 1;
-    }
-    throw Error(Diagnostic{"SLU-DEPLOY-005",
-                           "pipeline '" + pipeline.name + "' is protected and its confirmation token was not given" +
-                               (pipeline.protection_warning.empty() ? "" : ": " + pipeline.protection_warning),
-                           {}, "pass --confirm " + *pipeline.confirmation + " to rebuild it", {}});
+  if (!quiet) std::printf("%s", PlanText(build->plan(), &build->state()).c_str());
+  if (!Approved(*build, options)) {
+    std::fprintf(stderr, "build declined: nothing was changed\n");
+    return 1;
   }
-  if (!options.auto_approve) {
-    if (!isatty(STDIN_FILENO)) {
-      throw UsageError(Diagnostic{"SLU-CLI-005", "build needs approval and standard input is not a terminal", {},
-                                  "pass --auto-approve to build without a prompt", {}});
-    }
-    const std::string answer = Ask("Apply this plan? [y/N] ");
-    if (answer != "y" && answer != "yes") {
-      std::fprintf(stderr, "build declined: nothing was changed\n");
-      return 1;
-    }
-  }
-
-  const std::filesystem::path directory = project.root / "target" / "run" / "build";
-  ReplaceFolder(directory, WorkflowFiles(plan));
-  const std::string run_id = RunExecutor::NewRunId(clock);
-  cancel.Interrupting(warehouse.get());
-  DirectExecutorOptions executor_options;
-  executor_options.project_root = project.root.string();
-  executor_options.cancel = &cancel.canceled();
-  executor_options.statements_file = directory / "statements.sql";
-  executor_options.selection_text = SelectionText(options.select);
-  executor_options.on_progress = BuildProgressPrinter(run_id, options.events, options.json, json::object());
-  if (!quiet) std::printf("build %s: %zu step(s)\n", run_id.c_str(), plan.steps.size());
-  DirectExecutor executor(project.definitions, *warehouse, *store, *store, *store, clock, executor_options);
-  const BuildOutcome outcome = executor.Execute(plan, run_id);
-  cancel.Interrupting(nullptr);
-
-  json steps = json::array();
-  size_t failed = 0;
-  for (const BuildStepOutcome& step : outcome.steps) {
-    steps.push_back(OutcomeJson(step));
-    failed += step.status == BuildStepStatus::kFailed ? 1 : 0;
-  }
-  json execution{{"run_id", run_id}, {"status", RunStatusName(outcome.status)}, {"steps", steps}};
-  {
-    std::ofstream out(directory / "execution.json");
-    out << execution.dump(2) << "\n";
-  }
-  const int exit_code = outcome.status == RunStatus::kSuccess    ? 0
-                        : outcome.status == RunStatus::kCanceled ? kCanceledExit
-                                                                 : 1;
+  std::function<void(const BuildProgress&)> printer;
+  service::DirectBuild::Observer observer;
+  observer.on_started = [&](const std::string& run_id, size_t steps) {
+    printer = BuildProgressPrinter(run_id, options.events, options.json, json::object());
+    if (!quiet) std::printf("build %s: %zu step(s)\n", run_id.c_str(), steps);
+  };
+  observer.on_progress = [&](const BuildProgress& progress) { printer(progress); };
+  const service::DirectBuild::Result result = build->Execute(observer);
+  const RunStatus status = result.outcome.status;
+  const int exit_code = status == RunStatus::kSuccess ? 0 : status == RunStatus::kCanceled ? kCanceledExit : 1;
   if (options.json) {
-    std::printf("%s\n", execution.dump(2).c_str());
+    PrintJson(result.execution);
   } else if (options.events) {
-    std::printf("%s\n", json{{"event", "build_finished"}, {"run_id", run_id}, {"status", RunStatusName(outcome.status)}}
-                            .dump()
-                            .c_str());
+    std::printf("%s\n",
+                json{{"event", "build_finished"}, {"run_id", result.run_id}, {"status", RunStatusName(status)}}.dump().c_str());
   } else {
-    std::printf("build %s %s: %zu step(s), %zu failed\n", run_id.c_str(), RunStatusName(outcome.status).c_str(),
-                outcome.steps.size(), failed);
+    size_t failed = 0;
+    for (const BuildStepOutcome& step : result.outcome.steps) failed += step.status == BuildStepStatus::kFailed ? 1 : 0;
+    std::printf("build %s %s: %zu step(s), %zu failed\n", result.run_id.c_str(), RunStatusName(status).c_str(),
+                result.outcome.steps.size(), failed);
     std::printf("the statements sent: %s\n",
-                std::filesystem::relative(directory / "statements.sql", project.root).c_str());
+                std::filesystem::relative(result.statements_file, result.project_root).c_str());
   }
   return exit_code;
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/build_progress.hpp"
+#include "service/direct_deployment.hpp"
 #include "cli/cancel_on_signal.hpp"
 #include "cli/commands.hpp"
 #include "cli/text_output.hpp"
@@ -235,7 +236,7 @@ int DeploymentCommands::RunBackfill(const GlobalOptions& global) {
   backfill_options.project_root = project.root.string();
   backfill_options.cancel = &cancel.canceled();
   backfill_options.statements_file = directory / "statements.sql";
-  backfill_options.selection_text = SelectionText(backfill_.select);
+  backfill_options.selection_text = service::SelectionText(backfill_.select);
   backfill_options.tool_version = kSluiceVersion;
   backfill_options.on_progress =
       BuildProgressPrinter(run_id, backfill_.events, backfill_.json, json{{"deployment_id", plan.deployment_id}});
