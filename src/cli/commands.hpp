@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "service/version.hpp"
 #include "service/workspace.hpp"
 
 namespace sluice::cli {
 
-// What `sluice --version` prints; recorded with each staged deployment.
-inline constexpr const char* kSluiceVersion = "sluice 0.1.0";
+using service::kSluiceVersion;
 
 // --project-dir, --target, --vars and the connection flags.
 using GlobalOptions = service::WorkspaceOptions;
