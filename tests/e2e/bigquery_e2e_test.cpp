@@ -13,6 +13,8 @@ namespace sluice {
 namespace {
 
 using test::BigQueryDouble;
+using test::DoubleConnectionToml;
+using test::kAuthorizedUserCredentials;
 using test::ErrorBody;
 using test::JobBody;
 using test::RecordedRequest;
@@ -45,15 +47,9 @@ view_prefix = ""
 database = "raw"
 
 [targets.test.connection]
-project = "proj"
-location = "EU"
-credentials = "adc.json"
 max_concurrent_jobs_per_table = 3
-api_url = ")" + bq.url() + R"("
-token_url = ")" + bq.url() + R"(/token"
-)");
-  project.Write("adc.json",
-                R"({"type": "authorized_user", "client_id": "c", "client_secret": "s", "refresh_token": "r"})");
+)" + DoubleConnectionToml(bq));
+  project.Write("adc.json", kAuthorizedUserCredentials);
   bq.Respond("POST", "/token", 200, R"({"access_token": "tok", "expires_in": 3600})", -1);
   bq.Respond("GET", "/tables/", 404, ErrorBody(404, "notFound", "Not found: Table"), -1);
   bq.Respond("GET", "/datasets/", 200, R"({"location": "EU"})", -1);

@@ -6,8 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "e2e/sluice_process.hpp"
-#include "support/clickhouse_test_server.hpp"
-#include "warehouse/registry.hpp"
+#include "support/clickhouse_project.hpp"
 
 namespace sluice::testing {
 namespace {
@@ -29,35 +28,9 @@ __assert__nobody_named_ada AS (
 SELECT 1
 )";
 
-// The fixture project in a scratch folder, pointed at the test server and a database of its own.
-class ClickHouseProject {
- public:
-  ClickHouseProject() : server_(RequireClickHouseTestServer()), database_(UniqueClickHouseDatabase("quality")) {}
-
-  ProcessResult Run(const std::vector<std::string>& args) const {
-    std::vector<std::string> all = {"--database", database_};
-    all.insert(all.end(), args.begin(), args.end());
-    return project_.Run(all, {{"STREAMBUILD_CLICKHOUSE_HOST", server_.host},
-                              {"STREAMBUILD_CLICKHOUSE_PORT", std::to_string(server_.port)},
-                              {"STREAMBUILD_CLICKHOUSE_USERNAME", server_.username},
-                              {"STREAMBUILD_CLICKHOUSE_PASSWORD", server_.password}});
-  }
-
-  Capabilities ServerCapabilities() const {
-    return OpenWarehouse(ClickHouseTestConfig(server_, database_))->capabilities();
-  }
-
-  const ScratchProject& files() const { return project_; }
-
- private:
-  ClickHouseTestServer server_;
-  std::string database_;
-  ScratchProject project_{"quality_clickhouse"};
-};
-
 TEST(CheckCommandsClickHouseE2E, TestsPassAndFailOnAServerWithoutIsNotDistinctFrom) {
-  ClickHouseProject project;
-  const Capabilities capabilities = project.ServerCapabilities();
+  ClickHouseProject project("quality_clickhouse", "quality");
+  const Capabilities capabilities = project.Open()->capabilities();
   ProcessResult passing = project.Run({"test"});
   EXPECT_EQ(passing.exit_code, 0) << passing.out << passing.err;
   EXPECT_NE(passing.out.find("PASS  orders  (tests/staging/orders.sql)"), std::string::npos) << passing.out;
@@ -88,7 +61,7 @@ TEST(CheckCommandsClickHouseE2E, TestsPassAndFailOnAServerWithoutIsNotDistinctFr
 }
 
 TEST(CheckCommandsClickHouseE2E, AuditsAreDeferredUntilMaterializedThenPassFailOrWarm) {
-  ClickHouseProject project;
+  ClickHouseProject project("quality_clickhouse", "quality");
   ProcessResult before = project.Run({"audit", "--json"});
   EXPECT_EQ(before.exit_code, 0) << before.out << before.err;
   EXPECT_EQ(json::parse(before.out)["counts"]["deferred"], 3);

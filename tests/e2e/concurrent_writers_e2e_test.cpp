@@ -1,5 +1,5 @@
-// Two `sluice run` processes writing one relation at once, on the server engines (fixture projects
-// tests/projects/concurrent_writers/<engine>): a day written by both holds its rows once, both runs succeed, and the
+// Two `sluice run` processes writing one relation at once, on the server engines (fixture project
+// tests/projects/concurrent_writers, filled in for each engine): a day written by both holds its rows once, both runs succeed, and the
 // ledger records both writes. PostgreSQL serializes the writers of a relation inside their transactions; ClickHouse
 // swaps each day in from the run's own staging table, so the last writer wins.
 //
@@ -20,6 +20,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,13 +37,32 @@ namespace {
 
 using nlohmann::json;
 
-// A server engine the test drives: its fixture project, its SQL and its way of showing a writer that waits.
+// The fixture for one engine: `values` (placeholder → text) filled in, and the seeds written.
+void WriteFixture(const ScratchProject& project, const std::map<std::string, std::string>& values) {
+  for (const char* file :
+       {"streambuild_project.toml", "pipelines/daily/slow_daily.sql", "pipelines/daily/daily_summary.sql"}) {
+    std::string text = project.Read(file);
+    for (const auto& [placeholder, value] : values) {
+      for (size_t at = text.find(placeholder); at != std::string::npos; at = text.find(placeholder, at + value.size())) {
+        text.replace(at, placeholder.size(), value);
+      }
+    }
+    project.Write(file, text);
+  }
+  std::string numbers = "n\n";
+  for (int n = 0; n < 1000; ++n) numbers += std::to_string(n) + "\n";
+  project.Write("seeds/numbers.csv", numbers);
+  std::string days = "day\n";
+  for (int day = 1; day <= 30; ++day) days += "2026-11-" + std::string(day < 10 ? "0" : "") + std::to_string(day) + "\n";
+  project.Write("seeds/days.csv", days);
+}
+
+// A server engine the test drives: how its project is written, its SQL and its way of showing a writer that waits.
 class Engine {
  public:
   virtual ~Engine() = default;
-  // The fixture's folder under the source tree.
-  virtual std::string Fixture() const = 0;
-  virtual std::string ProjectToml() const = 0;
+  // The fixture's placeholders, filled in for the engine (WriteFixture).
+  virtual std::map<std::string, std::string> Placeholders() const = 0;
   // The model's relation, qualified for the engine's SQL.
   virtual std::string Table(const std::string& model) const = 0;
   // The count of the warehouse ledger's rows for the model's relation.
@@ -65,26 +85,12 @@ class PostgresEngine final : public Engine {
   PostgresEngine() : server_(RequirePostgresTestServer()), database_(CreatePostgresTestDatabase(server_, "conc")) {
     warehouse_ = OpenWarehouse(PostgresTestConfig(server_, database_));
   }
-  std::string Fixture() const override { return "tests/projects/concurrent_writers/postgres"; }
-  std::string ProjectToml() const override {
-    return R"(name = "concurrent_writers"
-adapter = "postgres"
-default_target = "test"
-
-[naming]
-table_prefix = ""
-view_prefix = ""
-
-[targets.test]
-database = "conc"
-
-[targets.test.connection]
-host = ")" + server_.host + R"("
-port = )" + std::to_string(server_.port) + R"(
-username = ")" + server_.user + R"("
-password = ")" + server_.password + R"("
-dbname = ")" + database_ + R"("
-)";
+  std::map<std::string, std::string> Placeholders() const override {
+    return {{"@ADAPTER@", "postgres"},
+            {"@DATABASE@", "conc"},
+            {"@CONNECTION@", PostgresTestConnectionToml(server_, database_)},
+            {"@BIGINT@", "BIGINT"},
+            {"@DATE@", "DATE"}};
   }
   std::string Table(const std::string& model) const override { return "conc." + model; }
   std::string LedgerRows(const std::string& model) override {
@@ -107,25 +113,14 @@ class ClickHouseEngine final : public Engine {
     warehouse_ = OpenWarehouse(ClickHouseTestConfig(server_, "default"));
   }
   ~ClickHouseEngine() override { warehouse_->Execute("DROP DATABASE IF EXISTS " + database_); }
-  std::string Fixture() const override { return "tests/projects/concurrent_writers/clickhouse"; }
-  std::string ProjectToml() const override {
-    return R"(name = "concurrent_writers"
-adapter = "clickhouse"
-default_target = "test"
-
-[naming]
-table_prefix = ""
-view_prefix = ""
-
-[targets.test]
-database = ")" + database_ + R"("
-
-[targets.test.connection]
-host = ")" + server_.host + R"("
-port = )" + std::to_string(server_.port) + R"(
-username = ")" + server_.username + R"("
-password = ")" + server_.password + R"("
-)";
+  std::map<std::string, std::string> Placeholders() const override {
+    return {{"@ADAPTER@", "clickhouse"},
+            {"@DATABASE@", database_},
+            {"@CONNECTION@", "host = \"" + server_.host + "\"\nport = " + std::to_string(server_.port) +
+                                 "\nusername = \"" + server_.username + "\"\npassword = \"" + server_.password +
+                                 "\"\n"},
+            {"@BIGINT@", "Int64"},
+            {"@DATE@", "Date"}};
   }
   std::string Table(const std::string& model) const override { return database_ + "." + model; }
   // `_sluice.ledger` is the server's, shared by every test: only this test's database counts.
@@ -178,9 +173,9 @@ class ConcurrentWriters : public ::testing::TestWithParam<std::string> {
     } else {
       engine_ = std::make_unique<ClickHouseEngine>();
     }
-    project_ = std::make_unique<ScratchProject>(engine_->Fixture());
-    project_->Write("streambuild_project.toml", engine_->ProjectToml());
-    MustRun({"run", "--select", "numbers"});  // the seed slow_daily reads
+    project_ = std::make_unique<ScratchProject>("concurrent_writers");
+    WriteFixture(*project_, engine_->Placeholders());
+    MustRun({"run", "--select", "numbers", "days"});  // the seeds slow_daily reads
   }
 
   ProcessResult MustRun(const std::vector<std::string>& args) {
@@ -249,7 +244,7 @@ TEST_P(ConcurrentWriters, TwoRunsOfOneDayOfANewTableWriteItOnce) {
   EXPECT_EQ(engine_->Scalar("SELECT count(*) FROM " + engine_->Table("slow_daily")), "1000");
   EXPECT_EQ(RowsPerDay("slow_daily"), "1|1000|1000");
   EXPECT_EQ(engine_->LedgerRows("slow_daily"), "2");  // two writes, each of the whole day
-  ExpectRunsSucceeded(3);  // the seed's, and the two
+  ExpectRunsSucceeded(3);  // the seeds', and the two
   json status = StatusOf("slow_daily");
   EXPECT_EQ(status["state"], "materialized") << status.dump(2);
   EXPECT_EQ(status["partitions"]["done"], 1) << status.dump(2);
@@ -311,27 +306,13 @@ TEST(ConcurrentWritersOnBigQuery, EachRunWritesTheWindowWithOneMergeAndAnAborted
   using test::RecordedRequest;
   using test::ResultsBody;
   BigQueryDouble bq;
-  ScratchProject project("tests/projects/concurrent_writers/bigquery");
-  project.Write("streambuild_project.toml", R"(name = "concurrent_writers"
-adapter = "bigquery"
-default_target = "test"
-
-[naming]
-table_prefix = ""
-view_prefix = ""
-
-[targets.test]
-database = "conc"
-
-[targets.test.connection]
-project = "proj"
-location = "EU"
-credentials = "adc.json"
-api_url = ")" + bq.url() + R"("
-token_url = ")" + bq.url() + R"(/token"
-)");
-  project.Write("adc.json",
-                R"({"type": "authorized_user", "client_id": "c", "client_secret": "s", "refresh_token": "r"})");
+  ScratchProject project("concurrent_writers");
+  WriteFixture(project, {{"@ADAPTER@", "bigquery"},
+                         {"@DATABASE@", "conc"},
+                         {"@CONNECTION@", test::DoubleConnectionToml(bq)},
+                         {"@BIGINT@", "INT64"},
+                         {"@DATE@", "DATE"}});
+  project.Write("adc.json", test::kAuthorizedUserCredentials);
   const json fields = json::array({{{"name", "event_date"}, {"type", "DATE"}}, {{"name", "n"}, {"type", "INTEGER"}}});
   const std::string dry_run = json{{"jobReference", {{"jobId", "dry"}}},
                                    {"status", {{"state", "DONE"}}},
@@ -352,7 +333,7 @@ token_url = ")" + bq.url() + R"(/token"
   bq.Respond("POST", "/queries", 200, ResultsBody("q", true), -1);
 
   // The first run pauses after its MERGE, before its ledger row; the second writes the same day meanwhile.
-  // The double holds no tables, so the seed slow_daily reads is never found: the runs do not check for it.
+  // The double holds no tables, so the seeds slow_daily reads are never found: the runs do not check for them.
   const std::vector<std::string> run = {"run",    "--select", "slow_daily", "--partition", "2026-11-05",
                                         "--json", "--allow-missing-upstream"};
   const std::filesystem::path marker = project.root() / "paused";

@@ -106,7 +106,9 @@ TEST_F(DeploymentOperationsE2e, RepairThenInspectReconcileAndCleanUp) {
   EXPECT_EQ(paid["status"], "reconcile") << dry.dump(2);
   EXPECT_EQ(Json({"reconcile", "--apply", "--json"})["applied"], true);
   for (const json& item : Json({"reconcile", "--json"})["objects"]) {
-    if (item["model"] == "paid_orders") EXPECT_EQ(item["status"], "in_sync");
+    if (item["model"] == "paid_orders") {
+      EXPECT_EQ(item["status"], "in_sync");
+    }
   }
 
   json janitor = Json({"janitor", "--retention-days", "0", "--json"});

@@ -43,12 +43,7 @@ pipeline_mode = "virtual"
 database = "shop"
 
 [targets.test.connection]
-host = ")" + server_.host + R"("
-port = )" + std::to_string(server_.port) + R"(
-username = ")" + server_.user + R"("
-password = ")" + server_.password + R"("
-dbname = ")" + database_ + R"("
-)");
+)" + PostgresTestConnectionToml(server_, database_));
     for (const char* model : {"paid_orders", "daily_totals"}) {
       const std::string file = std::string("pipelines/pl__shop/") + model + ".sql";
       Write(file, ForPostgres(Read(file)));

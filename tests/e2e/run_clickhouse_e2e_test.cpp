@@ -7,42 +7,17 @@
 #include <nlohmann/json.hpp>
 
 #include "e2e/sluice_process.hpp"
-#include "support/clickhouse_test_server.hpp"
-#include "warehouse/registry.hpp"
+#include "support/clickhouse_project.hpp"
 
 namespace sluice::testing {
 namespace {
 
 using nlohmann::json;
 
-// The fixture project in a scratch folder, pointed at the test server and a database of its own.
-class ClickHouseProject {
- public:
-  ClickHouseProject() : server_(RequireClickHouseTestServer()), database_(UniqueClickHouseDatabase("run")) {}
-
-  ProcessResult Run(const std::vector<std::string>& args) const {
-    std::vector<std::string> all = {"--database", database_};
-    all.insert(all.end(), args.begin(), args.end());
-    return project_.Run(all, {{"STREAMBUILD_CLICKHOUSE_HOST", server_.host},
-                              {"STREAMBUILD_CLICKHOUSE_PORT", std::to_string(server_.port)},
-                              {"STREAMBUILD_CLICKHOUSE_USERNAME", server_.username},
-                              {"STREAMBUILD_CLICKHOUSE_PASSWORD", server_.password}});
-  }
-
-  std::unique_ptr<Warehouse> Open() const { return OpenWarehouse(ClickHouseTestConfig(server_, database_)); }
-  const ScratchProject& files() const { return project_; }
-  const std::string& database() const { return database_; }
-
- private:
-  ClickHouseTestServer server_;
-  std::string database_;
-  ScratchProject project_{"quality_clickhouse"};
-};
-
 bool Has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 TEST(RunClickHouseE2E, AnUnknownFunctionIsLocatedAtItsUseInTheModel) {
-  ClickHouseProject project;
+  ClickHouseProject project("quality_clickhouse", "run");
   project.files().Write("pipelines/sales/orders.sql", R"(MODEL (
   description "orders, typed",
   order_by ["id"],
@@ -63,7 +38,7 @@ FROM __source("orders_raw")
 }
 
 TEST(RunClickHouseE2E, AWindowFunctionOnAServerWithoutThemIsRefusedBeforeAnythingIsWritten) {
-  ClickHouseProject project;
+  ClickHouseProject project("quality_clickhouse", "run");
   if (project.Open()->capabilities().window_functions) GTEST_SKIP() << "the server has window functions";
   project.files().Write("pipelines/sales/ranked.sql", R"(MODEL (order_by ["id"]);
 SELECT
@@ -88,7 +63,7 @@ FROM __ref("orders")
 }
 
 TEST(RunClickHouseE2E, ASeedValueThatDoesNotConvertPointsAtItsLineAndColumnInTheSeedFile) {
-  ClickHouseProject project;
+  ClickHouseProject project("quality_clickhouse", "run");
   project.files().Write("sources/seeds.yml", R"(sources:
   - kind: seed
     name: orders_raw
@@ -110,7 +85,7 @@ TEST(RunClickHouseE2E, ASeedValueThatDoesNotConvertPointsAtItsLineAndColumnInThe
 }
 
 TEST(RunClickHouseE2E, TestsRenderPartitionBoundsAsToDate) {
-  ClickHouseProject project;
+  ClickHouseProject project("quality_clickhouse", "run");
   project.files().Write("pipelines/sales/daily_orders.sql",
                         R"(MODEL (partitions (daily (column "order_date", start_date "2026-03-01")), order_by ["order_date"]);
 SELECT CAST(order_date AS Date) AS order_date, CAST(count() AS UInt64) AS orders

@@ -437,7 +437,9 @@ TEST(RunE2E, StatusChecksTheWarehouseCatalog) {
   for (const json& asset : status["assets"]) {
     EXPECT_EQ(asset["state"], "missing") << asset.dump();
     EXPECT_EQ(asset["exists"], false) << asset.dump();
-    if (!asset["partitions"].is_null()) EXPECT_EQ(asset["partitions"]["done"], 0) << asset.dump();
+    if (!asset["partitions"].is_null()) {
+      EXPECT_EQ(asset["partitions"]["done"], 0) << asset.dump();
+    }
   }
   text = MustRun(project, {"status"}).out;
   EXPECT_NE(text.find("core.user_totals                      table     missing"), std::string::npos) << text;

@@ -81,7 +81,9 @@ TEST(RunLoopE2E, AStepWhoseUpstreamWasNeverMaterializedIsSkippedWithTheReason) {
   // Not counted as done.
   json status = json::parse(MustRun(project, {"status", "--json"}).out);
   for (const json& asset : status["assets"]) {
-    if (asset["asset"] == "core.daily_doubled") EXPECT_EQ(asset["partitions"]["done"], 1) << asset.dump();
+    if (asset["asset"] == "core.daily_doubled") {
+      EXPECT_EQ(asset["partitions"]["done"], 1) << asset.dump();
+    }
   }
   MustRun(project, {"run", "--select", "daily_doubled", "--partition", "2026-03-01"});
 
@@ -370,7 +372,9 @@ TEST(RunLoopE2E, RunJsonIsASummaryAndRunsShowsDurationAndSteps) {
       EXPECT_EQ(step["window"]["start"], "2026-03-01");
       EXPECT_EQ(step["rows_written"], 1);
     }
-    if (step["asset"] == "core.top_users") EXPECT_TRUE(step["rows_written"].is_null());
+    if (step["asset"] == "core.top_users") {
+      EXPECT_TRUE(step["rows_written"].is_null());
+    }
   }
   json runs = RunsJson(project);
   EXPECT_EQ(runs[0]["steps"], json::parse(R"({"total": 7, "ok": 7, "failed": 0, "skipped": 0})"));

@@ -240,4 +240,9 @@ std::string ErrorBody(int code, const std::string& reason, const std::string& me
       .dump();
 }
 
+std::string DoubleConnectionToml(const BigQueryDouble& bq) {
+  return "project = \"proj\"\nlocation = \"EU\"\ncredentials = \"adc.json\"\napi_url = \"" + bq.url() +
+         "\"\ntoken_url = \"" + bq.url() + "/token\"\n";
+}
+
 }  // namespace sluice::test

@@ -76,4 +76,13 @@ std::string ResultsBody(const std::string& job_id, bool complete, const std::vec
 // An API error: {"error": {"code", "message", "errors": [{"reason", "message"}]}}.
 std::string ErrorBody(int code, const std::string& reason, const std::string& message);
 
+// The `[targets.<name>.connection]` keys (TOML lines) of a BigQuery target served by `bq`: project `proj`, location
+// `EU`, the credentials file `adc.json` (a project writes kAuthorizedUserCredentials there) and the double's API and
+// token URLs.
+std::string DoubleConnectionToml(const BigQueryDouble& bq);
+
+// Authorized-user credentials whose token the double's /token answers.
+inline constexpr const char* kAuthorizedUserCredentials =
+    R"({"type": "authorized_user", "client_id": "c", "client_secret": "s", "refresh_token": "r"})";
+
 }  // namespace sluice::test

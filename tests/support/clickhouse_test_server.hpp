@@ -81,4 +81,12 @@ inline WarehouseConfig ClickHouseTestConfig(const ClickHouseTestServer& server, 
   return config;
 }
 
+// The environment that points `sluice` at the server (a ClickHouse target's connection comes from these variables).
+inline std::map<std::string, std::string> ClickHouseTestEnvironment(const ClickHouseTestServer& server) {
+  return {{"STREAMBUILD_CLICKHOUSE_HOST", server.host},
+          {"STREAMBUILD_CLICKHOUSE_PORT", std::to_string(server.port)},
+          {"STREAMBUILD_CLICKHOUSE_USERNAME", server.username},
+          {"STREAMBUILD_CLICKHOUSE_PASSWORD", server.password}};
+}
+
 }  // namespace sluice::testing

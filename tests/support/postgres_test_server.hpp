@@ -117,6 +117,12 @@ inline std::map<std::string, std::string> PostgresTestConnection(const PostgresT
           {"dbname", database}};
 }
 
+// The same keys as TOML lines, for a project's `[targets.<name>.connection]`.
+inline std::string PostgresTestConnectionToml(const PostgresTestServer& server, const std::string& database) {
+  return "host = \"" + server.host + "\"\nport = " + std::to_string(server.port) + "\nusername = \"" + server.user +
+         "\"\npassword = \"" + server.password + "\"\ndbname = \"" + database + "\"\n";
+}
+
 inline WarehouseConfig PostgresTestConfig(const PostgresTestServer& server, const std::string& database) {
   WarehouseConfig config;
   config.adapter = "postgres";

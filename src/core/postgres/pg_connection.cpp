@@ -82,7 +82,7 @@ Result Connection::Exec(const std::string& sql, const Params& params) {
     if (PQstatus(connection_) != CONNECTION_OK) sqlstate.clear();  // the connection is gone, whatever it said
     std::string position = Field(result, PG_DIAG_STATEMENT_POSITION);
     PgError error(message, sqlstate, Field(result, PG_DIAG_MESSAGE_DETAIL), Field(result, PG_DIAG_MESSAGE_HINT),
-                  position.empty() ? 0 : std::atoi(position.c_str()));
+                  position.empty() ? 0 : std::atoi(position.c_str()), Field(result, PG_DIAG_CONTEXT));
     PQclear(result);
     throw error;
   }

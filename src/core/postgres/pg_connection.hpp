@@ -26,21 +26,25 @@ namespace sluice::pg {
 // position in the statement the server pointed at, 0 when none.
 class PgError : public std::runtime_error {
  public:
-  PgError(std::string message, std::string sqlstate, std::string detail, std::string hint, int position)
+  PgError(std::string message, std::string sqlstate, std::string detail, std::string hint, int position,
+          std::string context = "")
       : std::runtime_error(message),
         sqlstate_(std::move(sqlstate)),
         detail_(std::move(detail)),
         hint_(std::move(hint)),
+        context_(std::move(context)),
         position_(position) {}
   const std::string& sqlstate() const { return sqlstate_; }
   const std::string& detail() const { return detail_; }
   const std::string& hint() const { return hint_; }
+  // Where the server was (PG_DIAG_CONTEXT), e.g. "unnamed portal parameter $3" for a parameter that does not convert.
+  const std::string& context() const { return context_; }
   int position() const { return position_; }
   // The connection is gone (server closed it, network failure): the caller must open a new one.
   bool connection_lost() const { return sqlstate_.empty() || sqlstate_.rfind("08", 0) == 0 || sqlstate_ == "57P01"; }
 
  private:
-  std::string sqlstate_, detail_, hint_;
+  std::string sqlstate_, detail_, hint_, context_;
   int position_;
 };
 

@@ -1,19 +1,13 @@
 #include "warehouse/postgres/postgres_session.hpp"
 
+#include <cstdlib>
+
 #include "sql/dialect.hpp"
 #include "sql/tokenizer.hpp"
 
 namespace sluice::postgres {
 
 namespace {
-
-std::string Masked(std::string text, const std::string& password) {
-  if (password.size() < 3) return text;  // masking a short password would mangle ordinary words
-  for (size_t at = text.find(password); at != std::string::npos; at = text.find(password, at + 3)) {
-    text.replace(at, password.size(), "***");
-  }
-  return text;
-}
 
 // PostgreSQL's error position counts characters (1-based); the byte offset of that character in `text`.
 size_t ByteOffsetOfCharacter(const std::string& text, int position) {
@@ -26,6 +20,24 @@ size_t ByteOffsetOfCharacter(const std::string& text, int position) {
 }
 
 }  // namespace
+
+std::string Masked(std::string text, const std::string& password) {
+  if (password.size() < 3) return text;  // masking a short password would mangle ordinary words
+  for (size_t at = text.find(password); at != std::string::npos; at = text.find(password, at + 3)) {
+    text.replace(at, password.size(), "***");
+  }
+  return text;
+}
+
+std::optional<size_t> RefusedParameter(const pg::PgError& failure, size_t count) {
+  if (!failure.sqlstate().starts_with("22")) return std::nullopt;
+  const std::string marker = "parameter $";
+  const size_t at = failure.context().find(marker);
+  if (at == std::string::npos) return std::nullopt;
+  const size_t number = std::strtoull(failure.context().c_str() + at + marker.size(), nullptr, 10);
+  if (number == 0 || number > count) return std::nullopt;
+  return number - 1;
+}
 
 Error WarehouseError(std::string code, std::string message, std::string hint) {
   return Error(Diagnostic{std::move(code), std::move(message), {}, std::move(hint), {}});

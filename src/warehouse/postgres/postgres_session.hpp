@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -40,6 +41,13 @@ struct Statement {
 // `before` + "(" + the caller's SELECT + ")" + `after`, the SELECT byte for byte but for trailing semicolons; the
 // newlines keep a trailing `-- comment` from swallowing the parenthesis.
 Statement Embedding(std::string before, const std::string& select_sql, std::string_view after);
+
+// The index (0-based, below `count`) of the parameter whose value the server refused to convert: a data exception
+// (SQLSTATE class 22) whose context names it ("unnamed portal parameter $3"); nullopt for any other error.
+std::optional<size_t> RefusedParameter(const pg::PgError& failure, size_t count);
+
+// `text` with each occurrence of `password` (when not empty) replaced by ***.
+std::string Masked(std::string text, const std::string& password);
 
 // The one place PostgreSQL errors become sluice::Error: SLU-WAREHOUSE-NNN from the SQLSTATE, naming `subject` (the
 // relation worked on, or the server for kOpen), with `password` masked; a SqlError when the error's position falls
@@ -105,13 +113,22 @@ class Session {
   pg::Result Run(const std::string& sql, Operation operation, const std::string& subject) {
     return Run(Statement{sql}, operation, subject);
   }
-  // Runs `sql` with text parameters; recorded without them.
-  pg::Result RunWithParams(const std::string& sql, const pg::Params& params, const std::string& subject) {
+  // Runs `sql` with text parameters; recorded without them. When the server refuses a parameter's value (a data
+  // exception naming "parameter $N"), `bad_parameter`, when set, gets its index (0-based) and the server's message
+  // (password masked) and the error it returns is thrown instead of the translated one.
+  using BadParameter = std::function<Error(size_t index, const std::string& problem)>;
+  pg::Result RunWithParams(const std::string& sql, const pg::Params& params, const std::string& subject,
+                           const BadParameter& bad_parameter = nullptr) {
     if (pool_.interrupted) ThrowInterrupted(subject);
     try {
       return connection_->Exec(sql, params);
     } catch (const pg::PgError& e) {
       broken_ = broken_ || e.connection_lost();
+      if (bad_parameter && !pool_.interrupted) {
+        if (std::optional<size_t> index = RefusedParameter(e, params.size())) {
+          throw bad_parameter(*index, Masked(e.what(), pool_.endpoint.password));
+        }
+      }
       ThrowTranslated(Operation::kWrite, subject, e, nullptr, pool_.interrupted, pool_.endpoint.password);
     }
   }

@@ -612,7 +612,12 @@ WriteResult PostgresWarehouse::LoadSeed(const Relation& relation, const SeedFile
           }
           insert += ")";
         }
-        session.RunWithParams(insert, params, scope.subject);
+        // A value the server cannot convert to its column's type is located at its line and field in the file.
+        session.RunWithParams(insert, params, scope.subject, [&](size_t index, const std::string& problem) {
+          const size_t row = begin + index / width;
+          return SeedValueError(seed, relation.ToString(), table.lines[row], table.columns[index % width],
+                                "PostgreSQL: " + problem);
+        });
       }
     });
     WriteResult result;
