@@ -136,6 +136,13 @@ int RunJanitor(const GlobalOptions& global, const JanitorOptions& options, bool 
 }  // namespace
 
 DeploymentOperationsCommands::DeploymentOperationsCommands(CLI::App& app, CLI::App& deployment) {
+  AddInventory(deployment);
+  AddDoctorAndRepair(app);
+  AddReconcileAndJanitor(app);
+}
+
+void DeploymentOperationsCommands::AddInventory(CLI::App& deployment) {
+
   list_ = deployment.add_subcommand(
       "list",
       "Every deployment of the databases the virtual pipelines live in, from their metadata and catalogs, newest "
@@ -160,6 +167,9 @@ DeploymentOperationsCommands::DeploymentOperationsCommands(CLI::App& app, CLI::A
   diff_->add_flag("--json", json_, "Print JSON");
   for (CLI::App* command : {list_, show_, diff_}) command->footer("Exit codes: 0 ok; 1 error; 2 usage.");
 
+}
+
+void DeploymentOperationsCommands::AddDoctorAndRepair(CLI::App& app) {
   doctor_ = app.add_subcommand(
       "doctor",
       "Print JSON: per logical name (each virtual model, each bound view) its state_kind "
@@ -178,6 +188,9 @@ DeploymentOperationsCommands::DeploymentOperationsCommands(CLI::App& app, CLI::A
       ->required();
   repair_active_view_->footer("Exit codes: 0 rebound; 1 the relation does not exist, or the name is a table; 2 usage.");
 
+}
+
+void DeploymentOperationsCommands::AddReconcileAndJanitor(CLI::App& app) {
   reconcile_ = app.add_subcommand(
       "reconcile",
       "Accept live tables that already match the project as its baseline, so the next plan keeps them "

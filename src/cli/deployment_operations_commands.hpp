@@ -22,6 +22,10 @@ class DeploymentOperationsCommands {
   std::optional<int> Dispatch(const GlobalOptions& global);
 
  private:
+  void AddInventory(CLI::App& deployment);  // list, show, diff
+  void AddDoctorAndRepair(CLI::App& app);
+  void AddReconcileAndJanitor(CLI::App& app);
+
   bool json_ = false;
   std::string deployment_id_;
   std::string diff_sides_;

@@ -172,11 +172,24 @@ int WorkersList(const GlobalOptions& global, bool as_json) {
 
 }  // namespace
 
+namespace {
+
+constexpr const char* kPipelinesHelp = "Folder of the pipeline files (default: pipelines/ in the project)";
+
+}  // namespace
+
 OrchestrateCommands::OrchestrateCommands(CLI::App& app, CLI::App& starlake) {
-  const char* pipelines_help = "Folder of the pipeline files (default: pipelines/ in the project)";
+  AddDaemon(app);
+  AddWorkers(app);
+  AddSchedules(app);
+  AddSensors(app);
+  AddStarlakeRun(starlake);
+}
+
+void OrchestrateCommands::AddDaemon(CLI::App& app) {
   daemon_cmd_ = app.add_subcommand(
       "daemon", "Run the schedules and dataset sensors of the pipeline files and the runs they request, until SIGTERM");
-  daemon_cmd_->add_option("--pipelines", daemon_.pipelines, pipelines_help);
+  daemon_cmd_->add_option("--pipelines", daemon_.pipelines, kPipelinesHelp);
   daemon_cmd_->add_option("--interval", daemon_.interval_ms, "Milliseconds between two passes (default 1000)")
       ->check(CLI::Range(10, 3'600'000));
   daemon_cmd_
@@ -212,10 +225,13 @@ OrchestrateCommands::OrchestrateCommands(CLI::App& app, CLI::App& starlake) {
       "Exit codes: 0 stopped (SIGTERM/SIGINT: running runs finish their task in flight and end CANCELED); 1 another "
       "daemon holds this state store, or a pipeline file is invalid.");
 
+}
+
+void OrchestrateCommands::AddWorkers(CLI::App& app) {
   worker_cmd_ = app.add_subcommand(
       "worker", "Claim the queued runs of the state store and run them here, until SIGTERM (start several, on any "
                 "machine that reaches a PostgreSQL state store)");
-  worker_cmd_->add_option("--pipelines", worker_.pipelines, pipelines_help);
+  worker_cmd_->add_option("--pipelines", worker_.pipelines, kPipelinesHelp);
   worker_cmd_
       ->add_option("--max-concurrent-runs", worker_.max_concurrent_runs, "Runs of this worker at once (default 4)")
       ->check(CLI::Range(1, 1000));
@@ -234,6 +250,9 @@ OrchestrateCommands::OrchestrateCommands(CLI::App& app, CLI::App& starlake) {
   workers_cmd_ = app.add_subcommand("workers", "List the workers registered in the state store");
   workers_cmd_->add_flag("--json", worker_.json, "Print JSON");
 
+}
+
+void OrchestrateCommands::AddSchedules(CLI::App& app) {
   CLI::App* schedules = app.add_subcommand("schedules", "The cron schedules of the pipeline jobs");
   schedules->require_subcommand(1);
   schedules_list_ = schedules->add_subcommand("list", "Every schedule: status, cron, zone, next and last tick");
@@ -245,12 +264,15 @@ OrchestrateCommands::OrchestrateCommands(CLI::App& app, CLI::App& starlake) {
       ->check(CLI::Range(1, 1000));
   schedules_preview_->add_flag("--json", schedule_.json, "Print JSON");
   for (CLI::App* command : {schedules_list_, schedules_start_, schedules_stop_, schedules_preview_}) {
-    command->add_option("--pipelines", schedule_.pipelines, pipelines_help);
+    command->add_option("--pipelines", schedule_.pipelines, kPipelinesHelp);
   }
   for (CLI::App* command : {schedules_start_, schedules_stop_, schedules_preview_}) {
     command->add_option("name", schedule_.name, "The schedule (<job>_schedule)")->required();
   }
 
+}
+
+void OrchestrateCommands::AddSensors(CLI::App& app) {
   CLI::App* sensors = app.add_subcommand("sensors", "The dataset sensors of the pipeline jobs");
   sensors->require_subcommand(1);
   sensors_list_ = sensors->add_subcommand("list", "Every sensor: status, datasets and its last evaluation");
@@ -262,13 +284,16 @@ OrchestrateCommands::OrchestrateCommands(CLI::App& app, CLI::App& starlake) {
       ->check(CLI::Range(1, 10'000));
   sensors_show_->add_flag("--json", schedule_.json, "Print JSON");
   for (CLI::App* command : {sensors_list_, sensors_show_}) {
-    command->add_option("--pipelines", schedule_.pipelines, pipelines_help);
+    command->add_option("--pipelines", schedule_.pipelines, kPipelinesHelp);
   }
 
+}
+
+void OrchestrateCommands::AddStarlakeRun(CLI::App& starlake) {
   starlake_run_ = starlake.add_subcommand(
       "run", "Run one job of the pipeline files now, in the foreground (or --queue it for the daemon)");
   starlake_run_->add_option("job", run_.job, "The job")->required();
-  starlake_run_->add_option("--pipelines", run_.pipelines, pipelines_help);
+  starlake_run_->add_option("--pipelines", run_.pipelines, kPipelinesHelp);
   starlake_run_->add_option("--logical-datetime", run_.logical_datetime,
                             "The run's logical datetime (default: now), e.g. 2026-07-18T00:00:00+00:00");
   starlake_run_->add_option("--previous-logical-datetime", run_.previous_logical_datetime,

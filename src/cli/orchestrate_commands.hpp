@@ -20,6 +20,12 @@ class OrchestrateCommands {
   std::optional<int> Dispatch(const GlobalOptions& global);
 
  private:
+  void AddDaemon(CLI::App& app);
+  void AddWorkers(CLI::App& app);  // worker and workers
+  void AddSchedules(CLI::App& app);
+  void AddSensors(CLI::App& app);
+  void AddStarlakeRun(CLI::App& starlake);
+
   struct DaemonFlags {
     std::string pipelines;
     int interval_ms = 1000;

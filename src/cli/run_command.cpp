@@ -108,12 +108,10 @@ class Progress {
   std::thread ticker_;
 };
 
-}  // namespace
-
-int Run(const GlobalOptions& global, const RunOptions& options) {
-  CancelOnSignal cancel(CancelOnSignal::Arming::kWhenAsked);
-  std::optional<Progress> progress;
-  BackfillScreen backfill_screen(options.json);
+// The step lines of a plain run (a Progress made once the warehouse is open, in the armed thread), and the
+// backfill's screen when the run is a backfill.
+service::RunObserver ObserverFor(const RunOptions& options, std::optional<Progress>& progress,
+                                 BackfillScreen& backfill_screen) {
   service::RunObserver observer;
   observer.on_warning = [](const std::string& warning) {
     std::fprintf(stderr, "%s", FormatWarning(warning, StyleFor(STDERR_FILENO)).c_str());
@@ -122,48 +120,27 @@ int Run(const GlobalOptions& global, const RunOptions& options) {
     std::fprintf(stderr, "run %s %s\n", run_id.c_str(), message.c_str());
     std::fflush(stderr);
   };
-  observer.on_started = [&](const std::string& run_id, size_t steps) {
+  observer.on_started = [&options, &progress](const std::string& run_id, size_t steps) {
     progress.emplace(options.json);
     if (options.json) return;
     std::printf("run %s: %zu step(s)%s\n", run_id.c_str(), steps, options.full_refresh ? " (full refresh)" : "");
     std::fflush(stdout);
   };
-  observer.on_step_started = [&](const AssetKey& key) { progress->Started(key); };
-  observer.on_step = [&](const StepOutcome& step, size_t done, size_t total) { progress->Finished(step, done, total); };
+  observer.on_step_started = [&progress](const AssetKey& key) { progress->Started(key); };
+  observer.on_step = [&progress](const StepOutcome& step, size_t done, size_t total) {
+    progress->Finished(step, done, total);
+  };
   observer.backfill = backfill_screen.Observer();
-  const service::RunCommand command{options.select,
-                                    options.partition,
-                                    options.from,
-                                    options.to,
-                                    options.threads,
-                                    options.full_refresh,
-                                    options.allow_missing_upstream,
-                                    options.wait_timeout_seconds,
-                                    options.max_concurrent_runs};
-  const service::RunResult result = service::Run(global, command, cancel, observer);
-  progress.reset();
-  switch (result.kind) {
-    case service::RunResult::Kind::kBackfill:
-      return backfill_screen.Finish(*result.backfill);
-    case service::RunResult::Kind::kNothingSelected:
-      if (options.json) {
-        PrintJson(service::ToJson(result));
-      } else {
-        std::printf("nothing selected\n");
-      }
-      return 0;
-    case service::RunResult::Kind::kCanceledWhileWaiting:
-      std::fprintf(stderr, "run %s canceled by %s while waiting for the warehouse; nothing was written\n",
-                   result.run_id.c_str(), result.cancel_cause.c_str());
-      return kCanceledExit;
-    case service::RunResult::Kind::kRun:
-      break;
-  }
+  return observer;
+}
+
+// A finished plain run: its summary line, or the JSON document. Returns the exit code.
+int ShowRun(const service::RunResult& result, bool json) {
   const RunOutcome& outcome = result.outcome;
   const int exit_code = outcome.status == RunStatus::kSuccess    ? 0
                         : outcome.status == RunStatus::kCanceled ? kCanceledExit
                                                                  : 1;
-  if (options.json) {
+  if (json) {
     PrintJson(service::ToJson(result));
     return exit_code;
   }
@@ -184,6 +161,40 @@ int Run(const GlobalOptions& global, const RunOptions& options) {
   if (shown.empty() || *shown.begin() == "..") shown = result.statements_dir;
   std::printf("the statements sent: %s/\n", shown.c_str());
   return exit_code;
+}
+
+}  // namespace
+
+int Run(const GlobalOptions& global, const RunOptions& options) {
+  CancelOnSignal cancel(CancelOnSignal::Arming::kWhenAsked);
+  std::optional<Progress> progress;
+  BackfillScreen backfill_screen(options.json);
+  const service::RunCommand command{options.select,       options.partition,
+                                    options.from,         options.to,
+                                    options.threads,      options.full_refresh,
+                                    options.allow_missing_upstream, options.wait_timeout_seconds,
+                                    options.max_concurrent_runs};
+  const service::RunResult result =
+      service::Run(global, command, cancel, ObserverFor(options, progress, backfill_screen));
+  progress.reset();
+  switch (result.kind) {
+    case service::RunResult::Kind::kBackfill:
+      return backfill_screen.Finish(*result.backfill);
+    case service::RunResult::Kind::kNothingSelected:
+      if (options.json) {
+        PrintJson(service::ToJson(result));
+      } else {
+        std::printf("nothing selected\n");
+      }
+      return 0;
+    case service::RunResult::Kind::kCanceledWhileWaiting:
+      std::fprintf(stderr, "run %s canceled by %s while waiting for the warehouse; nothing was written\n",
+                   result.run_id.c_str(), result.cancel_cause.c_str());
+      return kCanceledExit;
+    case service::RunResult::Kind::kRun:
+      break;
+  }
+  return ShowRun(result, options.json);
 }
 
 }  // namespace sluice::cli

@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <mutex>
 
+#include "project/config/project_config.hpp"
 #include "sdk/sdk_definitions.hpp"
+#include "service/request_error.hpp"
 #include "sdk/warehouse_settings.hpp"
 
 namespace sluice::service {
@@ -158,6 +160,10 @@ std::unique_ptr<StateStore> OpenStateStoreFor(const WorkspaceOptions& global) {
 
 std::unique_ptr<StateStore> OpenStateStoreFor(const ProjectSettings& project) {
   return OpenStateStore(project.root, [&] { return ExpandStateUrl(project.config, project.target); });
+}
+
+void CheckVarsOverride(const std::string& vars_json) {
+  CheckingArguments([&] { return ParseVarsOverride(vars_json); });
 }
 
 nlohmann::json DiagnosticJson(const Diagnostic& diagnostic) {

@@ -83,6 +83,9 @@ std::unique_ptr<StateStore> OpenStateStoreFor(const WorkspaceOptions& global);
 // The same for a project already loaded.
 std::unique_ptr<StateStore> OpenStateStoreFor(const ProjectSettings& project);
 
+// Checks a --vars value: one JSON object. Throws RequestError SLU-CONFIG-008 otherwise.
+void CheckVarsOverride(const std::string& vars_json);
+
 // A diagnostic as JSON outputs show it: code, message, file, line, column and hint.
 nlohmann::json DiagnosticJson(const Diagnostic& diagnostic);
 
