@@ -73,6 +73,15 @@ TEST(RunEvent, MissingFieldsTakeTheirDefaults) {
             RunEvent(StepFailedEvent{"a.b", {}}));
 }
 
+TEST(RunEvent, NullFieldsReadAsMissingAtEveryDepth) {
+  EXPECT_EQ(EventFromJson("step_failed", json::parse(R"({"asset": null, "diagnostics": [{"code": "C", "file": null,
+                                                        "line": null, "hint": "h"}]})")),
+            RunEvent(StepFailedEvent{"", {EventDiagnostic{"C", "", "", 0, 0, "h"}}}));
+  EXPECT_EQ(EventFromJson("run_started", json::parse(R"({"selection": "s", "assets": null})")),
+            RunEvent(RunStartedEvent{"s", {}}));
+  EXPECT_THROW(EventFromJson("run_started", json::parse(R"({"assets": ["a", null]})")), std::invalid_argument);
+}
+
 TEST(RunEvent, UnknownKindIsRejected) {
   EXPECT_THROW(EventFromJson("step_exploded", json::object()), std::invalid_argument);
   EXPECT_THROW(EventFromJson("", json::object()), std::invalid_argument);
