@@ -4,7 +4,7 @@
 #include <cstdlib>
 
 #include "core/diagnostic.hpp"
-#include "core/utf8.hpp"
+#include "core/python_string_literal.hpp"
 
 namespace sluice::orchestrate {
 
@@ -19,17 +19,14 @@ constexpr const char* kLiteralHint =
     "Sluice reads the generated module without running it: assign plain literals (strings, numbers, True, False, "
     "None, lists, tuples, dicts), as `starlake dag-generate` writes them";
 
-bool IsIdentifierStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool IsIdentifierPart(char c) { return IsIdentifierStart(c) || (c >= '0' && c <= '9'); }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsQuote(char c) { return c == '\'' || c == '"'; }
+using python::HexValue;
+using python::IsDigit;
+using python::IsQuote;
+using python::IsNameChar;
+using python::IsNameStart;
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
+// \xNN is the byte NN; a backslash before CR is kept with it.
+constexpr python::PythonStringRules kStringRules{.x_escape_is_byte = true, .crlf_continuation = false};
 
 
 // A string literal's prefix: the letters before its opening quote.
@@ -58,12 +55,6 @@ std::optional<StringPrefix> ParsePrefix(std::string_view letters) {
   return prefix;
 }
 
-struct StringLiteral {
-  std::string value;
-  bool escaped = false;      // an escape sequence changed the text: offsets inside no longer map to the file
-  size_t content_start = 0;  // offset of the first byte after the opening quote(s)
-};
-
 // The module reader: one pass over the text, reading requested assignments and skipping everything else.
 class ModuleReader {
  public:
@@ -77,7 +68,7 @@ class ModuleReader {
     while (pos_ < text_.size()) {
       const char c = text_[pos_];
       const bool column_one = pos_ == 0 || text_[pos_ - 1] == '\n';
-      if (statement_start && depth == 0 && column_one && IsIdentifierStart(c)) {
+      if (statement_start && depth == 0 && column_one && IsNameStart(c)) {
         statement_start = false;
         if (std::optional<PythonAssignment> assignment = TryAssignment()) {
           assignments.push_back(std::move(*assignment));
@@ -94,9 +85,9 @@ class ModuleReader {
         pos_ += 2;
       } else if (IsQuote(c)) {
         ReadString(StringPrefix{true, false, false}, pos_);  // skipped: read raw, escapes only hide quotes
-      } else if (IsIdentifierStart(c)) {
+      } else if (IsNameStart(c)) {
         const size_t start = pos_;
-        while (pos_ < text_.size() && IsIdentifierPart(text_[pos_])) ++pos_;
+        while (pos_ < text_.size() && IsNameChar(text_[pos_])) ++pos_;
         if (pos_ < text_.size() && IsQuote(text_[pos_])) {
           if (ParsePrefix(text_.substr(start, pos_ - start))) ReadString(StringPrefix{true, false, false}, start);
         }
@@ -124,9 +115,9 @@ class ModuleReader {
     if (offset >= text_.size()) return "the end of the file";
     const char c = text_[offset];
     if (c == '\n' || c == '\r') return "the end of the line";
-    if (IsIdentifierStart(c)) {
+    if (IsNameStart(c)) {
       size_t end = offset;
-      while (end < text_.size() && IsIdentifierPart(text_[end])) ++end;
+      while (end < text_.size() && IsNameChar(text_[end])) ++end;
       return "`" + std::string(text_.substr(offset, end - offset)) + "`";
     }
     return "`" + std::string(1, c) + "`";
@@ -159,7 +150,7 @@ class ModuleReader {
   std::optional<PythonAssignment> TryAssignment() {
     const size_t start = pos_;
     size_t end = start;
-    while (end < text_.size() && IsIdentifierPart(text_[end])) ++end;
+    while (end < text_.size() && IsNameChar(text_[end])) ++end;
     const std::string name(text_.substr(start, end - start));
     if (rules_.names.count(name) == 0) return std::nullopt;
     size_t at = end;
@@ -198,9 +189,9 @@ class ModuleReader {
     if (IsDigit(c) || c == '-' || c == '+' || (c == '.' && pos_ + 1 < text_.size() && IsDigit(text_[pos_ + 1]))) {
       return ParseNumber();
     }
-    if (IsIdentifierStart(c)) {
+    if (IsNameStart(c)) {
       const size_t start = pos_;
-      while (pos_ < text_.size() && IsIdentifierPart(text_[pos_])) ++pos_;
+      while (pos_ < text_.size() && IsNameChar(text_[pos_])) ++pos_;
       const std::string word(text_.substr(start, pos_ - start));
       if (pos_ < text_.size() && IsQuote(text_[pos_])) {
         std::optional<StringPrefix> prefix = ParsePrefix(word);
@@ -227,9 +218,9 @@ class ModuleReader {
     }
     const size_t open = pos_++;
     SkipBlanks(true);
-    if (pos_ < text_.size() && IsIdentifierStart(text_[pos_])) {  // a keyword argument?
+    if (pos_ < text_.size() && IsNameStart(text_[pos_])) {  // a keyword argument?
       size_t end = pos_;
-      while (end < text_.size() && IsIdentifierPart(text_[end])) ++end;
+      while (end < text_.size() && IsNameChar(text_[end])) ++end;
       size_t at = end;
       while (at < text_.size() && (text_[at] == ' ' || text_[at] == '\t')) ++at;
       if (at < text_.size() && text_[at] == '=' && (at + 1 >= text_.size() || text_[at + 1] != '=')) pos_ = at + 1;
@@ -350,7 +341,7 @@ class ModuleReader {
       ++pos_;
     }
     if (digits.empty() || digits == ".") Fail(kSyntax, digits_start, "expected a number, found " + Found(digits_start));
-    if (pos_ < text_.size() && IsIdentifierPart(text_[pos_])) {
+    if (pos_ < text_.size() && IsNameChar(text_[pos_])) {
       Fail(kSyntax, pos_, "expected the end of the number, found " + Found(pos_));
     }
     const bool negative = text_[start] == '-';
@@ -374,14 +365,14 @@ class ModuleReader {
     if (prefix.bytes) {
       Fail(kNotLiteral, start, "a bytes literal is not read; the value must be text", "drop the `b` prefix");
     }
-    StringLiteral first = ReadString(prefix, start);
+    python::PythonString first = ReadString(prefix, start);
     std::string value = std::move(first.value);
     int pieces = 1;
     while (true) {
       const size_t before = pos_;
       SkipBlanks(in_brackets);
       size_t at = pos_;
-      while (at < text_.size() && IsIdentifierStart(text_[at])) ++at;
+      while (at < text_.size() && IsNameStart(text_[at])) ++at;
       if (at >= text_.size() || !IsQuote(text_[at])) {
         pos_ = before;
         break;
@@ -406,105 +397,35 @@ class ModuleReader {
 
   // One string literal whose prefix starts at `start` (pos_ at the prefix or the quote). Decodes escapes unless
   // raw; leaves pos_ after the closing quote.
-  StringLiteral ReadString(StringPrefix prefix, size_t start) {
+  python::PythonString ReadString(StringPrefix prefix, size_t start) {
     while (pos_ < text_.size() && !IsQuote(text_[pos_])) ++pos_;
-    const char quote = text_[pos_];
-    const bool triple =
-        pos_ + 2 < text_.size() && text_[pos_ + 1] == quote && text_[pos_ + 2] == quote;
-    pos_ += triple ? 3 : 1;
-    StringLiteral literal;
-    literal.content_start = pos_;
-    while (true) {
-      if (pos_ >= text_.size()) Fail(kUnclosed, start, "this string is never closed", "close it with its quote");
-      const char c = text_[pos_];
-      if (c == quote) {
-        if (!triple) {
-          ++pos_;
-          return literal;
-        }
-        if (pos_ + 2 < text_.size() && text_[pos_ + 1] == quote && text_[pos_ + 2] == quote) {
-          pos_ += 3;
-          return literal;
-        }
-      }
-      if (c == '\n' && !triple) {
-        Fail(kUnclosed, start, "this string is never closed on its line",
+    auto read = python::ReadPythonString(text_, start, pos_, text_.size(), prefix.raw, kStringRules);
+    if (const auto* failure = std::get_if<python::PythonStringFailure>(&read)) FailString(*failure);
+    python::PythonString& literal = std::get<python::PythonString>(read);
+    pos_ = literal.end;
+    return std::move(literal);
+  }
+
+  [[noreturn]] void FailString(const python::PythonStringFailure& failure) const {
+    using Kind = python::PythonStringFailure::Kind;
+    switch (failure.kind) {
+      case Kind::kUnterminated:
+        Fail(kUnclosed, failure.offset, "this string is never closed", "close it with its quote");
+      case Kind::kLineEnds:
+        Fail(kUnclosed, failure.offset, "this string is never closed on its line",
              "close it with its quote, or use triple quotes for text over several lines");
-      }
-      if (c != '\\') {
-        literal.value += c;
-        ++pos_;
-        continue;
-      }
-      if (pos_ + 1 >= text_.size()) Fail(kUnclosed, start, "this string is never closed", "close it with its quote");
-      if (prefix.raw) {  // a backslash keeps the next character (even a quote) and both stay in the value
-        literal.value += c;
-        literal.value += text_[pos_ + 1];
-        pos_ += 2;
-        continue;
-      }
-      literal.escaped = true;
-      ReadEscape(literal.value);
-    }
-  }
-
-  // Decodes the escape sequence at pos_ (a backslash) into `out`.
-  void ReadEscape(std::string& out) {
-    const size_t escape = pos_;
-    const char e = text_[pos_ + 1];
-    pos_ += 2;
-    switch (e) {
-      case '\n': return;  // a line continuation inside the string
-      case '\\': out += '\\'; return;
-      case '\'': out += '\''; return;
-      case '"': out += '"'; return;
-      case 'a': out += '\a'; return;
-      case 'b': out += '\b'; return;
-      case 'f': out += '\f'; return;
-      case 'n': out += '\n'; return;
-      case 'r': out += '\r'; return;
-      case 't': out += '\t'; return;
-      case 'v': out += '\v'; return;
-      case 'x': out += static_cast<char>(ReadHexDigits(escape, 2)); return;
-      case 'u': AppendCodePoint(out, ReadHexDigits(escape, 4), escape); return;
-      case 'U': AppendCodePoint(out, ReadHexDigits(escape, 8), escape); return;
-      case 'N':
-        Fail(kEscape, escape, "named escapes `\\N{...}` are not read", "write the character itself (UTF-8)");
-      default: break;
-    }
-    if (e >= '0' && e <= '7') {
-      uint32_t value = static_cast<uint32_t>(e - '0');
-      for (int i = 0; i < 2 && pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '7'; ++i) {
-        value = value * 8 + static_cast<uint32_t>(text_[pos_++] - '0');
-      }
-      AppendCodePoint(out, value, escape);
-      return;
-    }
-    out += '\\';  // Python keeps an unknown escape as written
-    out += e;
-  }
-
-  uint32_t ReadHexDigits(size_t escape, int count) {
-    uint32_t value = 0;
-    for (int i = 0; i < count; ++i) {
-      const int digit = pos_ < text_.size() ? HexValue(text_[pos_]) : -1;
-      if (digit < 0) {
-        Fail(kEscape, escape,
-             "the escape `\\" + std::string(1, text_[escape + 1]) + "` needs " + std::to_string(count) +
+      case Kind::kTruncatedEscape:
+        Fail(kEscape, failure.offset,
+             "the escape `\\" + std::string(1, failure.escape) + "` needs " + std::to_string(failure.digits) +
                  " hexadecimal digits",
              "write a backslash as `\\\\`");
-      }
-      value = value * 16 + static_cast<uint32_t>(digit);
-      ++pos_;
+      case Kind::kBeyondUnicode:
+      case Kind::kSurrogate:
+        Fail(kEscape, failure.offset, "the escape names no Unicode character", "");
+      case Kind::kNamedEscape:
+        Fail(kEscape, failure.offset, "named escapes `\\N{...}` are not read", "write the character itself (UTF-8)");
     }
-    return value;
-  }
-
-  void AppendCodePoint(std::string& out, uint32_t code_point, size_t escape) {
-    if (code_point > 0x10FFFF || (code_point >= 0xD800 && code_point <= 0xDFFF)) {
-      Fail(kEscape, escape, "the escape names no Unicode character", "");
-    }
-    AppendUtf8(out, code_point);
+    Fail(kEscape, failure.offset, "this string cannot be read");
   }
 
   const std::string& file_;

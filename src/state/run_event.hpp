@@ -1,4 +1,5 @@
-// The closed set of events a run records. Stored as JSON in the event log (see ToJson/FromJson).
+// The closed set of events a run records. Stored as JSON in the event log (EventToJson / EventFromJson, written with
+// nlohmann-json's type macros in run_event.cpp; testdata/run_events.golden is the stored form).
 // Thread-safety: plain values.
 #pragma once
 

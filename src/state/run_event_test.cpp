@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 #include "state/state_test_support.hpp"
@@ -71,6 +73,15 @@ TEST(RunEvent, MissingFieldsTakeTheirDefaults) {
             RunEvent(StepFailedEvent{"a.b", {}}));
 }
 
+TEST(RunEvent, NullFieldsReadAsMissingAtEveryDepth) {
+  EXPECT_EQ(EventFromJson("step_failed", json::parse(R"({"asset": null, "diagnostics": [{"code": "C", "file": null,
+                                                        "line": null, "hint": "h"}]})")),
+            RunEvent(StepFailedEvent{"", {EventDiagnostic{"C", "", "", 0, 0, "h"}}}));
+  EXPECT_EQ(EventFromJson("run_started", json::parse(R"({"selection": "s", "assets": null})")),
+            RunEvent(RunStartedEvent{"s", {}}));
+  EXPECT_THROW(EventFromJson("run_started", json::parse(R"({"assets": ["a", null]})")), std::invalid_argument);
+}
+
 TEST(RunEvent, UnknownKindIsRejected) {
   EXPECT_THROW(EventFromJson("step_exploded", json::object()), std::invalid_argument);
   EXPECT_THROW(EventFromJson("", json::object()), std::invalid_argument);
@@ -83,6 +94,43 @@ TEST(RunEvent, MalformedPayloadIsRejected) {
   EXPECT_THROW(EventFromJson("step_failed", json{{"diagnostics", "none"}}), std::invalid_argument);
   EXPECT_THROW(EventFromJson("step_failed", json{{"diagnostics", json::array({1})}}), std::invalid_argument);
   EXPECT_THROW(EventFromJson("run_started", json{{"assets", "a"}}), std::invalid_argument);
+}
+
+// The events of testdata/run_events.golden, line by line: every kind, and the edge values of each field kind. The file
+// is the stored form of events, which old rows keep: it is never regenerated; a new kind or field adds lines.
+std::vector<RunEvent> GoldenEvents() {
+  std::vector<RunEvent> events = OneEventOfEveryKind();
+  events.push_back(MaterializationEvent{"gold.totals", std::nullopt, std::nullopt, 3, 0, "h", true});
+  events.push_back(MaterializationEvent{"gold.big", "2026-01-01", std::nullopt, int64_t{1} << 40, -1, "", false});
+  events.push_back(StepFailedEvent{"a.b", {}});
+  events.push_back(StepFailedEvent{"a.b", {EventDiagnostic{}}});
+  events.push_back(RunStartedEvent{"", {}});
+  events.push_back(StepFinishedEvent{"tab\tand\nnewline \u00e9 \\", -3});
+  events.push_back(StatementEvent{"s", "", "SELECT '\u2028' AS \"x\"\n"});
+  return events;
+}
+
+std::filesystem::path GoldenFile() {
+  return std::filesystem::path(SLUICE_SOURCE_DIR) / "src/state/testdata/run_events.golden";
+}
+
+TEST(RunEvent, EveryKindEncodesAsTheGoldenFileRecordsAndItsLinesDecode) {
+  std::ifstream in(GoldenFile());
+  ASSERT_TRUE(in) << GoldenFile();
+  std::vector<RunEvent> events = GoldenEvents();
+  std::string line;
+  size_t index = 0;
+  for (; std::getline(in, line); ++index) {
+    ASSERT_LT(index, events.size()) << "more golden lines than events";
+    const size_t tab = line.find('\t');
+    ASSERT_NE(tab, std::string::npos) << line;
+    const std::string kind = line.substr(0, tab);
+    const std::string payload = line.substr(tab + 1);
+    EXPECT_EQ(kind, EventKindName(events[index])) << index;
+    EXPECT_EQ(EventToJson(events[index]).dump(), payload) << index;
+    EXPECT_EQ(EventFromJson(kind, json::parse(payload)), events[index]) << payload;
+  }
+  EXPECT_EQ(index, events.size());
 }
 
 }  // namespace

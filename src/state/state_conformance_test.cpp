@@ -288,6 +288,21 @@ TEST_P(StateConformanceTest, TextIsStoredVerbatim) {
   EXPECT_EQ(runs().ListRuns(10).size(), 1u);
 }
 
+TEST_P(StateConformanceTest, RunsSortByteWiseWhateverTheDatabaseLocale) {
+  for (const char* id : {"b", "B", "a", "_z", "A"}) runs().CreateRun(NewRun(id));
+  EXPECT_EQ(Ids(runs().ListRuns(-1)), (std::vector<std::string>{"b", "a", "_z", "B", "A"}));
+}
+
+TEST_P(StateConformanceTest, PlaceholderCharactersInValuesAreStoredVerbatim) {
+  RunRecord run = NewRun("r?1 $1 :a");
+  run.selection = "? $2 ?1 '?'";
+  run.tags = {{"why?", "$1 or ?"}};
+  runs().CreateRun(run);
+  EXPECT_EQ(runs().GetRun(run.run_id), run);
+  events().Append(run.run_id, "2026-03-01T10:00:00.000Z", StepNoteEvent{"a.x", "what? $1"});
+  EXPECT_EQ(events().EventsForRun(run.run_id).at(0).event, RunEvent(StepNoteEvent{"a.x", "what? $1"}));
+}
+
 // ---- events ----
 
 TEST_P(StateConformanceTest, EventsComeBackInAppendOrderWithIncreasingSequence) {

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "core/diagnostic.hpp"
-#include "core/utf8.hpp"
+#include "core/python_string_literal.hpp"
 
 namespace sluice {
 
@@ -26,21 +26,19 @@ constexpr std::string_view kLiteralHint =
     "@macro(...) calls";
 constexpr int kMaxDepth = 64;
 
-bool IsAsciiLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsNameStart(char c) { return IsAsciiLetter(c) || c == '_'; }
-bool IsNameChar(char c) { return IsNameStart(c) || IsDigit(c); }
+using python::HexValue;
+using python::IsAsciiLetter;
+using python::IsDigit;
+using python::IsNameChar;
+using python::IsNameStart;
+
+// Escapes decode as in Python's str; a backslash before CR LF continues the line.
+constexpr python::PythonStringRules kStringRules{.x_escape_is_byte = false, .crlf_continuation = true};
+
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
 bool IsOctal(char c) { return c >= '0' && c <= '7'; }
 bool IsBinary(char c) { return c == '0' || c == '1'; }
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 bool IsHex(char c) { return HexValue(c) >= 0; }
 
@@ -346,127 +344,34 @@ class ArgumentParser {
       }
       ++pos_;
     }
-    char quote = Peek();
-    bool triple = Peek(1) == quote && Peek(2) == quote;
-    pos_ += triple ? 3 : 1;
-    std::string out;
-    while (true) {
-      if (AtEnd()) Fail(start, kNotLiteral, "unterminated string literal in the macro arguments");
-      char c = text_[pos_];
-      if (c == quote && (!triple || (Peek(1) == quote && Peek(2) == quote))) {
-        pos_ += triple ? 3 : 1;
-        return out;
-      }
-      if (c == '\n' && !triple) {
-        Fail(start, kNotLiteral, "unterminated string literal in the macro arguments",
+    auto read = python::ReadPythonString(text_, start, pos_, end_, raw, kStringRules);
+    if (const auto* failure = std::get_if<python::PythonStringFailure>(&read)) FailString(*failure);
+    python::PythonString& literal = std::get<python::PythonString>(read);
+    pos_ = literal.end;
+    return std::move(literal.value);
+  }
+
+  [[noreturn]] void FailString(const python::PythonStringFailure& failure) const {
+    using Kind = python::PythonStringFailure::Kind;
+    switch (failure.kind) {
+      case Kind::kUnterminated:
+        Fail(failure.offset, kNotLiteral, "unterminated string literal in the macro arguments");
+      case Kind::kLineEnds:
+        Fail(failure.offset, kNotLiteral, "unterminated string literal in the macro arguments",
              "use a triple-quoted string for text spanning lines");
-      }
-      if (c != '\\') {
-        out += c;
-        ++pos_;
-        continue;
-      }
-      if (pos_ + 1 >= end_) Fail(start, kNotLiteral, "unterminated string literal in the macro arguments");
-      if (raw) {  // a backslash keeps the next character (even a quote) verbatim
-        out += c;
-        out += text_[pos_ + 1];
-        pos_ += 2;
-        continue;
-      }
-      ReadEscape(out);
-    }
-  }
-
-  // A backslash escape at pos_ in a non-raw string.
-  void ReadEscape(std::string& out) {
-    size_t escape = pos_;
-    char e = text_[pos_ + 1];
-    pos_ += 2;
-    switch (e) {
-      case '\n':
-        return;
-      case '\r':
-        if (Peek() == '\n') ++pos_;
-        return;
-      case '\\':
-        out += '\\';
-        return;
-      case '\'':
-        out += '\'';
-        return;
-      case '"':
-        out += '"';
-        return;
-      case 'a':
-        out += '\a';
-        return;
-      case 'b':
-        out += '\b';
-        return;
-      case 'f':
-        out += '\f';
-        return;
-      case 'n':
-        out += '\n';
-        return;
-      case 'r':
-        out += '\r';
-        return;
-      case 't':
-        out += '\t';
-        return;
-      case 'v':
-        out += '\v';
-        return;
-      case 'x':
-        AppendCodePoint(out, ReadHex(2, escape), escape);
-        return;
-      case 'u':
-        AppendCodePoint(out, ReadHex(4, escape), escape);
-        return;
-      case 'U':
-        AppendCodePoint(out, ReadHex(8, escape), escape);
-        return;
-      case 'N':
-        Fail(escape, kNotLiteral, "\\N{...} escapes are not supported in macro arguments",
-             "write the character itself or use \\u/\\U escapes");
-      default:
-        break;
-    }
-    if (e >= '0' && e <= '7') {
-      uint32_t value = static_cast<uint32_t>(e - '0');
-      for (int i = 0; i < 2 && IsOctal(Peek()); ++i) {
-        value = value * 8 + static_cast<uint32_t>(Peek() - '0');
-        ++pos_;
-      }
-      AppendCodePoint(out, value, escape);
-      return;
-    }
-    out += '\\';  // Python keeps unknown escapes verbatim
-    out += e;
-  }
-
-  uint32_t ReadHex(int digits, size_t escape) {
-    uint32_t value = 0;
-    for (int i = 0; i < digits; ++i) {
-      int digit = HexValue(Peek());
-      if (digit < 0) {
-        Fail(escape, kNotLiteral,
-             "truncated \\" + std::string(1, text_[escape + 1]) + " escape: expected " + std::to_string(digits) +
+      case Kind::kTruncatedEscape:
+        Fail(failure.offset, kNotLiteral,
+             "truncated \\" + std::string(1, failure.escape) + " escape: expected " + std::to_string(failure.digits) +
                  " hex digits");
-      }
-      value = value * 16 + static_cast<uint32_t>(digit);
-      ++pos_;
+      case Kind::kBeyondUnicode:
+        Fail(failure.offset, kNotLiteral, "escape is beyond the last Unicode code point");
+      case Kind::kSurrogate:
+        Fail(failure.offset, kNotLiteral, "lone surrogate escapes cannot be passed to macros");
+      case Kind::kNamedEscape:
+        Fail(failure.offset, kNotLiteral, "\\N{...} escapes are not supported in macro arguments",
+             "write the character itself or use \\u/\\U escapes");
     }
-    return value;
-  }
-
-  void AppendCodePoint(std::string& out, uint32_t code_point, size_t escape) {
-    if (code_point > 0x10FFFF) Fail(escape, kNotLiteral, "escape is beyond the last Unicode code point");
-    if (code_point >= 0xD800 && code_point <= 0xDFFF) {
-      Fail(escape, kNotLiteral, "lone surrogate escapes cannot be passed to macros");
-    }
-    AppendUtf8(out, code_point);
+    Fail(failure.offset, kNotLiteral, "unreadable string literal in the macro arguments");
   }
 
   // Digits with single underscores between them ([0-9](_?[0-9])*), for `is_digit`; returns false when none.

@@ -11,19 +11,9 @@
 #include <unistd.h>
 
 #include "state/postgres/postgres_migrations.hpp"
-#include "state/postgres/postgres_rows.hpp"
 #include "state/postgres/postgres_state_store.hpp"
 
 namespace sluice {
-
-using pg_rows::Int;
-using pg_rows::kRunColumns;
-using pg_rows::kSelectRuns;
-using pg_rows::Param;
-using pg_rows::Row;
-using pg_rows::RunFromRow;
-using pg_rows::RunsFromResult;
-using pg_rows::Text;
 
 namespace {
 
@@ -34,65 +24,32 @@ constexpr int kCandidatePage = 100;
 
 // The calling session, as pg_stat_activity shows it.
 constexpr const char* kThisSession =
-    "pg_backend_pid(), (SELECT backend_start FROM pg_stat_activity WHERE pid = "
-    "pg_backend_pid())";
-
-WorkerRecord WorkerFromRow(const Row& row) {
-  return WorkerRecord{Text(row, 0), Text(row, 1), Int(row, 2), Int(row, 3), Text(row, 4), Text(row, 5)};
-}
-
-[[noreturn]] void ThrowWorkerNotRegistered(const PostgresStoreConnection& db, const std::string& worker_id) {
-  throw db.StateError("SLU-STATE-010", "worker " + worker_id + " is not registered",
-                      "it was found dead and its runs were taken over; restart the worker");
-}
+    "pg_backend_pid(), (SELECT backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid())";
 
 }  // namespace
 
 void PostgresStateStore::RegisterWorker(const WorkerRecord& worker) {
   std::lock_guard lock(mutex_);
-  db_->Write("register worker " + worker.worker_id, [&](pg::Connection& connection) {
-    connection.Exec(
+  db().Write("register worker " + worker.worker_id, [&](StateSession& session) {
+    session.Execute(
         "INSERT INTO workers (worker_id, host, pid, pid_start_time, started_at, heartbeat_at, backend_pid, "
-        "backend_start) VALUES ($1, $2, $3, $4, $5, $6, " +
+        "backend_start) VALUES (?, ?, ?, ?, ?, ?, " +
             std::string(kThisSession) +
             ") ON CONFLICT (worker_id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, "
             "backend_pid = excluded.backend_pid, backend_start = excluded.backend_start",
-        {worker.worker_id, worker.host, Param(worker.pid), Param(worker.pid_start_time), worker.started_at,
-         worker.heartbeat_at});
+        {worker.worker_id, worker.host, worker.pid, worker.pid_start_time, worker.started_at, worker.heartbeat_at});
   });
 }
 
 void PostgresStateStore::HeartbeatWorker(const std::string& worker_id, const std::string& at) {
   std::lock_guard lock(mutex_);
-  db_->Write("heartbeat worker " + worker_id, [&](pg::Connection& connection) {
+  db().Write("heartbeat worker " + worker_id, [&](StateSession& session) {
     // The session too: after a reconnect the worker lives on in its new session.
-    pg::Result update =
-        connection.Exec("UPDATE workers SET heartbeat_at = $1, (backend_pid, backend_start) = (SELECT " +
-                            std::string(kThisSession) + ") WHERE worker_id = $2",
-                        {at, worker_id});
-    if (update.affected == 0) ThrowWorkerNotRegistered(*db_, worker_id);
-  });
-}
-
-void PostgresStateStore::UnregisterWorker(const std::string& worker_id) {
-  std::lock_guard lock(mutex_);
-  db_->Write("unregister worker " + worker_id, [&](pg::Connection& connection) {
-    connection.Exec("DELETE FROM workers WHERE worker_id = $1", {worker_id});
-  });
-}
-
-std::vector<WorkerRecord> PostgresStateStore::ListWorkers() {
-  std::lock_guard lock(mutex_);
-  return db_->Read("list workers", [&](pg::Connection& connection) {
-    std::vector<WorkerRecord> workers;
-    for (const Row& row :
-         connection
-             .Exec("SELECT worker_id, host, pid, pid_start_time, started_at, heartbeat_at FROM workers "
-                   "ORDER BY worker_id")
-             .rows) {
-      workers.push_back(WorkerFromRow(row));
+    if (session.Execute("UPDATE workers SET heartbeat_at = ?, (backend_pid, backend_start) = (SELECT " +
+                            std::string(kThisSession) + ") WHERE worker_id = ?",
+                        {at, worker_id}) == 0) {
+      ThrowWorkerNotRegistered(worker_id);
     }
-    return workers;
   });
 }
 
@@ -101,56 +58,58 @@ std::optional<RunRecord> PostgresStateStore::ClaimQueuedRun(const WorkerRecord& 
                                                             const std::string& at) {
   std::lock_guard lock(mutex_);
   const std::string action = "claim a queued run for worker " + worker.worker_id;
-  return db_->Write(action, [&](pg::Connection& connection) -> std::optional<RunRecord> {
-    PgTransaction transaction(connection);
+  return db().Write(action, [&](StateSession& session) -> std::optional<RunRecord> {
+    StateTransaction transaction(session, TransactionKind::kWrite);
     // Always in this order (the shared lock first), so two claimers never wait for each other in a cycle.
-    if (!limits.empty()) connection.Exec("SELECT pg_advisory_xact_lock($1)", {Param(kRunClaimLockKey)});
-    connection.Exec("SELECT pg_advisory_xact_lock($1, hashtext($2))", {Param(kWorkerClaimLockClass), worker.worker_id});
+    if (!limits.empty()) session.Query("SELECT pg_advisory_xact_lock(?)", {kRunClaimLockKey});
+    session.Query("SELECT pg_advisory_xact_lock(?, hashtext(?))", {kWorkerClaimLockClass, worker.worker_id});
     // KEY SHARE holds the row until commit: a concurrent reap deletes the worker after this claim, and so finds its
     // run.
-    if (connection.Exec("SELECT 1 FROM workers WHERE worker_id = $1 FOR KEY SHARE", {worker.worker_id}).rows.empty()) {
-      ThrowWorkerNotRegistered(*db_, worker.worker_id);
+    if (session.Query("SELECT 1 FROM workers WHERE worker_id = ? FOR KEY SHARE", {worker.worker_id}).empty()) {
+      ThrowWorkerNotRegistered(worker.worker_id);
     }
-    const pg::Result mine = connection.Exec(
-        "SELECT count(*) FROM runs WHERE status = 'STARTED' AND pid = $1 AND pid_start_time = $2 AND host = $3",
-        {Param(worker.pid), Param(worker.pid_start_time), worker.host});
-    if (Int(mine.rows.at(0), 0) >= max_running) return std::nullopt;
+    const int64_t mine = session
+                             .Query("SELECT count(*) FROM runs WHERE status = 'STARTED' AND pid = ? "
+                                    "AND pid_start_time = ? AND host = ?",
+                                    {worker.pid, worker.pid_start_time, worker.host})
+                             .at(0)
+                             .Int(0);
+    if (mine >= max_running) return std::nullopt;
 
     const std::string claim =
-        "UPDATE runs SET status = 'STARTED', started_at = $1, pid = $2, pid_start_time = $3, "
-        "host = $4 WHERE run_id = ";
-    const pg::Params owner = {at, Param(worker.pid), Param(worker.pid_start_time), worker.host};
+        "UPDATE runs SET status = 'STARTED', started_at = ?, pid = ?, pid_start_time = ?, host = ? WHERE run_id = ";
+    const std::string returning = " RETURNING " + std::string(kRunColumns);
     std::optional<RunRecord> claimed;
     if (limits.empty()) {
-      pg::Result result = connection.Exec(
+      std::vector<SqlRow> rows = session.Query(
           claim +
               "(SELECT run_id FROM runs WHERE status = 'QUEUED' AND pid = 0 AND job <> '' ORDER BY created_at, run_id "
-              "LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING " +
-              kRunColumns,
-          owner);
-      if (!result.rows.empty()) claimed = RunFromRow(*db_, result.rows[0]);
+              "LIMIT 1 FOR UPDATE SKIP LOCKED)" +
+              returning,
+          {at, worker.pid, worker.pid_start_time, worker.host});
+      if (!rows.empty()) claimed = RunFromRow(rows[0]);
     } else {
-      const std::vector<RunRecord> started =
-          RunsFromResult(*db_, connection.Exec(kSelectRuns + "WHERE status = 'STARTED'"));
-      std::optional<std::string> after_created, after_id;  // the last candidate read, for the next page
+      const std::vector<RunRecord> started = RunsFromRows(session.Query(kSelectRuns + "WHERE status = 'STARTED'"));
+      SqlValue after_created = nullptr, after_id = nullptr;  // the last candidate read, for the next page
       while (!claimed) {
-        pg::Result page = connection.Exec(
+        std::vector<SqlRow> page = session.Query(
             kSelectRuns +
-                "WHERE status = 'QUEUED' AND pid = 0 AND job <> '' AND ($1::text IS NULL OR (created_at, run_id) > "
-                "($1, $2)) ORDER BY created_at, run_id LIMIT " +
+                "WHERE status = 'QUEUED' AND pid = 0 AND job <> '' AND (?::text IS NULL OR (created_at, run_id) > "
+                "(?, ?)) ORDER BY created_at, run_id LIMIT " +
                 std::to_string(kCandidatePage) + " FOR UPDATE SKIP LOCKED",
-            {after_created, after_id});
-        for (const Row& row : page.rows) {
-          RunRecord candidate = RunFromRow(*db_, row);
+            {after_created, after_created, after_id});
+        for (const SqlRow& row : page) {
+          RunRecord candidate = RunFromRow(row);
           if (!WithinTagLimits(limits, candidate, started)) continue;
-          pg::Params params = owner;
-          params.push_back(candidate.run_id);
-          claimed = RunFromRow(*db_, connection.Exec(claim + "$5 RETURNING " + kRunColumns, params).rows.at(0));
+          claimed = RunFromRow(session
+                                   .Query(claim + "?" + returning,
+                                          {at, worker.pid, worker.pid_start_time, worker.host, candidate.run_id})
+                                   .at(0));
           break;
         }
-        if (claimed || page.rows.size() < static_cast<size_t>(kCandidatePage)) break;
-        after_created = Text(page.rows.back(), 5);
-        after_id = Text(page.rows.back(), 0);
+        if (claimed || page.size() < static_cast<size_t>(kCandidatePage)) break;
+        after_created = page.back().Text(5);
+        after_id = page.back().Text(0);
       }
     }
     transaction.Commit();
@@ -160,9 +119,9 @@ std::optional<RunRecord> PostgresStateStore::ClaimQueuedRun(const WorkerRecord& 
 
 std::vector<RunRecord> PostgresStateStore::ReapDeadWorkers(const std::string& stale_before) {
   std::lock_guard lock(mutex_);
-  return db_->Write("reap dead workers", [&](pg::Connection& connection) {
-    PgTransaction transaction(connection);
-    const pg::Result workers = connection.Exec(
+  return db().Write("reap dead workers", [&](StateSession& session) {
+    StateTransaction transaction(session, TransactionKind::kWrite);
+    const std::vector<SqlRow> workers = session.Query(
         "SELECT worker_id, host, pid, pid_start_time, started_at, heartbeat_at, EXISTS (SELECT 1 FROM "
         "pg_stat_activity a WHERE a.pid = w.backend_pid AND (a.backend_start = w.backend_start OR a.backend_start IS "
         "NULL)) FROM workers w");
@@ -170,19 +129,18 @@ std::vector<RunRecord> PostgresStateStore::ReapDeadWorkers(const std::string& st
     // Without a readable /proc every process would look dead, even this one: judge by sessions and heartbeats only.
     const bool proc_readable = ProcessStartTime(getpid()) != 0;
     std::vector<RunRecord> orphaned;
-    for (const Row& row : workers.rows) {
+    for (const SqlRow& row : workers) {
       const WorkerRecord worker = WorkerFromRow(row);
-      const bool session_gone = Text(row, 6) != "t";
+      const bool session_gone = row.Text(6) != "t";
       const bool process_gone =
           proc_readable && worker.host == here && ProcessStartTime(worker.pid) != worker.pid_start_time;
       if (!session_gone && !process_gone && worker.heartbeat_at >= stale_before) continue;
       // Waits for a claim in flight by this worker (it holds the row): its run is then among the ones read below.
-      if (connection.Exec("DELETE FROM workers WHERE worker_id = $1", {worker.worker_id}).affected == 0) continue;
-      std::vector<RunRecord> runs = RunsFromResult(
-          *db_,
-          connection.Exec(kSelectRuns + "WHERE status = 'STARTED' AND pid = $1 AND pid_start_time = $2 AND host = $3 "
-                                        "ORDER BY created_at, run_id",
-                          {Param(worker.pid), Param(worker.pid_start_time), worker.host}));
+      if (session.Execute("DELETE FROM workers WHERE worker_id = ?", {worker.worker_id}) == 0) continue;
+      std::vector<RunRecord> runs = RunsFromRows(
+          session.Query(kSelectRuns + "WHERE status = 'STARTED' AND pid = ? AND pid_start_time = ? AND host = ? "
+                                      "ORDER BY created_at, run_id",
+                        {worker.pid, worker.pid_start_time, worker.host}));
       orphaned.insert(orphaned.end(), runs.begin(), runs.end());
     }
     transaction.Commit();

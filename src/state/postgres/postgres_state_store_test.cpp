@@ -212,17 +212,6 @@ TEST_F(PostgresStateStoreTest, OpeningMarksDeadRunsOfThisHostOnlyAndLeavesLiveOn
   EXPECT_EQ(store->GetRun("worker-run")->status, RunStatus::kStarted);
 }
 
-TEST_F(PostgresStateStoreTest, TextColumnsSortByteWiseWhateverTheDatabaseLocale) {
-  auto store = PostgresStateStore::Open(url_);
-  for (const char* id : {"b", "B", "a", "_z", "A"}) {
-    RunRecord run = NewRun(id, getpid(), ProcessStartTime(getpid()));
-    store->CreateRun(run);
-  }
-  std::vector<std::string> ids;
-  for (const RunRecord& run : store->ListRuns(-1)) ids.push_back(run.run_id);
-  EXPECT_EQ(ids, (std::vector<std::string>{"b", "a", "_z", "B", "A"}));
-}
-
 // ---- the daemon lease ----
 
 const int64_t kMe = getpid();

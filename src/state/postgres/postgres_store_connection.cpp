@@ -10,6 +10,42 @@ constexpr const char* kConnectHint =
     "check SLUICE_STATE_URL (or the project's [state] url): host, port, database, user and password, and that the "
     "server is running and reachable";
 
+// The store call's statements on one pg::Connection.
+class PostgresSession final : public StateSession {
+ public:
+  explicit PostgresSession(pg::Connection& connection) : connection_(connection) {}
+
+  std::vector<SqlRow> Query(std::string_view sql, const SqlParams& params) override {
+    pg::Result result = Exec(sql, params);
+    std::vector<SqlRow> rows;
+    rows.reserve(result.rows.size());
+    for (auto& row : result.rows) rows.emplace_back(std::move(row));
+    return rows;
+  }
+
+  int64_t Execute(std::string_view sql, const SqlParams& params) override { return Exec(sql, params).affected; }
+
+ private:
+  pg::Result Exec(std::string_view sql, const SqlParams& params) {
+    pg::Params values;
+    values.reserve(params.size());
+    for (const SqlValue& param : params) values.push_back(param.Text());
+    return connection_.Exec(RenderPlaceholders(sql, PlaceholderStyle::kDollarNumber), values);
+  }
+
+  void Begin(TransactionKind) override { connection_.Exec("BEGIN"); }
+  void Commit() override { connection_.Exec("COMMIT"); }
+  void Rollback() noexcept override {
+    try {
+      connection_.Exec("ROLLBACK");
+    } catch (const pg::PgError&) {
+      // The connection is gone (or the transaction with it): the server has rolled it back already.
+    }
+  }
+
+  pg::Connection& connection_;
+};
+
 }  // namespace
 
 PostgresStoreConnection::PostgresStoreConnection(std::string url, std::string application_name)
@@ -32,6 +68,37 @@ pg::Connection& PostgresStoreConnection::Current(std::string_view action) {
     }
   }
   return *connection_;
+}
+
+void PostgresStoreConnection::Run(Access access, std::string_view action,
+                                  const std::function<void(StateSession&)>& work) {
+  auto attempt = [&] {
+    PostgresSession session(Current(action));
+    work(session);
+  };
+  if (access == Access::kRead) {
+    try {
+      return attempt();
+    } catch (const pg::PgError& error) {
+      if (!error.connection_lost()) Throw(error, PgStage::kServing, action);
+      connection_.reset();
+    }
+  }
+  try {
+    attempt();
+  } catch (const pg::PgError& error) {
+    if (error.connection_lost()) connection_.reset();
+    Throw(error, PgStage::kServing, action);
+  }
+}
+
+void PostgresStoreConnection::RunOpening(std::string_view action, const std::function<void(pg::Connection&)>& work) {
+  try {
+    work(Current(action));
+  } catch (const pg::PgError& error) {
+    if (error.connection_lost()) connection_.reset();
+    Throw(error, PgStage::kOpening, action);
+  }
 }
 
 Error PostgresStoreConnection::StateError(std::string code, std::string message, std::string hint) const {

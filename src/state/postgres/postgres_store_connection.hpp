@@ -1,18 +1,22 @@
-// The PostgreSQL state store's connection to its database, and the one place where PostgreSQL failures become
-// sluice::Error (SLU-STATE-001 while opening and migrating, SLU-STATE-003 while serving).
+// The PostgreSQL state store's StateConnection, and the one place where PostgreSQL failures become sluice::Error
+// (SLU-STATE-001 while opening and migrating, SLU-STATE-003 while serving).
 //
-// A lost connection (server restart, network failure) is reopened: a read is retried once on the new connection, a
-// write is not (it may or may not have committed) and reports SLU-STATE-003; the next call works on the new
-// connection. Messages name the database by its URL with the password replaced by "***", never the password.
+// Statements written with `?` placeholders are sent as $1, $2 … (RenderPlaceholders), parameters as text whose type
+// the server infers from the statement (so JSON text fills a jsonb column). A lost connection (server restart, network
+// failure) is reopened: a read is retried once on the new connection, a write is not (it may or may not have
+// committed) and reports SLU-STATE-003; the next call works on the new connection. Messages name the database by its
+// URL with the password replaced by "***", never the password.
 // Thread-safety: none of its own; the store's mutex serializes every use.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "core/diagnostic.hpp"
 #include "core/postgres/pg_connection.hpp"
+#include "state/sql/state_connection.hpp"
 
 namespace sluice {
 
@@ -22,42 +26,17 @@ enum class PgStage {
   kServing,  // a store call: SLU-STATE-003
 };
 
-class PostgresStoreConnection {
+class PostgresStoreConnection final : public StateConnection {
  public:
   // Connects to `url` (a postgresql:// URL or a libpq keyword=value string). Throws SLU-STATE-001 when it cannot.
   PostgresStoreConnection(std::string url, std::string application_name);
 
-  // Runs `work(connection)`, retrying it once on a new connection when the first one was lost.
-  template <class Work>
-  auto Read(std::string_view action, Work&& work) {
-    try {
-      return work(Current(action));
-    } catch (const pg::PgError& error) {
-      if (!error.connection_lost()) Throw(error, PgStage::kServing, action);
-      connection_.reset();
-    }
-    try {
-      return work(Current(action));
-    } catch (const pg::PgError& error) {
-      if (error.connection_lost()) connection_.reset();
-      Throw(error, PgStage::kServing, action);
-    }
-  }
+  void Run(Access access, std::string_view action, const std::function<void(StateSession&)>& work) override;
+  Error StateError(std::string code, std::string message, std::string hint = {}) const override;
+  std::string_view noun() const override { return "database"; }
 
-  // Runs `work(connection)` once; any PostgreSQL failure is SLU-STATE-003 (or SLU-STATE-001 in `stage` kOpening).
-  template <class Work>
-  auto Write(std::string_view action, Work&& work, PgStage stage = PgStage::kServing) {
-    try {
-      return work(Current(action));
-    } catch (const pg::PgError& error) {
-      if (error.connection_lost()) connection_.reset();
-      Throw(error, stage, action);
-    }
-  }
-
-  // A state-store error that is not a PostgreSQL failure (unknown run, forbidden transition, unreadable row), located
-  // at the redacted URL.
-  Error StateError(std::string code, std::string message, std::string hint = {}) const;
+  // Runs `work(connection)` once while opening the store; any PostgreSQL failure is SLU-STATE-001.
+  void RunOpening(std::string_view action, const std::function<void(pg::Connection&)>& work);
 
   // Translates `error`, raised while doing `action`, into SLU-STATE-001 or -003 with the server's message.
   [[noreturn]] void Throw(const pg::PgError& error, PgStage stage, std::string_view action) const;
@@ -76,7 +55,7 @@ class PostgresStoreConnection {
   std::unique_ptr<pg::Connection> connection_;
 };
 
-// BEGIN … COMMIT on one connection; rolls back in the destructor unless committed.
+// BEGIN … COMMIT on one connection, for the migrations; rolls back in the destructor unless committed.
 class PgTransaction {
  public:
   explicit PgTransaction(pg::Connection& connection);

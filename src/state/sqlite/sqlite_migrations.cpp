@@ -175,8 +175,8 @@ static_assert(NumberedInOrder(), "migrations must be numbered 1, 2, 3 … in lis
 
 bool IsApplied(sqlite3* db, int version) {
   SqliteStatement query(db, SqliteStage::kOpening, "read schema_migrations",
-                        "SELECT 1 FROM schema_migrations WHERE version = :version");
-  query.Bind(":version", int64_t{version});
+                        "SELECT 1 FROM schema_migrations WHERE version = ?");
+  query.BindAll({version});
   return query.Step();
 }
 
@@ -218,11 +218,8 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
     if (IsApplied(db, migration.version)) continue;
     ExecuteSqliteScript(db, SqliteStage::kOpening, action, std::string(migration.sql));
     SqliteStatement record(db, SqliteStage::kOpening, action,
-                           "INSERT INTO schema_migrations (version, name, applied_at) "
-                           "VALUES (:version, :name, :applied_at)");
-    record.Bind(":version", int64_t{migration.version})
-        .Bind(":name", migration.name)
-        .Bind(":applied_at", now);
+                           "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
+    record.BindAll({migration.version, migration.name, now});
     record.Execute();
     transaction.Commit();
   }

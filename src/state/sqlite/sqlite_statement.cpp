@@ -30,8 +30,6 @@ std::string HintFor(int rc) {
     case SQLITE_FULL:
     case SQLITE_IOERR:
       return "check the disk holding the state database and its free space";
-    case SQLITE_CONSTRAINT:
-      return rc == SQLITE_CONSTRAINT_PRIMARYKEY ? "run ids must be unique; choose another id" : "";
     default:
       return "";
   }
@@ -47,7 +45,7 @@ std::string HintFor(int rc) {
       code = "SLU-STATE-001";
       break;
     case SqliteStage::kServing:
-      code = rc == SQLITE_CONSTRAINT_PRIMARYKEY ? "SLU-STATE-002" : "SLU-STATE-003";
+      code = "SLU-STATE-003";
       break;
   }
   // sqlite3_errmsg describes the most recent failure on `db` (e.g. "UNIQUE constraint failed: runs.run_id");
@@ -73,32 +71,27 @@ SqliteStatement::SqliteStatement(sqlite3* db, SqliteStage stage, std::string_vie
 
 SqliteStatement::~SqliteStatement() { sqlite3_finalize(statement_); }
 
-int SqliteStatement::ParameterIndex(std::string_view name) const {
-  int index = sqlite3_bind_parameter_index(statement_, std::string(name).c_str());
-  if (index == 0) throw std::logic_error("SQL statement has no parameter " + std::string(name));
-  return index;
+void SqliteStatement::CheckBind(int rc, int index) {
+  if (rc != SQLITE_OK) ThrowSqliteError(db_, rc, stage_, action_ + " (binding parameter " + std::to_string(index) + ")");
 }
 
-void SqliteStatement::CheckBind(int rc, std::string_view name) {
-  if (rc != SQLITE_OK) ThrowSqliteError(db_, rc, stage_, action_ + " (binding " + std::string(name) + ")");
-}
-
-SqliteStatement& SqliteStatement::Bind(std::string_view name, std::string_view text) {
-  CheckBind(sqlite3_bind_text64(statement_, ParameterIndex(name), text.data(), text.size(), SQLITE_TRANSIENT,
-                                SQLITE_UTF8),
-            name);
-  return *this;
-}
-
-SqliteStatement& SqliteStatement::BindNullable(std::string_view name,
-                                               const std::optional<std::string>& text) {
-  if (text) return Bind(name, std::string_view(*text));
-  CheckBind(sqlite3_bind_null(statement_, ParameterIndex(name)), name);
-  return *this;
-}
-
-SqliteStatement& SqliteStatement::Bind(std::string_view name, int64_t value) {
-  CheckBind(sqlite3_bind_int64(statement_, ParameterIndex(name), value), name);
+SqliteStatement& SqliteStatement::BindAll(const SqlParams& params) {
+  if (sqlite3_bind_parameter_count(statement_) != static_cast<int>(params.size())) {
+    throw std::logic_error("SQL statement takes " + std::to_string(sqlite3_bind_parameter_count(statement_)) +
+                           " parameters, not " + std::to_string(params.size()));
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    const int index = static_cast<int>(i) + 1;
+    const auto& value = params[i].value();
+    if (const auto* text = std::get_if<std::string>(&value)) {
+      CheckBind(sqlite3_bind_text64(statement_, index, text->data(), text->size(), SQLITE_TRANSIENT, SQLITE_UTF8),
+                index);
+    } else if (const auto* number = std::get_if<int64_t>(&value)) {
+      CheckBind(sqlite3_bind_int64(statement_, index, *number), index);
+    } else {
+      CheckBind(sqlite3_bind_null(statement_, index), index);
+    }
+  }
   return *this;
 }
 
@@ -121,16 +114,20 @@ void SqliteStatement::Reset() {
   sqlite3_clear_bindings(statement_);
 }
 
-std::string SqliteStatement::Text(int column) const {
-  const unsigned char* text = sqlite3_column_text(statement_, column);
-  if (text == nullptr) return {};
-  auto size = static_cast<size_t>(sqlite3_column_bytes(statement_, column));
-  return std::string(reinterpret_cast<const char*>(text), size);
-}
-
-std::optional<std::string> SqliteStatement::OptionalText(int column) const {
-  if (sqlite3_column_type(statement_, column) == SQLITE_NULL) return std::nullopt;
-  return Text(column);
+SqlRow SqliteStatement::Row() const {
+  const int columns = sqlite3_column_count(statement_);
+  std::vector<std::optional<std::string>> values;
+  values.reserve(static_cast<size_t>(columns));
+  for (int column = 0; column < columns; ++column) {
+    const unsigned char* text = sqlite3_column_text(statement_, column);
+    if (text == nullptr) {
+      values.emplace_back(std::nullopt);
+    } else {
+      values.emplace_back(std::string(reinterpret_cast<const char*>(text),
+                                      static_cast<size_t>(sqlite3_column_bytes(statement_, column))));
+    }
+  }
+  return SqlRow(std::move(values));
 }
 
 int64_t SqliteStatement::Int(int column) const { return sqlite3_column_int64(statement_, column); }

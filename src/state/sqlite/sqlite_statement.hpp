@@ -1,7 +1,7 @@
 // Thin RAII wrappers over the SQLite C API used by the SQLite state store, and the one place where SQLite
 // failures become sluice::Error.
 //
-// Every value reaches SQL through a named, bound parameter (`:run_id`); SQL text is always a constant.
+// Every value reaches SQL through a bound positional parameter (`?`); SQL text is always a constant.
 // Thread-safety: none of their own; the store's mutex serializes every use of a connection.
 #pragma once
 
@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "core/diagnostic.hpp"
+#include "state/sql/state_connection.hpp"
 
 namespace sluice {
 
@@ -23,12 +24,10 @@ inline constexpr int kSqliteBusyTimeoutMs = 10000;
 // What the connection is doing, which decides the code a SQLite failure gets.
 enum class SqliteStage {
   kOpening,  // opening, configuring or migrating the file: SLU-STATE-001
-  kServing,  // a store call: SLU-STATE-002 for a duplicate run id, SLU-STATE-003 otherwise
+  kServing,  // a store call: SLU-STATE-003
 };
 
-// Translates a failed SQLite call (`rc`, extended codes on) into sluice::Error. A primary-key conflict is
-// a duplicate run id: runs.run_id is the only caller-supplied key written without an upsert (events take
-// an AUTOINCREMENT key, materializations upsert). `action` says what was being done, e.g.
+// Translates a failed SQLite call (`rc`, extended codes on) into sluice::Error. `action` says what was being done, e.g.
 // "append an event to run r1". The diagnostic's location names the database file: `file` when given,
 // otherwise the file `db` has open. The message carries SQLite's own text.
 [[noreturn]] void ThrowSqliteError(sqlite3* db, int rc, SqliteStage stage, std::string_view action,
@@ -46,12 +45,9 @@ class SqliteStatement {
   SqliteStatement(const SqliteStatement&) = delete;
   SqliteStatement& operator=(const SqliteStatement&) = delete;
 
-  // Bind by parameter name, including its prefix (":run_id"). An unknown name is a programming error and
-  // throws std::logic_error.
-  SqliteStatement& Bind(std::string_view name, std::string_view text);
-  SqliteStatement& BindNullable(std::string_view name,
-                                const std::optional<std::string>& text);  // nullopt: NULL
-  SqliteStatement& Bind(std::string_view name, int64_t value);
+  // Binds `params` to the statement's `?` parameters, in order. A count that differs from the statement's is a
+  // programming error and throws std::logic_error.
+  SqliteStatement& BindAll(const SqlParams& params);
 
   // Advances: true when a row is ready to read, false when the statement is done.
   bool Step();
@@ -60,13 +56,12 @@ class SqliteStatement {
   // Makes the statement runnable again with new bindings (old bindings are cleared).
   void Reset();
 
-  std::string Text(int column) const;
-  std::optional<std::string> OptionalText(int column) const;  // nullopt for NULL
+  // The current row, every column as text (integers in decimal, NULL as nullopt).
+  SqlRow Row() const;
   int64_t Int(int column) const;
 
  private:
-  int ParameterIndex(std::string_view name) const;
-  void CheckBind(int rc, std::string_view name);
+  void CheckBind(int rc, int index);
 
   sqlite3* db_;
   SqliteStage stage_;
