@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "deploy/direct_executor.hpp"
+#include "service/direct_deployment.hpp"
 
 namespace sluice::cli {
 

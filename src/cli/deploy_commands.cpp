@@ -13,7 +13,6 @@
 #include "cli/commands.hpp"
 #include "cli/text_output.hpp"
 #include "cli/usage_error.hpp"
-#include "deploy/plan_explainer.hpp"
 #include "service/direct_deployment.hpp"
 
 namespace sluice::cli {

@@ -7,7 +7,6 @@
 #include "cli/cancel_on_signal.hpp"
 #include "cli/text_output.hpp"
 #include "cli/usage_error.hpp"
-#include "orchestrate/daemon.hpp"
 #include "service/orchestration.hpp"
 
 namespace sluice::cli {

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sluice/date.hpp"
-#include "engine/run_executor.hpp"
+#include "service/run.hpp"
 
 namespace sluice::cli {
 

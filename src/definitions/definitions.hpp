@@ -156,6 +156,9 @@ struct SqlCompute {
   // (`ofs`): that column, read instead wherever the model runs (definitions/model_sql.hpp, RoleColumns::kPhysical),
   // so the model reads the table itself and never a subquery renaming its columns. Offsets relative to `body`.
   std::vector<sql::SpanReplacement> role_column_reads;
+  // The file's text before the body (its MODEL header as written; body_offset long): with `body`, what a run-time
+  // error is located and shown in, so no layer reads the model file again after load.
+  std::string header;
 };
 
 // A CSV file loaded into a table (Sluice's `kind: seed` source).

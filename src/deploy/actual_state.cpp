@@ -101,8 +101,8 @@ std::string TtlOf(const std::string& engine) {
 class StateReader {
  public:
   // `warehouse` may be null: nothing is built yet.
-  StateReader(const Definitions& definitions, const DirectPlan& plan, Warehouse* warehouse, std::string project_root)
-      : definitions_(definitions), plan_(plan), warehouse_(warehouse), project_root_(std::move(project_root)) {}
+  StateReader(const Definitions& definitions, const DirectPlan& plan, Warehouse* warehouse)
+      : definitions_(definitions), plan_(plan), warehouse_(warehouse) {}
 
   ActualState Read() {
     std::map<std::string, Fingerprint> last;
@@ -194,7 +194,7 @@ class StateReader {
     std::optional<ServerFeature> header_feature;
     if (compute.storage.ttl && !capabilities.ttl) header_feature = ServerFeature::kTtl;
     if (!lacking && !header_feature) return;
-    const std::string text = project_root_.empty() ? "" : ModelFileText(project_root_, model);
+    const std::string& text = ModelFileText(model);
     SourceLocation where = model.defined_at;
     if (lacking && !text.empty() && compute.body_offset <= text.size()) {
       // The file's header as written, its body as expanded (macros): the body's offsets are the expanded body's.
@@ -217,7 +217,7 @@ class StateReader {
   // not an output, and no other key can be chosen for the author).
   void CheckMaterializable(const Asset& model) {
     const auto& compute = std::get<SqlCompute>(model.compute);
-    const std::string text = project_root_.empty() ? "" : ModelFileText(project_root_, model);
+    const std::string& text = ModelFileText(model);
     if (!compute.partition_bounds.empty()) {
       const PartitionBoundCall& call = compute.partition_bounds.front();
       const char* name = call.bound == PartitionBound::kStart ? "@partition_start()" : "@partition_end()";
@@ -349,7 +349,6 @@ class StateReader {
   const Definitions& definitions_;
   const DirectPlan& plan_;
   Warehouse* warehouse_;
-  std::string project_root_;
   std::map<std::string, TableInfo> relations_;
   ActualState state_;
 };
@@ -372,13 +371,12 @@ std::string FingerprintSql(const Definitions& definitions, const Asset& model) {
   return CanonicalSql(definitions, model);
 }
 
-ActualState ReadActualState(const Definitions& definitions, const DirectPlan& plan, Warehouse& warehouse,
-                            const std::string& project_root) {
-  return StateReader(definitions, plan, &warehouse, project_root).Read();
+ActualState ReadActualState(const Definitions& definitions, const DirectPlan& plan, Warehouse& warehouse) {
+  return StateReader(definitions, plan, &warehouse).Read();
 }
 
 ActualState NothingBuiltState(const Definitions& definitions, const DirectPlan& plan) {
-  return StateReader(definitions, plan, nullptr, "").Read();
+  return StateReader(definitions, plan, nullptr).Read();
 }
 
 }  // namespace sluice

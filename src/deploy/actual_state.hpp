@@ -54,10 +54,9 @@ struct ActualState {
 // The state of a warehouse that does not exist yet (a DuckDB file before the first build): every model new.
 ActualState NothingBuiltState(const Definitions& definitions, const DirectPlan& plan);
 
-// `project_root` locates model features the server lacks in their files (SLU-CLICKHOUSE-001 blockers: the `::` cast,
-// window functions, DateTime64 columns, TTL); empty locates them at the model file only.
-ActualState ReadActualState(const Definitions& definitions, const DirectPlan& plan, Warehouse& warehouse,
-                            const std::string& project_root = "");
+// Model features the server lacks (SLU-CLICKHOUSE-001 blockers: the `::` cast, window functions, DateTime64 columns,
+// TTL) are located in the model's text the definitions keep.
+ActualState ReadActualState(const Definitions& definitions, const DirectPlan& plan, Warehouse& warehouse);
 
 // The SQL a model's fingerprint covers: its canonical SQL.
 std::string FingerprintSql(const Definitions& definitions, const Asset& model);

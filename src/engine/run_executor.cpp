@@ -139,7 +139,7 @@ std::optional<std::string> RunExecutor::MissingUpstream(const StepPlan& step) co
 
 Error RunExecutor::LocatedInModel(const Asset& asset, const RunSql& sql, const SqlError& error) const {
   const Diagnostic& failed = error.diagnostics().front();
-  const std::string text = ModelFileText(options_.project_root, asset);
+  const std::string& text = ModelFileText(asset);
   const SqlCompute& model = std::get<SqlCompute>(asset.compute);
   SourceLocation at = sql.LocationOf(model, asset.defined_at.file, text, error.offset());
   if (text.empty()) return Error(Diagnostic{failed.code, failed.message, at, failed.hint, {}});

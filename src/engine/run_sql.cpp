@@ -54,12 +54,10 @@ RunSql RenderRunSql(const Definitions& definitions, const Asset& asset, const st
   return sql;
 }
 
-std::string ModelFileText(const std::string& project_root, const Asset& asset) {
-  try {
-    return ReadFile(std::filesystem::path(project_root) / asset.defined_at.file);
-  } catch (const Error&) {
-    return {};
-  }
+const std::string& ModelFileText(const Asset& asset) {
+  static const std::string kNone;
+  const auto* model = std::get_if<SqlCompute>(&asset.compute);
+  return model != nullptr ? model->header : kNone;
 }
 
 }  // namespace sluice

@@ -27,9 +27,9 @@ struct RunSql {
                             size_t offset) const;
 };
 
-// The text of the file `asset` is defined in (under `project_root`), for locating an error in it and showing the
-// line; empty when it cannot be read now (the error is then located at the file alone).
-std::string ModelFileText(const std::string& project_root, const Asset& asset);
+// The text of the model file `asset` is defined in as far as locating an error needs it: its header as written
+// (SqlCompute::header, kept at load); empty for other assets.
+const std::string& ModelFileText(const Asset& asset);
 
 RunSql RenderRunSql(const Definitions& definitions, const Asset& asset, const std::optional<DateWindow>& window,
                     const Warehouse& warehouse);

@@ -344,6 +344,7 @@ class ProjectLoad {
       model.contract_error = std::current_exception();
     }
     model.audits = AuditDeclarationsFromHeader(parsed.header);
+    std::string header = model.text.substr(0, std::min(parsed.body_offset, model.text.size()));
     if (!model.audits.audits && model.audits.columns.empty()) std::string().swap(model.text);
 
     Asset& asset = ModelAsset(m);
@@ -365,6 +366,7 @@ class ProjectLoad {
     for (ModelReference& ref : parsed.references) {
       compute.references.push_back(ResolvedReference{std::move(ref.call), AssetKey(), ref.edge, std::move(ref.at)});
     }
+    compute.header = std::move(header);
     asset.compute = std::move(compute);
   }
 

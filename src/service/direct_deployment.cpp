@@ -49,7 +49,7 @@ VirtualPlanView PlanVirtualPart(const Project& project, Warehouse* warehouse, co
   if (!alone) view.directory /= "virtual";
   ReplaceFolder(view.directory, files);
   if (warehouse) {
-    view.blockers = ReadActualState(*view.plan.physical, view.plan.steps, *warehouse, project.root.string()).blockers;
+    view.blockers = ReadActualState(*view.plan.physical, view.plan.steps, *warehouse).blockers;
   }
   return view;
 }
@@ -83,7 +83,7 @@ PlanReport PlanProject(const WorkspaceOptions& workspace, const PlanCommand& com
     return PlanDirect(project.definitions, command.select, warehouse ? warehouse->capabilities() : Capabilities{},
                       RunRendering{warehouse.get(), SystemClock().TodayUtc()});
   });
-  ActualState state = warehouse ? ReadActualState(project.definitions, plan, *warehouse, project.root.string())
+  ActualState state = warehouse ? ReadActualState(project.definitions, plan, *warehouse)
                                 : NothingBuiltState(project.definitions, plan);
   std::map<std::string, std::string> files = WorkflowFiles(plan);
   const std::string plan_json = files["plan.json"] = PlanJson(plan, &state).dump(2) + "\n";
@@ -117,7 +117,7 @@ std::unique_ptr<DirectBuild> DirectBuild::Prepare(const WorkspaceOptions& worksp
     throw Error(Diagnostic{"SLU-DEPLOY-006", "nothing to build in direct mode: the project's pipelines are virtual", {},
                            "deploy them in stages: `sluice backfill`, `sluice audit backfill`, `sluice publish`", {}});
   }
-  build->state_ = ReadActualState(project.definitions, build->plan_, *build->warehouse_, project.root.string());
+  build->state_ = ReadActualState(project.definitions, build->plan_, *build->warehouse_);
   if (!build->state_.blockers.empty()) throw Error(build->state_.blockers);
   return build;
 }

@@ -18,6 +18,7 @@
 #include "deploy/actual_state.hpp"
 #include "deploy/direct_executor.hpp"
 #include "deploy/direct_plan.hpp"
+#include "deploy/plan_explainer.hpp"
 #include "deploy/virtual_plan.hpp"
 #include "service/cancellation.hpp"
 #include "service/workspace.hpp"

@@ -96,7 +96,7 @@ std::unique_ptr<StagedBackfill> StagedBackfill::Prepare(const WorkspaceOptions& 
   // The checks a build makes before changing anything: adopted tables and their replay columns, the server's features
   // (e.g. a managed Kafka source on a server that cannot land it).
   const VirtualPlan& plan = backfill->chosen_.plan;
-  const ActualState checked = ReadActualState(*plan.physical, plan.steps, warehouse, project.root.string());
+  const ActualState checked = ReadActualState(*plan.physical, plan.steps, warehouse);
   if (!checked.blockers.empty()) throw Error(checked.blockers);
   return backfill;
 }

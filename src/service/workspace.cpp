@@ -6,7 +6,7 @@
 #include "project/config/project_config.hpp"
 #include "sdk/sdk_definitions.hpp"
 #include "service/request_error.hpp"
-#include "sdk/warehouse_settings.hpp"
+#include "service/warehouse_settings.hpp"
 
 namespace sluice::service {
 
@@ -32,7 +32,7 @@ struct CodeState {
   CodeProgram program;
   std::once_flag built;
   std::optional<dagster::Definitions> definitions;
-  sdk::LazyWarehouseSettings settings{ProcessEnvironment()};
+  LazyWarehouseSettings settings{ProcessEnvironment()};
 };
 CodeState* code_state = nullptr;  // reachable, for leak checkers
 
@@ -72,7 +72,7 @@ ProjectSettings LoadSettingsFor(const WorkspaceOptions& global) {
   if (std::optional<std::filesystem::path> sql = CodeSqlProject()) {
     return LoadProjectSettings(*sql, LoadOptionsFor(global));
   }
-  const sdk::WarehouseSettings& warehouse = code_state->settings.Get();
+  const WarehouseSettings& warehouse = code_state->settings.Get();
   ProjectSettings settings;
   settings.root = ProjectRootFor(global);
   settings.config.name = code_state->program.name;

@@ -32,7 +32,7 @@
 #include "core/environment.hpp"
 #include "warehouse/registry.hpp"
 
-namespace sluice::sdk {
+namespace sluice::service {
 
 struct WarehouseSettings {
   std::string engine;
@@ -57,4 +57,4 @@ class LazyWarehouseSettings {
   std::optional<WarehouseSettings> settings_;
 };
 
-}  // namespace sluice::sdk
+}  // namespace sluice::service

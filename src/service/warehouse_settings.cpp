@@ -1,11 +1,11 @@
-#include "sdk/warehouse_settings.hpp"
+#include "service/warehouse_settings.hpp"
 
 #include <algorithm>
 
 #include "core/asset_key.hpp"
 #include "core/diagnostic.hpp"
 
-namespace sluice::sdk {
+namespace sluice::service {
 
 namespace {
 
@@ -183,4 +183,4 @@ bool LazyWarehouseSettings::read() const {
   return settings_.has_value();
 }
 
-}  // namespace sluice::sdk
+}  // namespace sluice::service
