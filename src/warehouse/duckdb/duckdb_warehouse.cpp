@@ -980,7 +980,7 @@ WriteResult DuckDbWarehouse::LoadSeed(const Relation& relation, const SeedFile& 
     const std::string& subject = scope.subject;
     std::string target = Qualified(scope.catalog, relation);
     // Every option of the seed CSV dialect is set (docs/project-format.md; the project loader checks files against
-    // it, project/sources/seed_csv.hpp), so DuckDB's sniffer decides only the line ending and the types of
+    // it, core/seed_csv.hpp), so DuckDB's sniffer decides only the line ending and the types of
     // columns `columns` does not list, from every row: a `#` line is a row and not a comment, `""` is the empty
     // string, and a malformed row fails the load instead of being skipped or read as a header.
     std::string read = "read_csv(" + Literal(seed.path) +
