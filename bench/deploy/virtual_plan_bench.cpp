@@ -52,8 +52,8 @@ using nlohmann::json;
 
 double Ms(Seconds seconds) { return seconds.count() * 1000; }
 
-// Forwards every call to the warehouse it wraps and counts the calls per method; times each read (Query and
-// ListRelations) too. Single-threaded use only.
+// Forwards every call to the warehouse it wraps and counts the calls per method; times each read (Query, ListRelations,
+// CatalogOf, CatalogRowCounts) too. Single-threaded use only.
 class CountingWarehouse final : public Warehouse {
  public:
   explicit CountingWarehouse(Warehouse& inner) : inner_(inner) {}
@@ -87,6 +87,35 @@ class CountingWarehouse final : public Warehouse {
     std::vector<TableInfo> relations = inner_.ListRelations();
     reads_.emplace_back("ListRelations", Ms(std::chrono::steady_clock::now() - start));
     return relations;
+  }
+  std::vector<CatalogEntry> CatalogOf(const std::string& name_space) override {
+    Count("CatalogOf");
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<CatalogEntry> entries = inner_.CatalogOf(name_space);
+    reads_.emplace_back("CatalogOf " + name_space, Ms(std::chrono::steady_clock::now() - start));
+    return entries;
+  }
+  std::vector<CatalogEntry> CatalogOf(const std::vector<Relation>& relations) override {
+    Count("CatalogOf");
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<CatalogEntry> entries = inner_.CatalogOf(relations);
+    reads_.emplace_back("CatalogOf (relations)", Ms(std::chrono::steady_clock::now() - start));
+    return entries;
+  }
+  std::optional<std::map<std::string, int64_t>> CatalogRowCounts(const std::string& name_space) override {
+    Count("CatalogRowCounts");
+    const auto start = std::chrono::steady_clock::now();
+    auto counts = inner_.CatalogRowCounts(name_space);
+    reads_.emplace_back("CatalogRowCounts " + name_space, Ms(std::chrono::steady_clock::now() - start));
+    return counts;
+  }
+  std::string InsertWatermark(const Relation& relation) override {
+    Count("InsertWatermark");
+    return inner_.InsertWatermark(relation);
+  }
+  int64_t RunningInserts(std::chrono::duration<double> running_for) override {
+    Count("RunningInserts");
+    return inner_.RunningInserts(running_for);
   }
   void EnsureSchema(const std::string& name) override {
     Count("EnsureSchema");

@@ -13,6 +13,9 @@ namespace sluice {
 // `text` with A-Z mapped to a-z; every other byte unchanged.
 std::string AsciiLower(std::string_view text);
 
+// Whether `a` and `b` are equal once A-Z are mapped to a-z.
+bool EqualsIgnoringAsciiCase(std::string_view a, std::string_view b);
+
 // `text` without leading and trailing blanks (space, \t, \n, \v, \f, \r).
 std::string_view TrimBlanks(std::string_view text);
 

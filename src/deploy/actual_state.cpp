@@ -300,15 +300,16 @@ class StateReader {
       }
     }
     if (managed.empty()) return;
-    std::string names;
+    std::vector<Relation> objects;
     for (const Asset* source : managed) {
       for (const std::string prefix : {"kafka__", "raw__"}) {
-        names += (names.empty() ? "" : ", ") + sql::QuoteString(sql::Dialect::kClickHouse, prefix + source->name());
+        objects.push_back(Relation{source->key.name_space(), prefix + source->name()});
       }
     }
-    Rows rows = warehouse_->Query("SELECT database, name, engine_full FROM system.tables WHERE name IN (" + names + ")");
     std::map<std::string, std::string> engines;
-    for (const auto& row : rows.rows) engines[row[0].value_or("") + "." + row[1].value_or("")] = Collapsed(row[2].value_or(""));
+    for (const CatalogEntry& entry : warehouse_->CatalogOf(objects)) {
+      engines[entry.relation.ToString()] = Collapsed(entry.engine_full);
+    }
     for (const Asset* source : managed) {
       for (const CompiledResource& resource : SourceResources(definitions_, *source, sql::SecretHandling::kKeep)) {
         auto actual = engines.find(source->key.name_space() + "." + resource.name);

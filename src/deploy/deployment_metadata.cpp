@@ -5,6 +5,7 @@
 
 #include "core/virtual_names.hpp"
 #include "sql/dialect.hpp"
+#include "sql/sluice_ddl.hpp"
 
 namespace sluice {
 
@@ -82,15 +83,9 @@ std::string Qualified(Warehouse& warehouse, const Table& table) {
 }
 
 void CreateTable(Warehouse& warehouse, const Table& table) {
-  const bool clickhouse = warehouse.dialect() == sql::Dialect::kClickHouse;
-  std::string columns;
-  for (const Column& column : *table.columns) {
-    columns += (columns.empty() ? "" : ", ") + std::string(column.name) + " " +
-               (clickhouse ? (column.nullable ? "Nullable(String)" : "String") : "VARCHAR");
-  }
-  std::string sql = "CREATE TABLE IF NOT EXISTS " + Qualified(warehouse, table) + " (" + columns + ")";
-  if (clickhouse) sql += " ENGINE = MergeTree() ORDER BY (name_space)";
-  warehouse.Execute(sql);
+  std::vector<sql::TextColumn> columns;
+  for (const Column& column : *table.columns) columns.push_back({std::string(column.name), column.nullable});
+  warehouse.Execute(sql::CreateTextTable(warehouse.dialect(), Qualified(warehouse, table), columns, {"name_space"}));
 }
 
 std::string InsertSql(Warehouse& warehouse, const Table& table, const std::vector<Values>& rows) {
@@ -123,12 +118,7 @@ std::string Text(const std::optional<std::string>& value) { return value.value_o
 
 bool DeploymentMetadata::TablesExist() {
   if (tables_exist_ && *tables_exist_) return true;
-  Rows found =
-      warehouse_.Query(warehouse_.dialect() == sql::Dialect::kClickHouse
-                           ? "SELECT name FROM system.tables WHERE database = '_sluice' AND name = 'publications'"
-                           : "SELECT table_name FROM information_schema.tables WHERE table_schema = '_sluice' "
-                             "AND table_name = 'publications'");
-  tables_exist_ = !found.rows.empty();
+  tables_exist_ = !warehouse_.CatalogOf(std::vector<Relation>{Relation{kSchema, kPublications.name}}).empty();
   return *tables_exist_;
 }
 
@@ -229,45 +219,18 @@ std::vector<PublicationRow> DeploymentMetadata::Publications(const std::string& 
 }
 
 std::vector<LiveBinding> DeploymentMetadata::Bindings(const std::string& name_space) {
-  const sql::Dialect dialect = warehouse_.dialect();
-  const std::string ns = sql::QuoteString(dialect, name_space);
-  std::string query;
-  if (dialect == sql::Dialect::kClickHouse) {
-    query = "SELECT name, create_table_query FROM system.tables WHERE database = " + ns +
-            " AND engine = 'View' ORDER BY name";
-  } else if (dialect == sql::Dialect::kPostgres) {
-    // PostgreSQL keeps no view's text, only its parsed form, in which `*` is expanded: a view that reads exactly one
-    // relation and has exactly its columns, in order, reads as `SELECT * FROM ns.relation`; others as their
-    // definition.
-    query =
-        "WITH views AS (SELECT c.oid, c.relname FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n ON "
-        "n.oid = c.relnamespace WHERE n.nspname = " +
-        ns +
-        " AND c.relkind = 'v'),\n"
-        "reads AS (SELECT v.oid, min(d.refobjid) AS relation, count(DISTINCT d.refobjid) AS relations FROM views AS v "
-        "JOIN pg_catalog.pg_rewrite AS r ON r.ev_class = v.oid JOIN pg_catalog.pg_depend AS d ON d.objid = r.oid AND "
-        "d.classid = 'pg_catalog.pg_rewrite'::regclass AND d.refclassid = 'pg_catalog.pg_class'::regclass AND "
-        "d.refobjid <> v.oid GROUP BY v.oid),\n"
-        "columns AS (SELECT attrelid, array_agg(attname ORDER BY attnum) AS names FROM pg_catalog.pg_attribute WHERE "
-        "attnum > 0 AND NOT attisdropped AND attrelid IN (SELECT oid FROM views UNION SELECT relation FROM reads) "
-        "GROUP BY attrelid)\n"
-        "SELECT v.relname, CASE WHEN r.relations = 1 AND vc.names = rc.names THEN 'SELECT * FROM ' || "
-        "quote_ident(rn.nspname) || '.' || quote_ident(rt.relname) ELSE pg_catalog.pg_get_viewdef(v.oid) END\n"
-        "FROM views AS v LEFT JOIN reads AS r ON r.oid = v.oid LEFT JOIN pg_catalog.pg_class AS rt ON rt.oid = "
-        "r.relation LEFT JOIN pg_catalog.pg_namespace AS rn ON rn.oid = rt.relnamespace LEFT JOIN columns AS vc ON "
-        "vc.attrelid = v.oid LEFT JOIN columns AS rc ON rc.attrelid = r.relation ORDER BY v.relname";
-  } else {
-    query = "SELECT view_name, sql FROM duckdb_views() WHERE schema_name = " + ns +
-            " AND NOT internal ORDER BY view_name";
-  }
-  Rows rows = warehouse_.Query(query);
+  return BindingsIn(warehouse_.CatalogOf(name_space), name_space);
+}
+
+std::vector<LiveBinding> BindingsIn(const std::vector<CatalogEntry>& catalog, const std::string& name_space) {
   std::vector<LiveBinding> out;
-  for (const auto& row : rows.rows) {
-    if (SplitPhysicalName(Text(row[0]))) continue;  // a deployment's own view (view__x__<id>), not a stable one
+  for (const CatalogEntry& view : catalog) {
+    if (view.kind != RelationKind::kView || view.relation.name_space != name_space) continue;
+    if (SplitPhysicalName(view.relation.name)) continue;  // a deployment's own view (view__x__<id>), not a stable one
     LiveBinding binding;
     binding.name_space = name_space;
-    binding.logical = Text(row[0]);
-    binding.definition = Text(row[1]);
+    binding.logical = view.relation.name;
+    binding.definition = view.definition;
     binding.physical = SelectStarTarget(binding.definition);
     if (binding.physical) {
       if (std::optional<PhysicalNameParts> parts = SplitPhysicalName(*binding.physical);

@@ -109,7 +109,7 @@ class DeploymentMetadata {
   std::vector<BoundaryRow> Boundaries(const std::string& name_space);
   std::vector<PublicationRow> Publications(const std::string& name_space);
 
-  // Every view of `name_space` with what it reads (one catalog query), sorted by name.
+  // Every view of `name_space` with what it reads (one catalog query, Warehouse::CatalogOf), sorted by name.
   std::vector<LiveBinding> Bindings(const std::string& name_space);
 
  private:
@@ -124,6 +124,10 @@ std::map<std::string, std::string> BoundPhysicals(const std::vector<LiveBinding>
 // The latest state row of each deployment id (states only move forward: planned → backfilled | failed, and a rerun
 // of a failed one planned again).
 std::map<std::string, DeploymentRow> LatestDeploymentStates(const std::vector<DeploymentRow>& rows);
+
+// The views of `catalog` (Warehouse::CatalogOf(name_space), sorted by name) with what they read: Bindings without a
+// query, for a caller that reads the catalog of the namespace anyway.
+std::vector<LiveBinding> BindingsIn(const std::vector<CatalogEntry>& catalog, const std::string& name_space);
 
 // The relation a view's query selects * from when that is its whole query (`SELECT * FROM [ns.]name`, identifiers
 // quoted or not, a trailing `;` and blanks ignored): the unqualified name, or nullopt.

@@ -4,7 +4,6 @@
 #include <cctype>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <set>
 #include <tuple>
 
@@ -12,23 +11,13 @@
 #include "deploy/desired_objects.hpp"
 #include "deploy/virtual_plan.hpp"
 #include "sql/dialect.hpp"
+#include "sql/sluice_ddl.hpp"
 
 namespace sluice {
 
 namespace {
 
 constexpr const char* kActive = "active";
-
-bool IsClickHouse(const Warehouse& warehouse) { return warehouse.dialect() == sql::Dialect::kClickHouse; }
-
-// `TO db.target` of a materialized view's CREATE statement: the unqualified target.
-std::optional<std::string> MaterializedViewTarget(const std::string& create) {
-  static const std::regex kTo(R"(\sTO\s+(?:[`"]?[A-Za-z0-9_]+[`"]?\s*\.\s*)?[`"]?([A-Za-z0-9_]+)[`"]?)",
-                              std::regex::icase);
-  std::smatch match;
-  if (!std::regex_search(create, match, kTo)) return std::nullopt;
-  return match[1].str();
-}
 
 // Whether `text` names `name` as a whole identifier.
 bool Mentions(const std::string& text, const std::string& name) {
@@ -159,25 +148,18 @@ std::vector<CatalogObject> ReadCatalog(Warehouse& warehouse, const std::string& 
     object.type = info.is_view ? CatalogObjectType::kView : CatalogObjectType::kTable;
     object.columns = std::move(info.columns);
   }
-  if (IsClickHouse(warehouse)) {
-    Rows rows = warehouse.Query(
-        "SELECT name, engine, create_table_query, sorting_key, partition_key FROM system.tables WHERE database = " +
-        sql::QuoteString(sql::Dialect::kClickHouse, name_space) + " ORDER BY name");
-    for (const auto& row : rows.rows) {
-      const std::string name = row[0].value_or("");
-      if (name.rfind(".inner.", 0) == 0) continue;
-      CatalogObject& object = objects[name];
-      object.name = name;
-      object.engine = row[1].value_or("");
-      object.sorting_key = row[3].value_or("");
-      object.partition_key = row[4].value_or("");
-      if (object.engine == "MaterializedView") {
-        object.type = CatalogObjectType::kMaterializedView;
-        object.target = MaterializedViewTarget(row[2].value_or(""));
-        object.definition = row[2].value_or("");
-      } else if (object.engine == "View") {
-        object.type = CatalogObjectType::kView;
-      }
+  for (CatalogEntry& entry : warehouse.CatalogOf(name_space)) {
+    CatalogObject& object = objects[entry.relation.name];
+    object.name = entry.relation.name;
+    object.engine = std::move(entry.engine);
+    object.sorting_key = std::move(entry.sorting_key);
+    object.partition_key = std::move(entry.partition_key);
+    if (entry.kind == RelationKind::kMaterializedView) {
+      object.type = CatalogObjectType::kMaterializedView;
+      if (entry.target) object.target = entry.target->name;
+      object.definition = std::move(entry.definition);
+    } else if (entry.kind == RelationKind::kView) {
+      object.type = CatalogObjectType::kView;
     }
   }
   std::vector<CatalogObject> out;
@@ -519,7 +501,8 @@ std::string EngineName(const std::string& engine) { return KeyText(engine.substr
 
 // Why the live table differs from the model's spec, or "" when it matches.
 std::string Mismatch(const Definitions& definitions, const Asset& model, const VirtualObject& object,
-                     const CatalogObject& table, const std::vector<CatalogObject>& catalog, bool clickhouse) {
+                     const CatalogObject& table, const std::vector<CatalogObject>& catalog,
+                     const Capabilities& capabilities) {
   const ColumnDiff columns = DiffColumns(Specs(table.columns), object.columns);
   if (columns.impact) {
     std::string text = "columns differ:";
@@ -528,7 +511,7 @@ std::string Mismatch(const Definitions& definitions, const Asset& model, const V
     for (const TypeChange& c : columns.retyped) text += " ~" + c.name + " (" + c.from + " -> " + c.to + ")";
     return text;
   }
-  if (!clickhouse) return "";
+  if (!capabilities.table_engines) return "";
   const StorageSpec& storage = SqlOf(model)->storage;
   if (EngineName(storage.engine) != KeyText(table.engine)) {
     return "engine " + table.engine + ", the model declares " + storage.engine;
@@ -587,7 +570,7 @@ ReconcileReport Reconcile(Warehouse& warehouse, const Definitions& definitions, 
       item.status = ReconcileStatus::kMismatch;
       item.reason = "the active table " + *object.active_physical + " is missing";
     } else if (std::string why = Mismatch(definitions, *definitions.Find(object.model), object, *table->second, catalog,
-                                          IsClickHouse(warehouse));
+                                          warehouse.capabilities());
                !why.empty()) {
       item.status = ReconcileStatus::kMismatch;
       item.reason = why;
@@ -628,12 +611,8 @@ int DropRank(CatalogObjectType type) {
 
 std::string DropStatement(const std::string& name_space, const CatalogObject& object, const Capabilities& capabilities,
                           sql::Dialect dialect) {
-  const std::string name = sql::QualifiedName(dialect, name_space, object.name);
-  if (dialect == sql::Dialect::kClickHouse) {
-    return "DROP TABLE IF EXISTS " + name + (capabilities.drop_sync ? " SYNC" : "");
-  }
-  return std::string(object.type == CatalogObjectType::kTable ? "DROP TABLE IF EXISTS " : "DROP VIEW IF EXISTS ") +
-         name;
+  return sql::DropRelation(dialect, sql::QualifiedName(dialect, name_space, object.name),
+                           object.type != CatalogObjectType::kTable, capabilities.drop_sync);
 }
 
 }  // namespace

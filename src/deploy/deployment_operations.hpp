@@ -60,9 +60,9 @@ struct CatalogObject {
   std::string name;
   CatalogObjectType type = CatalogObjectType::kTable;
   std::optional<std::string> target;  // a materialized view's `TO` table, unqualified
-  std::string engine;                 // ClickHouse: system.tables.engine (e.g. SummingMergeTree); else ""
-  std::string sorting_key;            // ClickHouse: system.tables.sorting_key; else ""
-  std::string partition_key;          // ClickHouse: system.tables.partition_key; else ""
+  std::string engine;                 // CatalogEntry::engine (e.g. SummingMergeTree) where tables have engines; else ""
+  std::string sorting_key;            // CatalogEntry::sorting_key; else ""
+  std::string partition_key;          // CatalogEntry::partition_key; else ""
   std::string definition;             // a materialized view's CREATE statement; else ""
   std::vector<ColumnInfo> columns;
 };

@@ -236,11 +236,8 @@ void DirectExecutor::ExecuteClickHouse(const DirectPlan& plan, const std::string
 }
 
 std::pair<std::string, std::string> DirectExecutor::Watermark(const ReplaySpec& spec) {
-  Rows rows = warehouse_.Query(
-      "SELECT toString(max(max_block_number)), toString(count()) FROM system.parts WHERE active AND database = " +
-      ChString(spec.driving_namespace) + " AND table = " + ChString(spec.driving_table));
+  const std::string blocks = warehouse_.InsertWatermark(Relation{spec.driving_namespace, spec.driving_table});
   Rows count = warehouse_.Query("SELECT toString(count()) FROM " + ChQualified(spec.driving_namespace, spec.driving_table));
-  std::string blocks = rows.rows.empty() ? "" : rows.rows[0][0].value_or("") + "/" + rows.rows[0][1].value_or("");
   return {blocks, count.rows.empty() ? "" : count.rows[0][0].value_or("")};
 }
 
@@ -372,11 +369,8 @@ void DirectExecutor::Seed(const PlanStep& step, const ReplaySpec& spec, const Ca
 
 void DirectExecutor::WaitForInsertsOlderThan(SteadyClock::time_point since) {
   for (;;) {
-    const double seconds = std::chrono::duration<double>(SteadyClock::now() - since).count();
-    Rows rows = warehouse_.Query(
-        "SELECT toString(count()) FROM system.processes WHERE lower(substring(query, 1, 6)) = 'insert' AND elapsed >= " +
-        std::to_string(std::max(0.0, seconds - 0.5)));
-    if (rows.rows.empty() || rows.rows[0][0].value_or("0") == "0") return;
+    const std::chrono::duration<double> running = SteadyClock::now() - since;
+    if (warehouse_.RunningInserts(running - std::chrono::milliseconds(500)) == 0) return;
     if (Canceled()) throw Error(Diagnostic{"SLU-WAREHOUSE-008", "the build was canceled", {}, "", {}});
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

@@ -525,6 +525,9 @@ Capabilities ModernClickHouseCapabilities() {
   capabilities.atomic_databases = true;
   capabilities.materialized_view_cascade = true;
   capabilities.kafka_virtual_columns = true;
+  capabilities.materialized_views = true;
+  capabilities.table_engines = true;
+  capabilities.replace_view_changes_columns = true;
   capabilities.server_version = "25.8";
   return capabilities;
 }

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "sql/dialect.hpp"
+#include "sql/sluice_ddl.hpp"
 
 namespace sluice {
 
@@ -24,11 +25,7 @@ std::vector<std::string> Lines(const std::string& text) {
 std::map<std::string, Fingerprint> ReadFingerprints(Warehouse& warehouse) {
   std::map<std::string, Fingerprint> latest;
   // Describe and ListRelations list user relations only; `_sluice` is Sluice's own.
-  Rows found = warehouse.Query(warehouse.dialect() == sql::Dialect::kClickHouse
-                                   ? "SELECT name FROM system.tables WHERE database = '_sluice' AND name = 'fingerprints'"
-                                   : "SELECT table_name FROM information_schema.tables WHERE table_schema = '_sluice' "
-                                     "AND table_name = 'fingerprints'");
-  if (found.rows.empty()) return latest;
+  if (warehouse.CatalogOf(std::vector<Relation>{kFingerprints}).empty()) return latest;
   Rows rows = warehouse.Query("SELECT model, sql, sha256, run_id, applied_at FROM " +
                               warehouse.QualifiedName(kFingerprints) + " ORDER BY applied_at, run_id");
   for (const auto& row : rows.rows) {
@@ -42,17 +39,12 @@ std::map<std::string, Fingerprint> ReadFingerprints(Warehouse& warehouse) {
 void WriteFingerprints(Warehouse& warehouse, const std::vector<Fingerprint>& fingerprints) {
   if (fingerprints.empty()) return;
   const sql::Dialect dialect = warehouse.dialect();
-  const bool clickhouse = dialect == sql::Dialect::kClickHouse;
   const std::string table = warehouse.QualifiedName(kFingerprints);
   warehouse.EnsureSchema(kFingerprints.name_space);
-  if (clickhouse) {
-    warehouse.Execute("CREATE TABLE IF NOT EXISTS " + table +
-                      " (model String, sql String, sha256 String, run_id String, applied_at String) "
-                      "ENGINE = MergeTree() ORDER BY (model, applied_at)");
-  } else {
-    warehouse.Execute("CREATE TABLE IF NOT EXISTS " + table +
-                      " (model VARCHAR, sql VARCHAR, sha256 VARCHAR, run_id VARCHAR, applied_at VARCHAR)");
-  }
+  warehouse.Execute(sql::CreateTextTable(
+      dialect, table,
+      {{"model", false}, {"sql", false}, {"sha256", false}, {"run_id", false}, {"applied_at", false}},
+      {"model", "applied_at"}));
   std::string values;
   for (const Fingerprint& f : fingerprints) {
     values += values.empty() ? "" : ", ";

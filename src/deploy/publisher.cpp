@@ -11,6 +11,7 @@
 #include "core/virtual_names.hpp"
 #include "deploy/deployment_metadata.hpp"
 #include "sql/dialect.hpp"
+#include "sql/sluice_ddl.hpp"
 #include "state/state_store.hpp"
 
 namespace sluice {
@@ -77,12 +78,11 @@ class PublishLock {
  private:
   void Create(const std::string& holder, const std::string& operation, const std::string& deployment_id) {
     const sql::Dialect dialect = warehouse_.dialect();
-    const std::string select = " AS SELECT " + sql::QuoteString(dialect, holder) + " AS holder, " +
+    const std::string select = "SELECT " + sql::QuoteString(dialect, holder) + " AS holder, " +
                                sql::QuoteString(dialect, operation) + " AS operation, " +
                                sql::QuoteString(dialect, deployment_id) + " AS deployment_id";
     const std::string name = warehouse_.QualifiedName(relation_);
-    warehouse_.Execute("CREATE TABLE " + name + (dialect == sql::Dialect::kClickHouse ? " ENGINE = TinyLog" : "") +
-                       select);
+    warehouse_.Execute(sql::CreateTableAs(dialect, name, select));
   }
 
   std::optional<std::string> ReadHolder() {

@@ -33,14 +33,15 @@ bool HasColumn(const std::optional<TableInfo>& table, const std::string& name) {
                               [&](const ColumnInfo& column) { return column.name == name; });
 }
 
-// The audit's SQL with each `ns.relation` of `physical` replaced by `ns.<physical>`. PostgreSQL folds unquoted names to
-// lower case and physical names carry the deployment id's upper-case letters, so there the name is quoted.
+// The audit's SQL with each `ns.relation` of `physical` replaced by `ns.<physical>`. Physical names carry the
+// deployment id's upper-case letters, so where unquoted names fold to lower case (PostgreSQL) the name is quoted.
 std::string OnStaged(std::string text, const std::string& ns, const std::map<std::string, std::string>& physical,
-                     sql::Dialect dialect) {
+                     const Warehouse& warehouse) {
   for (const auto& [logical, staged] : physical) {
     const std::regex reference("(^|[^A-Za-z0-9_.`\"])" + ns + "\\." + logical + "(?![A-Za-z0-9_])");
-    const std::string replacement =
-        dialect == sql::Dialect::kPostgres ? sql::QualifiedName(dialect, ns, staged) : ns + "." + staged;
+    const std::string replacement = warehouse.capabilities().folds_unquoted_identifiers
+                                        ? warehouse.QualifiedName(Relation{ns, staged})
+                                        : ns + "." + staged;
     text = std::regex_replace(text, reference, "$1" + replacement);
   }
   return text;
@@ -151,7 +152,7 @@ ReadinessReport AuditDeployment(const Definitions& definitions, Warehouse& wareh
     report.reasons.push_back("the deployment is incomplete (" + report.state + "): rerun `sluice backfill`");
     return report;
   }
-  const bool clickhouse = warehouse.dialect() == sql::Dialect::kClickHouse;
+  const bool replayed = warehouse.capabilities().materialized_views;  // roots fed live, whose lag can be measured
   const std::map<std::string, std::string> live = BoundPhysicals(metadata.Bindings(name_space));
   std::map<std::string, std::string> physical;  // logical → this deployment's physical, every object
   std::set<std::string> rebuilt_models;
@@ -205,7 +206,7 @@ ReadinessReport AuditDeployment(const Definitions& definitions, Warehouse& wareh
     const std::vector<const BoundaryRow*>& captured = boundaries[root.staged];
     const Asset* model = definitions.FindByName(root_row.model);
     const AssetDependency* driving = model != nullptr ? DrivingInput(*model) : nullptr;
-    if (clickhouse && !captured.empty() && driving != nullptr) {
+    if (replayed && !captured.empty() && driving != nullptr) {
       root.anchor = captured.front()->anchor;
       MeasureLag(definitions, warehouse, *model, *definitions.Find(driving->upstream), captured.front()->mode, staged,
                  QualifiedIn(warehouse, name_space, root.staged), maximum_lag_seconds, root);
@@ -224,8 +225,8 @@ ReadinessReport AuditDeployment(const Definitions& definitions, Warehouse& wareh
       continue;
     }
     AuditSpec staged = audit;
-    staged.failure_count_sql = OnStaged(audit.failure_count_sql, name_space, by_relation, warehouse.dialect());
-    staged.sample_sql = OnStaged(audit.sample_sql, name_space, by_relation, warehouse.dialect());
+    staged.failure_count_sql = OnStaged(audit.failure_count_sql, name_space, by_relation, warehouse);
+    staged.sample_sql = OnStaged(audit.sample_sql, name_space, by_relation, warehouse);
     const AuditResult result = RunAudit(staged, warehouse);
     StagedAudit outcome;
     outcome.name = audit.name;

@@ -6,6 +6,7 @@
 
 #include "core/pause_point.hpp"
 #include "sql/dialect.hpp"
+#include "sql/sluice_ddl.hpp"
 
 namespace sluice {
 
@@ -30,15 +31,16 @@ void CheckNoTableInTheWay(Warehouse& warehouse, const std::string& name_space,
   }
 }
 
-void BindClickHouse(Warehouse& warehouse, const std::string& name_space, const std::vector<ViewBinding>& bindings,
+// Without transactions (ClickHouse): each new view is created in `_sluice` under a staging name, then one RENAME TABLE
+// moves every view in place and the displaced ones aside, which are dropped after.
+void BindByRenaming(Warehouse& warehouse, const std::string& name_space, const std::vector<ViewBinding>& bindings,
                     const std::vector<std::string>& then_statements, const StatementSink& sink) {
   auto execute = [&](const std::string& sql) {
     if (sink) sink(sql);
     warehouse.Execute(sql);
   };
-  const sql::Dialect dialect = sql::Dialect::kClickHouse;
   auto name = [&](const std::string& db, const std::string& relation) {
-    return sql::QualifiedName(dialect, db, relation);
+    return warehouse.QualifiedName(Relation{db, relation});
   };
   warehouse.EnsureSchema("_sluice");
   DropStaleBindingViews(warehouse, name_space, sink);
@@ -59,22 +61,26 @@ void BindClickHouse(Warehouse& warehouse, const std::string& name_space, const s
   PausePoint("bind_before_switch");
   if (!renames.empty()) execute("RENAME TABLE " + renames);
   PausePoint("bind_after_switch");
-  for (const std::string& aside : displaced) execute("DROP TABLE IF EXISTS " + name("_sluice", aside));
+  for (const std::string& aside : displaced) {
+    execute(sql::DropRelation(warehouse.dialect(), name("_sluice", aside), true, false));
+  }
   for (const std::string& statement : then_statements) execute(statement);
 }
 
-// One transaction switches every view (DuckDB, PostgreSQL). PostgreSQL's CREATE OR REPLACE VIEW refuses a view whose
-// columns change other than by appending, so there each view is dropped and created; a view of the user's reading
-// the stable view makes the DROP fail, and with it the whole switch, rather than vanish.
+// One transaction switches every view (DuckDB, PostgreSQL). Where CREATE OR REPLACE VIEW cannot change a view's
+// columns (Capabilities::replace_view_changes_columns; PostgreSQL), each view is dropped and created; a view of the
+// user's reading the stable view makes the DROP fail, and with it the whole switch, rather than vanish.
 void BindInTransaction(Warehouse& warehouse, const std::string& name_space, const std::vector<ViewBinding>& bindings,
                        const std::vector<std::string>& then_statements, const StatementSink& sink) {
   const sql::Dialect dialect = warehouse.dialect();
+  const Capabilities& capabilities = warehouse.capabilities();
+  const bool replace = capabilities.create_or_replace_view && capabilities.replace_view_changes_columns;
   std::string script = "BEGIN TRANSACTION;\n";
   for (const ViewBinding& binding : bindings) {
     const std::string logical = sql::QualifiedName(dialect, name_space, binding.logical);
     const std::string select = " AS SELECT * FROM " + sql::QualifiedName(dialect, name_space, binding.physical);
-    if (dialect == sql::Dialect::kPostgres) {
-      script += "DROP VIEW IF EXISTS " + logical + ";\nCREATE VIEW " + logical + select + ";\n";
+    if (!replace) {
+      script += sql::DropRelation(dialect, logical, true, false) + ";\nCREATE VIEW " + logical + select + ";\n";
     } else {
       script += "CREATE OR REPLACE VIEW " + logical + select + ";\n";
     }
@@ -100,20 +106,21 @@ void BindInTransaction(Warehouse& warehouse, const std::string& name_space, cons
 void BindViews(Warehouse& warehouse, const std::string& name_space, const std::vector<ViewBinding>& bindings,
                const std::vector<std::string>& then_statements, const StatementSink& sink) {
   CheckNoTableInTheWay(warehouse, name_space, bindings);
-  if (warehouse.dialect() == sql::Dialect::kClickHouse) {
-    BindClickHouse(warehouse, name_space, bindings, then_statements, sink);
-  } else {
+  if (warehouse.capabilities().transactions) {
     BindInTransaction(warehouse, name_space, bindings, then_statements, sink);
+  } else {
+    BindByRenaming(warehouse, name_space, bindings, then_statements, sink);
   }
 }
 
 void DropStaleBindingViews(Warehouse& warehouse, const std::string& name_space, const StatementSink& sink) {
-  if (warehouse.dialect() != sql::Dialect::kClickHouse) return;
-  const sql::Dialect dialect = sql::Dialect::kClickHouse;
-  Rows stale = warehouse.Query("SELECT name FROM system.tables WHERE database = '_sluice' AND startsWith(name, " +
-                               sql::QuoteString(dialect, name_space + "__") + ") AND position(name, '__bind_') > 0");
-  for (const auto& row : stale.rows) {
-    const std::string sql = "DROP TABLE IF EXISTS " + sql::QualifiedName(dialect, "_sluice", row[0].value_or(""));
+  if (warehouse.capabilities().transactions) return;  // BindInTransaction leaves nothing behind
+  const std::string prefix = name_space + "__";
+  for (const CatalogEntry& entry : warehouse.CatalogOf(std::string("_sluice"))) {
+    const std::string& name = entry.relation.name;
+    if (name.rfind(prefix, 0) != 0 || name.find("__bind_") == std::string::npos) continue;
+    const std::string sql = sql::DropRelation(warehouse.dialect(), warehouse.QualifiedName(entry.relation),
+                                              entry.kind != RelationKind::kTable, false);
     if (sink) sink(sql);
     warehouse.Execute(sql);
   }
@@ -124,9 +131,8 @@ void UnbindViews(Warehouse& warehouse, const std::string& name_space, const std:
   for (const std::string& logical : logicals) {
     std::optional<TableInfo> existing = warehouse.Describe(Relation{name_space, logical});
     if (!existing || !existing->is_view) continue;
-    const std::string sql = std::string(warehouse.dialect() == sql::Dialect::kClickHouse ? "DROP TABLE IF EXISTS "
-                                                                                         : "DROP VIEW IF EXISTS ") +
-                            warehouse.QualifiedName(Relation{name_space, logical});
+    const std::string sql =
+        sql::DropRelation(warehouse.dialect(), warehouse.QualifiedName(Relation{name_space, logical}), true, false);
     if (sink) sink(sql);
     warehouse.Execute(sql);
   }

@@ -1,8 +1,11 @@
 // BindViews: points stable (logical) views at physical relations, the one way publish, rollback and
 // `repair active-view` change what readers of a logical name see.
-//   DuckDB      one transaction: CREATE OR REPLACE VIEW per binding, then the caller's statements (the publication's
-//               metadata rows), all committed together or not at all: the whole graph switches atomically.
-//   ClickHouse  no transactions and no CREATE OR REPLACE VIEW on older servers: each binding's new view is created in
+// The warehouse's Capabilities choose the way:
+//   transactions (DuckDB, PostgreSQL): one transaction: CREATE OR REPLACE VIEW per binding (DROP VIEW and CREATE VIEW
+//               where replacing cannot change a view's columns, replace_view_changes_columns), then the caller's
+//               statements (the publication's metadata rows), all committed together or not at all: the whole graph
+//               switches atomically.
+//   none (ClickHouse): no CREATE OR REPLACE VIEW on older servers either: each binding's new view is created in
 //               `_sluice` first, then ONE `RENAME TABLE` statement moves every existing logical view aside and every
 //               new one into place, then the displaced views are dropped and the caller's statements run. The rename
 //               runs under the server's DDL lock, so no reader sees a view pointing at a missing or partial table
@@ -34,8 +37,8 @@ using StatementSink = std::function<void(const std::string& sql)>;
 void BindViews(Warehouse& warehouse, const std::string& name_space, const std::vector<ViewBinding>& bindings,
                const std::vector<std::string>& then_statements = {}, const StatementSink& sink = {});
 
-// ClickHouse: drops the staging views of `name_space` a killed BindViews left in `_sluice` (new views not moved in,
-// old views moved aside). Nothing elsewhere.
+// Without transactions (ClickHouse): drops the staging views of `name_space` a killed BindViews left in `_sluice` (new
+// views not moved in, old views moved aside). Nothing where the warehouse has transactions.
 void DropStaleBindingViews(Warehouse& warehouse, const std::string& name_space, const StatementSink& sink = {});
 
 // Drops logical views (bindings removed by a publication); absent ones are skipped.

@@ -30,15 +30,6 @@ std::optional<std::string> StartTimeLiteral(const std::string& text) {
   return std::nullopt;
 }
 
-// `TO db.target` of a materialized view's CREATE statement, qualified as written.
-std::optional<std::string> MaterializedViewTarget(const std::string& create) {
-  static const std::regex kTo(R"(\sTO\s+[`"]?([A-Za-z0-9_]+)[`"]?\s*\.\s*[`"]?([A-Za-z0-9_]+)[`"]?)",
-                              std::regex::icase);
-  std::smatch match;
-  if (!std::regex_search(create, match, kTo)) return std::nullopt;
-  return match[1].str() + "." + match[2].str();
-}
-
 std::vector<ColumnSpec> DesiredColumns(const SqlCompute& model) {
   std::vector<ColumnSpec> columns;
   for (const ModelColumn& column : model.columns) {
@@ -525,31 +516,20 @@ VirtualActualState ReadVirtualActualState(Warehouse& warehouse, const std::strin
   VirtualActualState state;
   state.relations = warehouse.ListRelations();
   DeploymentMetadata metadata(warehouse);
-  state.bindings = metadata.Bindings(name_space);
-  if (warehouse.dialect() == sql::Dialect::kClickHouse) {
-    Rows rows = warehouse.Query("SELECT name, create_table_query FROM system.tables WHERE database = " +
-                                sql::QuoteString(sql::Dialect::kClickHouse, name_space) +
-                                " AND engine = 'MaterializedView' ORDER BY name");
-    for (const auto& row : rows.rows) {
-      if (std::optional<std::string> target = MaterializedViewTarget(row[1].value_or(""))) {
-        state.materialized_views[*target].push_back(Qualified(name_space, row[0].value_or("")));
+  const std::vector<CatalogEntry> catalog = warehouse.CatalogOf(name_space);  // one read: views and materialized views
+  state.bindings = BindingsIn(catalog, name_space);
+  for (const CatalogEntry& entry : catalog) {
+    if (entry.kind == RelationKind::kMaterializedView && entry.target) {
+      state.materialized_views[entry.target->ToString()].push_back(entry.relation.ToString());
+    }
+  }
+  if (std::optional<std::map<std::string, int64_t>> counts = warehouse.CatalogRowCounts(name_space)) {
+    for (const TableInfo& relation : state.relations) {
+      if (!relation.is_view && relation.relation.name_space == name_space) {
+        state.table_rows[relation.relation.ToString()] = 0;  // a table the count lacks is empty
       }
     }
-    // Only for a warning: a scan that a concurrent DROP fails ("doesn't exist" on 18.16) leaves the counts unknown.
-    try {
-      Rows counts = warehouse.Query("SELECT table, toString(sum(rows)) FROM system.parts WHERE active AND database = " +
-                                    sql::QuoteString(sql::Dialect::kClickHouse, name_space) + " GROUP BY table");
-      for (const TableInfo& relation : state.relations) {
-        if (!relation.is_view && relation.relation.name_space == name_space) {
-          state.table_rows[relation.relation.ToString()] = 0;  // a table without parts is empty
-        }
-      }
-      for (const auto& row : counts.rows) {
-        state.table_rows[Qualified(name_space, row[0].value_or(""))] = std::stoll(row[1].value_or("0"));
-      }
-    } catch (const Error&) {
-      state.table_rows.clear();
-    }
+    for (const auto& [table, rows] : *counts) state.table_rows[Relation{name_space, table}.ToString()] = rows;
   }
   state.objects = metadata.Objects(name_space);
   state.deployments = metadata.Deployments(name_space);

@@ -109,7 +109,8 @@ struct VirtualActualState {
   std::vector<TableInfo> relations;  // of the catalog
   std::vector<LiveBinding> bindings;
   std::map<std::string, std::vector<std::string>> materialized_views;  // by qualified target table: qualified views
-  std::map<std::string, int64_t> table_rows;  // ClickHouse: rows of the namespace's tables (active parts), for warnings
+  // Rows of the namespace's tables where the catalog counts them (Warehouse::CatalogRowCounts), for warnings.
+  std::map<std::string, int64_t> table_rows;
   std::vector<ObjectRow> objects;
   std::vector<DeploymentRow> deployments;
 };

@@ -1,7 +1,8 @@
-// Seed CSV files read by Sluice, for backends that cannot read the seed dialect themselves (ClickHouse 18.16 infers no
-// types and reads an empty field as a default; PostgreSQL's COPY is not exposed by the client): the file is read
-// with the seed dialect (docs/project-format.md: header, `,`, `"` quoting with `""` for a quote, empty unquoted
-// field = NULL, `""` = the empty string) and column types are inferred from every row, in the backend's type names.
+// Seed CSV files as every backend's LoadSeed reads them: the file's precondition (ReadSeedFile), and for backends
+// that cannot read the seed dialect themselves (ClickHouse 18.16 infers no types and reads an empty field as a
+// default; PostgreSQL's COPY is not exposed by the client; BigQuery gets the rows in its statement) the rows, read by
+// the one seed CSV reader (core/seed_csv.hpp: the project loader's, with its located SLU-SEED-* errors), with column
+// types inferred from every row in the backend's type names.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -39,11 +40,16 @@ struct SeedTable {
 Error SeedValueError(const SeedFile& seed, const std::string& subject, size_t line, const std::string& column,
                      const std::string& problem);
 
-// Reads `text` (the whole file). `listed` (name → the backend's type) sets the types of the columns it names; the
-// others are an integer (up to 18 digits), a number, a date (YYYY-MM-DD) or text, in `names`. Throws
-// SLU-WAREHOUSE-015 (naming `file` and the line) for a malformed file, SLU-WAREHOUSE-011 for a listed column the
-// header lacks.
-SeedTable ReadSeedCsv(const std::string& text, const std::string& file, const std::string& subject,
-                      const std::vector<std::pair<std::string, std::string>>& listed, const SeedTypeNames& names);
+// How errors name the seed's file: `file` (relative to the project root), else `path`.
+std::string SeedFileName(const SeedFile& seed);
+
+// The contents of the seed file; SLU-WAREHOUSE-012 when it is not a file (a missing one).
+std::string ReadSeedFile(const Relation& relation, const SeedFile& seed);
+
+// Reads the seed file loaded into `relation` (ReadSeedFile). `seed.columns` (name → the backend's type) sets the
+// types of the columns it names; the others are an integer (up to 18 digits), a number, a date (YYYY-MM-DD) or text,
+// in `names`. Throws SLU-WAREHOUSE-012, the reader's SLU-SEED-001/-002/-003 (located in the file) for a file outside
+// the dialect, SLU-WAREHOUSE-011 for a listed column the header lacks.
+SeedTable ReadSeedTable(const Relation& relation, const SeedFile& seed, const SeedTypeNames& names);
 
 }  // namespace sluice

@@ -27,6 +27,39 @@ WriteResult Warehouse::ReplaceView(const Relation& relation, const std::string& 
                  {}});
 }
 
+namespace {
+
+Error CannotAnswer(const std::string& what, std::string hint) {
+  return Error(Diagnostic{"SLU-WAREHOUSE-034", "this warehouse cannot tell " + what, {}, std::move(hint), {}});
+}
+
+constexpr const char* kCatalogBackends = "deployments read the catalog of ClickHouse, DuckDB and PostgreSQL";
+constexpr const char* kReplayBackends = "replayed history is built on ClickHouse only";
+
+}  // namespace
+
+std::vector<CatalogEntry> Warehouse::CatalogOf(const std::string& name_space) {
+  throw CannotAnswer("the catalog entries of " + name_space, kCatalogBackends);
+}
+
+std::vector<CatalogEntry> Warehouse::CatalogOf(const std::vector<Relation>& relations) {
+  throw CannotAnswer("the catalog entries of " +
+                         (relations.empty() ? std::string("no relation") : relations.front().ToString()),
+                     kCatalogBackends);
+}
+
+std::optional<std::map<std::string, int64_t>> Warehouse::CatalogRowCounts(const std::string& /*name_space*/) {
+  return std::nullopt;
+}
+
+std::string Warehouse::InsertWatermark(const Relation& relation) {
+  throw CannotAnswer("when rows were last inserted into " + relation.ToString(), kReplayBackends);
+}
+
+int64_t Warehouse::RunningInserts(std::chrono::duration<double> /*running_for*/) {
+  throw CannotAnswer("which INSERT statements are running", kReplayBackends);
+}
+
 std::vector<WriteResult> Warehouse::RecordMaterialized(const std::vector<std::pair<Relation, LedgerEntry>>& entries) {
   throw Error(Diagnostic{"SLU-WAREHOUSE-033",
                          "this warehouse cannot record materializations made outside its own writes (" +

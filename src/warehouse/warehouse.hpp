@@ -50,6 +50,18 @@ struct Capabilities {
   // The Kafka engine's virtual columns (_topic, _partition, _offset, _timestamp, _headers) that a managed source's
   // landing view reads. Seen absent on ClickHouse 18.16; taken as present from 19.1 on.
   bool kafka_virtual_columns = false;
+  // CREATE MATERIALIZED VIEW … TO table: views that write every insert of their source into a table, which the catalog
+  // lists with their target (CatalogEntry::target). ClickHouse.
+  bool materialized_views = false;
+  // Tables carry an engine, a sorting key and a partition key of their own that the catalog reports
+  // (CatalogEntry::engine, sorting_key, partition_key), so a live table can differ from its model by them. ClickHouse.
+  bool table_engines = false;
+  // CREATE OR REPLACE VIEW may change the view's columns in any way. PostgreSQL's refuses any change but appended
+  // columns, so a view whose columns change is dropped and created there.
+  bool replace_view_changes_columns = false;
+  // Unquoted identifiers are folded to lower case (PostgreSQL), so a name with upper-case letters must be quoted to
+  // name what was created quoted.
+  bool folds_unquoted_identifiers = false;
   std::string server_version;              // as the server reports it, e.g. "18.16.1"; the library version embedded
 };
 
@@ -74,6 +86,28 @@ struct TableInfo {
   Relation relation;
   bool is_view = false;
   std::vector<ColumnInfo> columns;  // in table order
+};
+
+enum class RelationKind { kTable, kView, kMaterializedView };
+
+// What the catalog keeps about one relation besides its columns: what deploy/ compares a live object with. Fields a
+// backend has no notion of stay empty.
+struct CatalogEntry {
+  Relation relation;
+  RelationKind kind = RelationKind::kTable;
+  // The table engine's name (ClickHouse: MergeTree, SummingMergeTree, Kafka, View, MaterializedView …) and the engine
+  // with its arguments and clauses as the server spells it (ClickHouse: system.tables.engine_full). Capabilities::
+  // table_engines says whether they are there.
+  std::string engine;
+  std::string engine_full;
+  std::string sorting_key;    // as the server spells it, e.g. "event_date, id"
+  std::string partition_key;  // as the server spells it, e.g. "toYYYYMMDD(event_date)"
+  // A view's or materialized view's text as the server keeps it: ClickHouse its CREATE statement, DuckDB its CREATE
+  // VIEW statement, PostgreSQL `SELECT * FROM ns.relation` when the view reads exactly one relation with exactly its
+  // columns in order (PostgreSQL keeps only the parsed form, `*` expanded), else its definition. Empty for tables.
+  std::string definition;
+  // A materialized view's TO table (its namespace the view's own when the statement does not say).
+  std::optional<Relation> target;
 };
 
 // A query result with every value rendered as text (NULL → nullopt). Small results only.
@@ -158,6 +192,24 @@ class Warehouse {
   // Every user relation (tables and views, Sluice's own `_sluice` schema excluded) with its columns,
   // in one catalog query whatever the number of relations. Sorted by relation.
   virtual std::vector<TableInfo> ListRelations() = 0;
+
+  // The catalog entries of every relation of `name_space` (`_sluice` included), sorted by name, in one catalog
+  // query. Throws SLU-WAREHOUSE-034 where the backend cannot read them (the default).
+  virtual std::vector<CatalogEntry> CatalogOf(const std::string& name_space);
+  // The catalog entries of those of `relations` that exist (in any namespace, `_sluice` included), sorted by relation,
+  // in one catalog query. Throws SLU-WAREHOUSE-034 where the backend cannot read them (the default).
+  virtual std::vector<CatalogEntry> CatalogOf(const std::vector<Relation>& relations);
+  // The rows of each table of `name_space` that holds any, by name, as the catalog counts them without reading the
+  // data (ClickHouse: the active parts); a table the map lacks is empty. nullopt when the backend keeps no such count
+  // (the default) or the catalog could not be read (a concurrent DROP): callers use it for warnings only.
+  virtual std::optional<std::map<std::string, int64_t>> CatalogRowCounts(const std::string& name_space);
+  // A text that changes whenever rows are inserted into the table `relation`, whatever their number (ClickHouse: the
+  // highest block number of its active parts and their count, "max/count"; "" when it has no parts). Throws
+  // SLU-WAREHOUSE-034 where the backend has no such mark (the default).
+  virtual std::string InsertWatermark(const Relation& relation);
+  // How many INSERT statements have been running on the server for at least `running_for` (ClickHouse:
+  // system.processes). Throws SLU-WAREHOUSE-034 where the backend cannot say (the default).
+  virtual int64_t RunningInserts(std::chrono::duration<double> running_for);
 
   virtual void EnsureSchema(const std::string& name) = 0;
 

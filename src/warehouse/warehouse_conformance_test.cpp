@@ -273,6 +273,85 @@ TEST_P(WarehouseConformance, QueryRendersValuesAsTextAndNullAsNullopt) {
   EXPECT_EQ(rows.rows[0][1], std::optional<std::string>("x"));
 }
 
+// ---- Catalog facts and the Capabilities flags deploy/ asks instead of the dialect ----------------------------------
+
+TEST_P(WarehouseConformance, CatalogOfANamespaceListsItsRelationsWithKindAndViewText) {
+  warehouse_->ReplaceTable(R("orders"), Select({{1, "2026-01-01"}}), Entry("s.orders", "r1"));
+  warehouse_->ReplaceView(R("recent"), "SELECT CAST(1 AS " + int_ + ") AS x", Entry("s.recent", "r2"));
+  const std::vector<CatalogEntry> entries = warehouse_->CatalogOf(namespace_);
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].relation, R("orders"));
+  EXPECT_EQ(entries[0].kind, RelationKind::kTable);
+  EXPECT_EQ(entries[0].definition, "");
+  EXPECT_EQ(entries[1].relation, R("recent"));
+  EXPECT_EQ(entries[1].kind, RelationKind::kView);
+  EXPECT_NE(entries[1].definition, "");
+  EXPECT_FALSE(entries[1].target.has_value());
+  // Engines and keys are there exactly where the backend says tables have them.
+  EXPECT_EQ(!entries[0].engine.empty(), warehouse_->capabilities().table_engines) << entries[0].engine;
+  EXPECT_EQ(!entries[0].engine_full.empty(), warehouse_->capabilities().table_engines);
+}
+
+TEST_P(WarehouseConformance, CatalogOfRelationsFindsThoseThatExistSluiceOwnIncluded) {
+  warehouse_->ReplaceTable(R("orders"), Select({{1, "2026-01-01"}}), Entry("s.orders", "r1"));
+  EXPECT_TRUE(warehouse_->CatalogOf(std::vector<Relation>{}).empty());
+  const std::vector<CatalogEntry> found =
+      warehouse_->CatalogOf(std::vector<Relation>{R("absent"), R("orders"), Relation{"_sluice", "ledger"}});
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].relation, (Relation{"_sluice", "ledger"}));
+  EXPECT_EQ(found[1].relation, R("orders"));
+}
+
+TEST_P(WarehouseConformance, MaterializedViewsWithATargetExistExactlyWhereDeclared) {
+  warehouse_->ReplaceTable(R("source"), Select({{1, "2026-01-01"}}), Entry("s.source", "r1"));
+  warehouse_->ReplaceTable(R("sink"), Select({{1, "2026-01-01"}}), Entry("s.sink", "r2"));
+  const std::string create = "CREATE MATERIALIZED VIEW " + warehouse_->QualifiedName(R("feed")) + " TO " +
+                             warehouse_->QualifiedName(R("sink")) + " AS SELECT id, d FROM " +
+                             warehouse_->QualifiedName(R("source"));
+  const bool created = CodeOf([&] { warehouse_->Execute(create); }) == "no error";
+  ASSERT_EQ(created, warehouse_->capabilities().materialized_views);
+  if (!created) return;
+  const std::vector<CatalogEntry> feed = warehouse_->CatalogOf(std::vector<Relation>{R("feed")});
+  ASSERT_EQ(feed.size(), 1u);
+  EXPECT_EQ(feed[0].kind, RelationKind::kMaterializedView);
+  EXPECT_EQ(feed[0].target, R("sink"));
+}
+
+TEST_P(WarehouseConformance, ReplacingAViewChangesItsColumnsExactlyWhereDeclared) {
+  if (!warehouse_->capabilities().create_or_replace_view) GTEST_SKIP() << "no CREATE OR REPLACE VIEW on this server";
+  const std::string view = warehouse_->QualifiedName(R("v"));
+  warehouse_->Execute("CREATE VIEW " + view + " AS SELECT CAST(1 AS " + int_ + ") AS a");
+  const std::string code =
+      CodeOf([&] { warehouse_->Execute("CREATE OR REPLACE VIEW " + view + " AS SELECT CAST(2 AS " + int_ + ") AS b"); });
+  EXPECT_EQ(code == "no error", warehouse_->capabilities().replace_view_changes_columns) << code;
+}
+
+TEST_P(WarehouseConformance, UnquotedNamesFoldToLowerCaseExactlyWhereDeclared) {
+  warehouse_->ReplaceTable(R("MixedCase"), Select({{1, "2026-01-01"}}), Entry("s.MixedCase", "r1"));
+  const std::string code = CodeOf([&] {
+    warehouse_->Query("SELECT count(*) FROM " + sql::QuoteIdentifier(warehouse_->dialect(), namespace_) + ".MixedCase");
+  });
+  EXPECT_EQ(code != "no error", warehouse_->capabilities().folds_unquoted_identifiers) << code;
+}
+
+TEST_P(WarehouseConformance, InsertMarksAreReadFromTheCatalogOrRefusedClearly) {
+  warehouse_->ReplaceTable(R("orders"), Select({{1, "2026-01-01"}, {2, "2026-01-02"}}), Entry("s.orders", "r1"));
+  std::optional<std::map<std::string, int64_t>> counts = warehouse_->CatalogRowCounts(namespace_);
+  if (GetParam() != "clickhouse") {
+    EXPECT_FALSE(counts.has_value());
+    EXPECT_EQ(CodeOf([&] { warehouse_->InsertWatermark(R("orders")); }), "SLU-WAREHOUSE-034");
+    EXPECT_EQ(CodeOf([&] { warehouse_->RunningInserts(std::chrono::seconds(1)); }), "SLU-WAREHOUSE-034");
+    return;
+  }
+  ASSERT_TRUE(counts.has_value());
+  EXPECT_EQ((*counts)["orders"], 2);
+  const std::string before = warehouse_->InsertWatermark(R("orders"));
+  warehouse_->Execute("INSERT INTO " + warehouse_->QualifiedName(R("orders")) + " SELECT id, d FROM " +
+                      warehouse_->QualifiedName(R("orders")));
+  EXPECT_NE(warehouse_->InsertWatermark(R("orders")), before);
+  EXPECT_EQ(warehouse_->RunningInserts(std::chrono::hours(1)), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, WarehouseConformance, ::testing::Values("duckdb", "clickhouse", "postgres"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 

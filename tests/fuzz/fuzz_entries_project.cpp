@@ -20,7 +20,7 @@
 #include "project/models/model_contract.hpp"
 #include "project/models/model_file.hpp"
 #include "project/config/project_config.hpp"
-#include "project/sources/seed_csv.hpp"
+#include "core/seed_csv.hpp"
 #include "project/sources/source_loader.hpp"
 #include "project/config/templating.hpp"
 
@@ -276,14 +276,18 @@ int FuzzYamlSources(const uint8_t* data, size_t size) {
 int FuzzSeedCsv(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
-    SeedCsv csv = CheckSeedCsv("seeds/x.csv", text);
-    Require(!csv.columns.empty(), "CheckSeedCsv: a header without columns");
-    for (const std::string& column : csv.columns) Require(!column.empty(), "CheckSeedCsv: an empty column name");
-    Require(csv.rows <= size, "CheckSeedCsv: more rows than bytes");
+    SeedCsv csv = ReadSeedCsv("seeds/x.csv", text);
+    Require(!csv.columns.empty(), "ReadSeedCsv: a header without columns");
+    for (const std::string& column : csv.columns) Require(!column.empty(), "ReadSeedCsv: an empty column name");
+    Require(csv.rows.size() <= size, "ReadSeedCsv: more rows than bytes");
+    for (const SeedCsvRow& row : csv.rows) {
+      Require(row.values.size() == csv.columns.size(), "ReadSeedCsv: a row without one value per column");
+      Require(row.offsets.size() == row.values.size(), "ReadSeedCsv: a field without its offset");
+    }
   } catch (const Error& error) {
     CheckRejection(error);
-    Require(error.diagnostics().size() == 1, "CheckSeedCsv: not one diagnostic");
-    Require(error.diagnostics().front().location.file == "seeds/x.csv", "CheckSeedCsv: located in another file");
+    Require(error.diagnostics().size() == 1, "ReadSeedCsv: not one diagnostic");
+    Require(error.diagnostics().front().location.file == "seeds/x.csv", "ReadSeedCsv: located in another file");
   }
   return 0;
 }

@@ -1,4 +1,4 @@
-// libFuzzer target: a seed's CSV file (CheckSeedCsv) (input format: fuzz_entries.hpp, FuzzSeedCsv).
+// libFuzzer target: a seed's CSV file (core/seed_csv.hpp, ReadSeedCsv) (input format: fuzz_entries.hpp, FuzzSeedCsv).
 #include <cstddef>
 #include <cstdint>
 

@@ -10,7 +10,7 @@
 
 #include "core/asset_key.hpp"
 #include "core/file_system.hpp"
-#include "project/sources/seed_csv.hpp"
+#include "core/seed_csv.hpp"
 #include "project/sources/yaml_plain_scalar.hpp"
 #include "sql/dialect.hpp"
 #include "sql/duckdb_type_name.hpp"
@@ -459,7 +459,7 @@ class EntryParser {
     }
     std::optional<SeedCsv> csv;
     try {
-      csv = CheckSeedCsv(seed.path, ReadFileInside(root_, seed.path));
+      csv = ReadSeedCsv(seed.path, ReadFileInside(root_, seed.path));
     } catch (const Error& error) {
       // The CSV file's own error: reported with the other files' errors, while this file's entries go on.
       csv_errors_.insert(csv_errors_.end(), error.diagnostics().begin(), error.diagnostics().end());

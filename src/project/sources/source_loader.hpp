@@ -35,7 +35,7 @@
 //   SLU-SOURCE-012 a seed's `columns` names a column its CSV header does not have (compared ignoring case)
 //   SLU-SOURCE-013 a seed column's type is not a DuckDB type (sql/duckdb_type_name.hpp), located at the first
 //                  byte that breaks the grammar when the YAML writes the value as is
-// A seed's CSV file is read whole and checked against the seed dialect (seed_csv.hpp: SLU-SEED-*, located in
+// A seed's CSV file is read whole and checked against the seed dialect (core/seed_csv.hpp: SLU-SEED-*, located in
 // the CSV file). Errors thrown by `expand` or `derive_name` pass through (an `expand` diagnostic located in the
 // YAML file without a source line gets that line, for the caret).
 // Thread-safety: pure functions over files; the callbacks are called on the calling thread only.

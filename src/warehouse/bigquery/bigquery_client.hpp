@@ -36,6 +36,7 @@
 
 #include "warehouse/bigquery/google_credentials.hpp"
 #include "warehouse/bigquery/http_transport.hpp"
+#include "warehouse/embedded_select.hpp"
 #include "warehouse/warehouse.hpp"
 
 namespace sluice {
@@ -65,11 +66,7 @@ std::vector<BigQueryField> ParseSchema(const nlohmann::json& schema);  // a `sch
 std::string StandardType(const BigQueryField& field);
 
 // A statement, and where the caller's SELECT sits in it (byte offsets), so errors there become SqlErrors.
-struct BigQueryStatement {
-  std::string sql;
-  size_t select_begin = std::string::npos;
-  size_t select_size = 0;
-};
+using BigQueryStatement = EmbeddedStatement;
 
 struct BigQueryResult {
   std::string job_id;

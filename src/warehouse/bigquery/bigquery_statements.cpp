@@ -17,12 +17,7 @@ std::string Literal(const std::string& text) { return sql::QuoteString(kDialect,
 
 // `prefix` + "SELECT * FROM (\n" + select + "\n)" + suffix, remembering where the SELECT sits.
 BigQueryStatement Embedding(const std::string& prefix, const std::string& select_sql, const std::string& suffix) {
-  BigQueryStatement statement;
-  statement.sql = prefix + "SELECT * FROM (\n";
-  statement.select_begin = statement.sql.size();
-  statement.select_size = select_sql.size();
-  statement.sql += select_sql + "\n)" + suffix;
-  return statement;
+  return sluice::Embedding(kDialect, prefix + "SELECT * FROM ", select_sql, suffix);
 }
 
 std::string Counts(const std::string& date_column, DateWindow window) {

@@ -12,16 +12,14 @@
 #include "core/pause_point.hpp"
 #include "sql/dialect.hpp"
 #include "warehouse/bigquery/bigquery_statements.hpp"
+#include "warehouse/ledgered_write.hpp"
+#include "warehouse/warehouse_error.hpp"
 
 namespace sluice {
 
 namespace {
 
 constexpr std::string_view kPauseBeforeLedger = "after_swap_before_ledger";
-
-Error WarehouseError(std::string code, std::string message, std::string hint) {
-  return Error(Diagnostic{std::move(code), std::move(message), {}, std::move(hint), {}});
-}
 
 bool SameName(const std::string& a, const std::string& b) { return sql::SameColumnName(sql::Dialect::kBigQuery, a, b); }
 
@@ -168,26 +166,25 @@ struct WriteScope {
   }
 };
 
+// Runs `body` (each write is one atomic job), then the pause point and the ledger row right after it
+// (LedgeredWrite).
 template <typename Body>
 WriteResult Write(BigQueryWarehouse::Impl& impl, const Relation& relation, const LedgerEntry& ledger, Body&& body) {
-  impl.EnsureDataset(relation.name_space);
-  impl.EnsureLedger();
   std::vector<std::string> statements;
-  struct Report {
-    const StatementObserver& observer;
-    const Relation& relation;
-    const std::vector<std::string>& statements;
-    ~Report() {
-      if (observer) observer(relation, statements);
-    }
-  } report{impl.observer, relation, statements};
   WriteScope scope{impl, relation, relation.ToString(), &statements, ledger.run_id};
-  WriteResult result = body(scope);
-  PausePoint(kPauseBeforeLedger);
-  result.written_at = FormatUtc(std::chrono::system_clock::now());
-  impl.Run(impl.statements.InsertLedger(relation, ledger, result.rows_written, result.written_at), scope.subject,
-           &statements, scope.tag);
-  return result;
+  struct Nothing {};  // a failed job changed nothing: there is nothing to undo
+  return LedgeredWrite(
+      impl.observer, relation, statements,
+      [&] {
+        impl.EnsureDataset(relation.name_space);
+        impl.EnsureLedger();
+      },
+      [] { return Nothing{}; }, [&](Nothing&) { return body(scope); },
+      [&](Nothing&, const WriteResult& result) {
+        PausePoint(kPauseBeforeLedger);
+        impl.Run(impl.statements.InsertLedger(relation, ledger, result.rows_written, result.written_at), scope.subject,
+                 &statements, scope.tag);
+      });
 }
 
 // Brings the table's columns to the SELECT's: added columns are added (NULL in other dates); removed or retyped ones
@@ -350,15 +347,7 @@ WriteResult BigQueryWarehouse::ReplaceView(const Relation& relation, const std::
 }
 
 WriteResult BigQueryWarehouse::LoadSeed(const Relation& relation, const SeedFile& seed, LedgerEntry ledger) {
-  std::ifstream in(seed.path, std::ios::binary);
-  if (!in) {
-    throw WarehouseError("SLU-WAREHOUSE-012",
-                         "seed file " + seed.path + " for " + relation.ToString() + " does not exist",
-                         "check the seed's path (relative to the project root)");
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  SeedTable table = ReadSeedCsv(text.str(), seed.path, relation.ToString(), seed.columns, kBigQuerySeedTypes);
+  SeedTable table = ReadSeedTable(relation, seed, kBigQuerySeedTypes);
   std::string sql = impl_->statements.LoadSeed(relation, table);
   if (sql.size() > kMaxQueryBytes) {
     throw WarehouseError("SLU-WAREHOUSE-056",

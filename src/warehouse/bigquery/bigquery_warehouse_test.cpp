@@ -4,6 +4,8 @@
 #include "warehouse/bigquery/bigquery_warehouse.hpp"
 
 #include <gtest/gtest.h>
+
+#include <functional>
 #include <unistd.h>
 
 #include <filesystem>
@@ -118,6 +120,24 @@ class BigQueryWarehouseTest : public ::testing::Test {
 const char* const kCreateLedger =
     "CREATE TABLE IF NOT EXISTS `proj._sluice.ledger` (asset STRING, window_start DATE, window_end DATE, run_id "
     "STRING, row_count INT64, sql_hash STRING, written_at STRING, relation_schema STRING, relation_name STRING)";
+
+TEST_F(BigQueryWarehouseTest, CatalogFactsAndInsertMarksAreRefusedClearlyWithoutARequest) {
+  auto warehouse = Open();
+  auto code = [](const std::function<void()>& call) {
+    try {
+      call();
+    } catch (const Error& error) {
+      return error.diagnostics().front().code;
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(code([&] { warehouse->CatalogOf("sales"); }), "SLU-WAREHOUSE-034");
+  EXPECT_EQ(code([&] { warehouse->CatalogOf(std::vector<Relation>{kDaily}); }), "SLU-WAREHOUSE-034");
+  EXPECT_EQ(code([&] { warehouse->InsertWatermark(kDaily); }), "SLU-WAREHOUSE-034");
+  EXPECT_EQ(code([&] { warehouse->RunningInserts(std::chrono::seconds(1)); }), "SLU-WAREHOUSE-034");
+  EXPECT_FALSE(warehouse->CatalogRowCounts("sales").has_value());
+  EXPECT_TRUE(double_.Requests("POST", "/jobs").empty());
+}
 
 TEST_F(BigQueryWarehouseTest, EnsureSchemaCreatesAMissingDatasetInTheTargetLocationOnce) {
   auto warehouse = Open();

@@ -137,6 +137,9 @@ CapabilityProbe ProbeCapabilities(const ClickHouseHttp& http) {
     capabilities.server_version.pop_back();
   }
   capabilities.native_date_partitioning = true;  // MergeTree PARTITION BY, every supported version
+  capabilities.materialized_views = true;        // CREATE MATERIALIZED VIEW … TO, every supported version
+  capabilities.table_engines = true;
+  capabilities.replace_view_changes_columns = true;  // where CREATE OR REPLACE VIEW exists at all
   // Not probed (a probe would create objects): read from the version, see Capabilities.
   capabilities.materialized_view_cascade = std::atoi(capabilities.server_version.c_str()) >= 19;
   capabilities.kafka_virtual_columns = capabilities.materialized_view_cascade;

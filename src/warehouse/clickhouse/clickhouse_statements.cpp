@@ -11,16 +11,8 @@ constexpr sql::Dialect kDialect = sql::Dialect::kClickHouse;
 
 std::string Quote(std::string_view identifier) { return sql::QuoteIdentifier(kDialect, identifier); }
 
-// `before` + the SELECT as a subquery + `after`; newlines keep a trailing `-- comment` from swallowing the ")".
 ClickHouseStatement Embedding(std::string before, const std::string& select_sql, std::string_view after = {}) {
-  ClickHouseStatement statement{std::move(before) + "(\n"};
-  statement.select_begin = statement.sql.size();
-  std::string stripped = sql::StripTrailingSemicolons(select_sql, kDialect);
-  statement.select_size = stripped.size();
-  statement.sql += stripped;
-  statement.sql += "\n)";
-  statement.sql += after;
-  return statement;
+  return sluice::Embedding(kDialect, std::move(before), select_sql, after);
 }
 
 }  // namespace

@@ -11,17 +11,14 @@
 #include <vector>
 
 #include "sluice/date.hpp"
+#include "warehouse/embedded_select.hpp"
 #include "warehouse/warehouse.hpp"
 
 namespace sluice {
 
 // A statement, and where in it the caller's SELECT is embedded (when it is), so a syntax error the server places
 // inside it can be reported at its offset in the SELECT.
-struct ClickHouseStatement {
-  std::string sql;
-  size_t select_begin = std::string::npos;
-  size_t select_size = 0;
-};
+using ClickHouseStatement = EmbeddedStatement;
 
 // What exists under a relation's name before a write.
 enum class ExistingKind { kAbsent, kTable, kView };

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -27,6 +28,8 @@
 #include "warehouse/clickhouse/clickhouse_capabilities.hpp"
 #include "warehouse/clickhouse/clickhouse_seed.hpp"
 #include "warehouse/clickhouse/clickhouse_statements.hpp"
+#include "warehouse/ledgered_write.hpp"
+#include "warehouse/warehouse_error.hpp"
 
 namespace sluice {
 
@@ -35,9 +38,6 @@ namespace {
 constexpr std::string_view kPauseBeforeSwap = "after_write_before_commit";
 constexpr std::string_view kPauseBeforeLedger = "after_swap_before_ledger";
 constexpr const char* kTabSeparated = "TabSeparatedWithNamesAndTypes";
-
-// What a failing statement was doing; selects the wording.
-enum class Operation { kOpen, kStatement, kWrite, kCatalog };
 
 std::string Scrubbed(std::string text, const std::string& secret) {
   if (secret.size() < 3) return text;  // shorter "secrets" would mangle every message and protect nothing
@@ -52,56 +52,54 @@ Error TranslateClickHouseError(Operation operation, const std::string& subject, 
                                const ClickHouseEndpoint& endpoint) {
   const std::string server = endpoint.host + ":" + std::to_string(endpoint.port);
   const std::string message = Scrubbed(failure.message, endpoint.password);
-  auto error = [](std::string code, std::string text, std::string hint) {
-    return Error(Diagnostic{std::move(code), std::move(text), {}, std::move(hint), {}});
-  };
   if (failure.kind == ClickHouseFailure::Kind::kConnect) {
-    return error("SLU-WAREHOUSE-031", "cannot connect to ClickHouse at " + server + " (HTTP): " + message,
+    return WarehouseError("SLU-WAREHOUSE-031", "cannot connect to ClickHouse at " + server + " (HTTP): " + message,
                  "start the server, or fix the target's connection host and port (HTTP, default 8123; "
                  "STREAMBUILD_CLICKHOUSE_HOST/PORT and --host/--port override them)");
   }
   if (failure.kind == ClickHouseFailure::Kind::kTimeout) {
-    return error("SLU-WAREHOUSE-032",
+    return WarehouseError("SLU-WAREHOUSE-032",
                  "ClickHouse at " + server + " did not answer" + (subject.empty() ? "" : " while working on " + subject) +
                      ": " + message,
                  "check that the server is healthy; a statement running longer than the read timeout is cut off");
   }
   if (failure.kind == ClickHouseFailure::Kind::kServer &&
       (failure.code == 192 || failure.code == 193 || failure.code == 194 || failure.code == 516)) {
-    return error("SLU-WAREHOUSE-030",
+    return WarehouseError("SLU-WAREHOUSE-030",
                  "ClickHouse at " + server + " refused user \"" + endpoint.username + "\": " + message,
                  "check the target's connection username and password (STREAMBUILD_CLICKHOUSE_USERNAME/PASSWORD and "
                  "--username/--password override them)");
   }
-  std::string what;
-  switch (operation) {
-    case Operation::kOpen: what = "opening ClickHouse at " + server + " failed"; break;
-    case Operation::kStatement:
-      what = subject.empty() ? "ClickHouse statement failed" : "statement on " + subject + " failed";
-      break;
-    case Operation::kWrite: what = "writing " + subject + " failed"; break;
-    case Operation::kCatalog: what = "reading the catalog for " + subject + " failed"; break;
-  }
+  std::string what = FailedOperation(operation, "ClickHouse", subject, "opening ClickHouse at " + server + " failed");
+  const std::string failed = what;
   what += ": " + message + (failure.code != 0 ? " (ClickHouse code " + std::to_string(failure.code) + ")" : "");
   switch (failure.code) {
     case 62:
-      return error("SLU-WAREHOUSE-022", what, "the SQL is not valid SQL for this ClickHouse server");
+      return ClassifiedError(FailureKind::kSyntax, what, "SQL for this ClickHouse server");
     case 46: case 60: case 81: case 63:
-      return error("SLU-WAREHOUSE-021", what, "a relation, database or function the SQL names does not exist");
+      return ClassifiedError(FailureKind::kMissing, what, "",
+                             "a relation, database or function the SQL names does not exist");
     case 47: case 16: case 10: case 43: case 53: case 386: case 44: case 184: case 215:
-      return error("SLU-WAREHOUSE-024", what,
-                   "a column or relation the SQL names does not exist there, or has another type; upstream tables are "
-                   "as their last run left them");
+      return ClassifiedError(FailureKind::kBind, what, "");
     case 6: case 27: case 38: case 41: case 69: case 70: case 72: case 26:
-      return error("SLU-WAREHOUSE-025", what, "a value does not convert to the type asked for; check the data");
+      return ClassifiedError(FailureKind::kConversion, what, "");
     case 394:
-      return error("SLU-WAREHOUSE-008",
-                   what.substr(0, what.find(": ")) + ": interrupted (the run was canceled); the target is untouched "
-                   "unless its swap had already run",
+      return WarehouseError("SLU-WAREHOUSE-008",
+                   failed + ": interrupted (the run was canceled); the target is untouched unless its swap had "
+                   "already run",
                    "");
     default:
-      return error("SLU-WAREHOUSE-020", what, "");
+      return ClassifiedError(FailureKind::kOther, what, "");
   }
+}
+
+// The `TO [db.]table` of a materialized view's CREATE statement; `name_space` when it names no database.
+std::optional<Relation> MaterializedViewTarget(const std::string& create, const std::string& name_space) {
+  static const std::regex kTo(R"(\sTO\s+(?:[`"]?([A-Za-z0-9_]+)[`"]?\s*\.\s*)?[`"]?([A-Za-z0-9_]+)[`"]?)",
+                              std::regex::icase);
+  std::smatch match;
+  if (!std::regex_search(create, match, kTo)) return std::nullopt;
+  return Relation{match[1].matched ? match[1].str() : name_space, match[2].str()};
 }
 
 // The function or identifier a failure says is unknown, as the server's message names it: "Unknown function trim"
@@ -178,10 +176,6 @@ std::optional<Error> LocatedSeedError(const SeedFile& seed, const std::string& s
   const std::string problem = "ClickHouse: " + message.substr(detail, message.find('\n', detail) - detail);
   return SeedValueError(seed, subject, table.lines[row - 1], message.substr(name_begin, name_end - name_begin),
                         problem);
-}
-
-Error WarehouseError(std::string code, std::string message, std::string hint) {
-  return Error(Diagnostic{std::move(code), std::move(message), {}, std::move(hint), {}});
 }
 
 std::string NewQueryId() {
@@ -436,6 +430,33 @@ struct ClickHouseWarehouse::Impl {
     return result;
   }
 
+  // The catalog entries of the relations `where` selects from system.tables, sorted by relation.
+  std::vector<CatalogEntry> Entries(const std::string& where, const std::string& subject) {
+    TabSeparatedResult rows = SelectSystem(
+        "SELECT database, name, engine, engine_full, sorting_key, partition_key, create_table_query FROM system.tables "
+        "WHERE " + where + " ORDER BY database, name",
+        Operation::kCatalog, subject);
+    std::vector<CatalogEntry> entries;
+    for (const auto& row : rows.rows) {
+      CatalogEntry entry;
+      entry.relation = Relation{row[0].value_or(""), row[1].value_or("")};
+      entry.engine = row[2].value_or("");
+      entry.engine_full = row[3].value_or("");
+      entry.sorting_key = row[4].value_or("");
+      entry.partition_key = row[5].value_or("");
+      if (entry.engine == "MaterializedView") {
+        entry.kind = RelationKind::kMaterializedView;
+        entry.definition = row[6].value_or("");
+        entry.target = MaterializedViewTarget(entry.definition, entry.relation.name_space);
+      } else if (entry.engine == "View") {
+        entry.kind = RelationKind::kView;
+        entry.definition = row[6].value_or("");
+      }
+      entries.push_back(std::move(entry));
+    }
+    return entries;
+  }
+
   // Drops the staging tables of `relation` that a killed write left behind: those whose writer is gone
   // (StagingWriterGone). Those of a live writer, in another process or on another host, stay: two processes may write
   // one relation at once, and each swaps in its own.
@@ -531,46 +552,46 @@ void EvolveColumns(WriteScope& scope, const std::vector<ColumnInfo>& table, cons
   }
 }
 
+// Drops the write's staging relations when the write ends, whether it succeeded or not.
+struct StagingCleanup {
+  WriteScope& scope;
+  ~StagingCleanup() {
+    for (const Relation& staged : scope.staging) {
+      scope.impl.RunIgnoringFailure(scope.impl.statements.Drop(staged), scope.record);
+    }
+  }
+};
+
+// Stages and swaps in `body`, then the pause point and the ledger row right after the swap (LedgeredWrite); the
+// staging relations are dropped in the end.
 template <typename Body>
 WriteResult Write(ClickHouseWarehouse::Impl& impl, const Relation& relation, const LedgerEntry& ledger, Body&& body) {
-  std::string subject = relation.ToString();
-  bool atomic = impl.EnsureDatabase(relation.name_space);
-  impl.EnsureLedger();
-  bool sluice_atomic = impl.EnsureDatabase(std::string(kSluiceDatabase));
   std::vector<std::string> statements;
-  struct Report {
-    const StatementObserver& observer;
-    const Relation& relation;
-    const std::vector<std::string>& statements;
-    ~Report() {
-      if (observer) observer(relation, statements);
-    }
-  } report{impl.observer, relation, statements};
-  WriteScope scope{impl,
-                   relation,
-                   subject,
-                   &statements,
-                   atomic && sluice_atomic ? impl.statements : impl.statements.ForOrdinaryDatabase(),
-                   Sanitized(ledger.run_id, 40),
-                   {}};
-  auto drop_staging = [&] {
-    for (const Relation& staged : scope.staging) impl.RunIgnoringFailure(impl.statements.Drop(staged), &statements);
-  };
-  WriteResult result;
-  try {
-    impl.DropStaleStaging(relation, subject, &statements);
-    result = body(scope);
-  } catch (...) {
-    drop_staging();
-    throw;
-  }
-  PausePoint(kPauseBeforeLedger);
-  result.written_at = FormatUtc(std::chrono::system_clock::now());
-  LedgerEntry entry = ledger;
-  impl.Run(ClickHouseStatements::InsertLedger(relation, entry, result.rows_written, result.written_at),
-           Operation::kWrite, subject, &statements);
-  drop_staging();
-  return result;
+  std::optional<WriteScope> scope;
+  return LedgeredWrite(
+      impl.observer, relation, statements,
+      [&] {
+        const bool atomic = impl.EnsureDatabase(relation.name_space);
+        impl.EnsureLedger();
+        const bool sluice_atomic = impl.EnsureDatabase(std::string(kSluiceDatabase));
+        scope.emplace(WriteScope{impl,
+                                 relation,
+                                 relation.ToString(),
+                                 &statements,
+                                 atomic && sluice_atomic ? impl.statements : impl.statements.ForOrdinaryDatabase(),
+                                 Sanitized(ledger.run_id, 40),
+                                 {}});
+      },
+      [&] { return StagingCleanup{*scope}; },
+      [&](StagingCleanup&) {
+        impl.DropStaleStaging(relation, scope->subject, &statements);
+        return body(*scope);
+      },
+      [&](StagingCleanup&, const WriteResult& result) {
+        PausePoint(kPauseBeforeLedger);
+        impl.Run(ClickHouseStatements::InsertLedger(relation, ledger, result.rows_written, result.written_at),
+                 Operation::kWrite, scope->subject, &statements);
+      });
 }
 
 }  // namespace
@@ -603,6 +624,51 @@ std::optional<TableInfo> ClickHouseWarehouse::Describe(const Relation& relation)
 }
 
 std::vector<TableInfo> ClickHouseWarehouse::ListRelations() { return impl_->Catalog(nullptr, "the server"); }
+
+std::vector<CatalogEntry> ClickHouseWarehouse::CatalogOf(const std::string& name_space) {
+  return impl_->Entries("database = " + ClickHouseStatements::Literal(name_space), name_space);
+}
+
+std::vector<CatalogEntry> ClickHouseWarehouse::CatalogOf(const std::vector<Relation>& relations) {
+  if (relations.empty()) return {};
+  std::string where;
+  for (const Relation& relation : relations) {
+    where += (where.empty() ? "(database = " : " OR (database = ") + ClickHouseStatements::Literal(relation.name_space) +
+             " AND name = " + ClickHouseStatements::Literal(relation.name) + ")";
+  }
+  return impl_->Entries(where, relations.size() == 1 ? relations.front().ToString() : "several relations");
+}
+
+std::optional<std::map<std::string, int64_t>> ClickHouseWarehouse::CatalogRowCounts(const std::string& name_space) {
+  std::map<std::string, int64_t> counts;
+  try {
+    TabSeparatedResult rows = impl_->SelectSystem(
+        "SELECT table, toString(sum(rows)) FROM system.parts WHERE active AND database = " +
+            ClickHouseStatements::Literal(name_space) + " GROUP BY table",
+        Operation::kCatalog, name_space);
+    for (const auto& row : rows.rows) counts[row[0].value_or("")] = std::stoll(row[1].value_or("0"));
+  } catch (const Error&) {
+    return std::nullopt;  // the contract: unknown, for warnings only
+  }
+  return counts;
+}
+
+std::string ClickHouseWarehouse::InsertWatermark(const Relation& relation) {
+  TabSeparatedResult rows = impl_->SelectSystem(
+      "SELECT toString(max(max_block_number)), toString(count()) FROM system.parts WHERE active AND database = " +
+          ClickHouseStatements::Literal(relation.name_space) +
+          " AND table = " + ClickHouseStatements::Literal(relation.name),
+      Operation::kCatalog, relation.ToString());
+  return rows.rows.empty() ? "" : rows.rows[0][0].value_or("") + "/" + rows.rows[0][1].value_or("");
+}
+
+int64_t ClickHouseWarehouse::RunningInserts(std::chrono::duration<double> running_for) {
+  TabSeparatedResult rows = impl_->Select(
+      "SELECT toString(count()) FROM system.processes WHERE lower(substring(query, 1, 6)) = 'insert' AND elapsed >= " +
+          std::to_string(std::max(0.0, running_for.count())),
+      Operation::kCatalog, "the server");
+  return rows.rows.empty() ? 0 : std::stoll(rows.rows[0][0].value_or("0"));
+}
 
 void ClickHouseWarehouse::EnsureSchema(const std::string& name) { impl_->EnsureDatabase(name); }
 
@@ -724,15 +790,7 @@ WriteResult ClickHouseWarehouse::ReplaceView(const Relation& relation, const std
 }
 
 WriteResult ClickHouseWarehouse::LoadSeed(const Relation& relation, const SeedFile& seed, LedgerEntry ledger) {
-  std::ifstream in(seed.path, std::ios::binary);
-  if (!in) {
-    throw WarehouseError("SLU-WAREHOUSE-012", "seed file " + seed.path + " for " + relation.ToString() + " does not exist",
-                         "check the seed's path (relative to the project root)");
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  SeedTable table = ReadSeedCsv(text.str(), seed.file.empty() ? seed.path : seed.file, relation.ToString(),
-                                seed.columns, kClickHouseSeedTypes);
+  SeedTable table = ReadSeedTable(relation, seed, kClickHouseSeedTypes);
   return Write(*impl_, relation, ledger, [&](WriteScope& scope) {
     Relation staged = scope.Staging("seed");
     std::string definition;

@@ -47,6 +47,16 @@ class ClickHouseWarehouse final : public Warehouse {
   Rows Query(const std::string& sql) override;
   std::optional<TableInfo> Describe(const Relation& relation) override;
   std::vector<TableInfo> ListRelations() override;
+  // system.tables: engine, engine_full, sorting_key, partition_key, create_table_query (views' and materialized
+  // views' definition, a materialized view's TO table).
+  std::vector<CatalogEntry> CatalogOf(const std::string& name_space) override;
+  std::vector<CatalogEntry> CatalogOf(const std::vector<Relation>& relations) override;
+  // system.parts: the rows of the active parts; nullopt when a concurrent DROP fails the scan every time.
+  std::optional<std::map<std::string, int64_t>> CatalogRowCounts(const std::string& name_space) override;
+  // system.parts: "<highest block number>/<active parts>" of the table.
+  std::string InsertWatermark(const Relation& relation) override;
+  // system.processes: statements starting with INSERT that have run for `running_for` or longer.
+  int64_t RunningInserts(std::chrono::duration<double> running_for) override;
   void EnsureSchema(const std::string& name) override;
   // The `::` cast, window functions (OVER) and the DateTime64 type, on a server without them (LackingFeatureIn).
   void CheckRunnable(const std::string& select_sql) const override;

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -23,9 +24,13 @@
 #include "core/clock.hpp"
 #include "core/diagnostic.hpp"
 #include "core/pause_point.hpp"
+#include "core/text.hpp"
 #include "sql/dialect.hpp"
 #include "sql/tokenizer.hpp"
 #include "warehouse/duckdb/duckdb_library.hpp"
+#include "warehouse/embedded_select.hpp"
+#include "warehouse/ledgered_write.hpp"
+#include "warehouse/warehouse_error.hpp"
 #include "warehouse/seed_table.hpp"
 
 namespace sluice {
@@ -36,9 +41,6 @@ constexpr sql::Dialect kDialect = sql::Dialect::kDuckDb;
 constexpr std::string_view kLedgerSchema = "_sluice";
 constexpr std::string_view kLedgerTable = "ledger";
 constexpr std::string_view kPauseBeforeCommit = "after_write_before_commit";
-
-// What a failing statement was doing; selects the error code and wording.
-enum class Operation { kOpen, kStatement, kWrite, kCatalog };
 
 // What DuckDB says about a failed statement. Sessions run with `errors_as_json`, so a message is JSON carrying the
 // error's type, its text and (for most parser, binder and conversion errors) the byte position in the statement.
@@ -68,55 +70,27 @@ DuckDbFailure ParseFailure(duckdb_error_type type, std::string_view raw) {
 // for kOpen); it may be empty for free-form statements.
 Error TranslateDuckDbError(Operation operation, const std::string& subject, const DuckDbFailure& failure) {
   const duckdb_error_type type = failure.type;
-  std::string what;
-  switch (operation) {
-    case Operation::kOpen:
-      what = "cannot open DuckDB file " + subject;
-      break;
-    case Operation::kStatement:
-      what = subject.empty() ? "DuckDB statement failed" : "statement on " + subject + " failed";
-      break;
-    case Operation::kWrite:
-      what = "writing " + subject + " failed";
-      break;
-    case Operation::kCatalog:
-      what = "reading the catalog for " + subject + " failed";
-      break;
-  }
-  what += ": " + failure.message;
-  std::string code = "SLU-WAREHOUSE-020";
-  std::string hint;
+  const std::string what = FailedOperation(operation, "DuckDB", subject, "cannot open DuckDB file " + subject);
   if (operation == Operation::kOpen) {
-    code = "SLU-WAREHOUSE-002";
-    hint =
-        "DuckDB lets one process open a file read-write; close the other process or check the path and its "
-        "permissions";
-  } else if (type == DUCKDB_ERROR_CATALOG) {
-    code = "SLU-WAREHOUSE-021";
-    hint = "a relation, schema or function the SQL names does not exist";
-  } else if (type == DUCKDB_ERROR_PARSER || type == DUCKDB_ERROR_SYNTAX) {
-    code = "SLU-WAREHOUSE-022";
-    hint = "the SQL is not valid DuckDB SQL";
-  } else if (type == DUCKDB_ERROR_BINDER) {
-    code = "SLU-WAREHOUSE-024";
-    hint = "a column or relation the SQL names does not exist there, or has another type; upstream tables are as "
-           "their last run left them";
-  } else if (type == DUCKDB_ERROR_CONVERSION) {
-    code = "SLU-WAREHOUSE-025";
-    hint = "a value does not convert to the type asked for; check the data, or use TRY_CAST to get NULL instead";
-  } else if (type == DUCKDB_ERROR_INTERRUPT) {
-    code = "SLU-WAREHOUSE-008";
-    what = what.substr(0, what.find(": ")) + ": interrupted (the run was canceled); its transaction is rolled back";
-    hint = "";
-  } else if (type == DUCKDB_ERROR_TRANSACTION) {
-    code = "SLU-WAREHOUSE-023";
-    hint = "another write touched the same relation at the same time; retry the write";
+    return WarehouseError("SLU-WAREHOUSE-002", what + ": " + failure.message,
+                          "DuckDB lets one process open a file read-write; close the other process or check the path "
+                          "and its permissions");
   }
-  return Error(Diagnostic{code, what, {}, hint, {}});
-}
-
-Error WarehouseError(std::string code, std::string message, std::string hint) {
-  return Error(Diagnostic{std::move(code), std::move(message), {}, std::move(hint), {}});
+  if (type == DUCKDB_ERROR_INTERRUPT) {
+    return WarehouseError("SLU-WAREHOUSE-008",
+                          what + ": interrupted (the run was canceled); its transaction is rolled back", "");
+  }
+  const FailureKind kind = type == DUCKDB_ERROR_CATALOG                                   ? FailureKind::kMissing
+                           : type == DUCKDB_ERROR_PARSER || type == DUCKDB_ERROR_SYNTAX ? FailureKind::kSyntax
+                           : type == DUCKDB_ERROR_BINDER                                  ? FailureKind::kBind
+                           : type == DUCKDB_ERROR_CONVERSION                              ? FailureKind::kConversion
+                           : type == DUCKDB_ERROR_TRANSACTION                             ? FailureKind::kConflict
+                                                                                          : FailureKind::kOther;
+  return ClassifiedError(kind, what + ": " + failure.message, "DuckDB SQL",
+                         kind == FailureKind::kConversion
+                             ? "a value does not convert to the type asked for; check the data, or use TRY_CAST to "
+                               "get NULL instead"
+                             : "");
 }
 
 // A seed load's error about one value, located in the seed file: DuckDB's CSV reader names the file's line
@@ -141,26 +115,10 @@ std::optional<Error> LocatedSeedError(const SeedFile& seed, const std::string& s
   return SeedValueError(seed, subject, line, message.substr(name_begin, name_end - name_begin), problem);
 }
 
-// A statement, and where in it the caller's SELECT is embedded (when it is): an error DuckDB places inside that
-// range is reported as a SqlError at its offset in the SELECT.
-struct Statement {
-  std::string sql;
-  size_t select_begin = std::string::npos;
-  size_t select_size = 0;
-};
+using Statement = EmbeddedStatement;
 
-// `before` + the caller's SELECT as a subquery + `after`. Newlines keep a trailing `-- comment` from swallowing
-// the closing parenthesis; trailing semicolons (legal at top level, not inside parentheses) are dropped, comments
-// after them kept. Everything else is passed byte for byte, so offsets in the SELECT are offsets in select_sql.
 Statement Embedding(std::string before, const std::string& select_sql, std::string_view after = {}) {
-  Statement statement{std::move(before) + "(\n"};
-  statement.select_begin = statement.sql.size();
-  std::string stripped = sql::StripTrailingSemicolons(select_sql, kDialect);
-  statement.select_size = stripped.size();
-  statement.sql += stripped;
-  statement.sql += "\n)";
-  statement.sql += after;
-  return statement;
+  return sluice::Embedding(kDialect, std::move(before), select_sql, after);
 }
 
 std::string Quote(std::string_view identifier) { return sql::QuoteIdentifier(kDialect, identifier); }
@@ -172,15 +130,6 @@ std::string Qualified(const std::string& catalog, const Relation& relation) {
 }
 std::string LedgerName(const std::string& catalog) {
   return Qualified(catalog, Relation{std::string(kLedgerSchema), std::string(kLedgerTable)});
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    auto lower = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
 }
 
 // A materialized duckdb_result, destroyed with the object.
@@ -428,6 +377,30 @@ std::string CatalogSql(const Relation* only) {
   return sql;
 }
 
+// The query behind CatalogOf: the tables and views of the open database that `filter` (a condition on schema_name
+// and `name`) selects, with views' CREATE VIEW statements, sorted by relation.
+std::string CatalogEntriesSql(const std::function<std::string(std::string_view name)>& filter) {
+  return "SELECT schema_name, table_name, false, NULL FROM duckdb_tables() WHERE database_name = current_database() "
+         "AND (" + filter("table_name") + ")\n"
+         "UNION ALL SELECT schema_name, view_name, true, sql FROM duckdb_views() WHERE database_name = "
+         "current_database() AND NOT internal AND (" + filter("view_name") + ")\n"
+         "ORDER BY 1, 2";
+}
+
+std::vector<CatalogEntry> CatalogEntries(QueryResult& result) {
+  std::vector<CatalogEntry> entries;
+  for (size_t row = 0; row < result.row_count(); ++row) {
+    CatalogEntry entry;
+    entry.relation = Relation{result.TextOrEmpty(0, row), result.TextOrEmpty(1, row)};
+    if (result.TextOrEmpty(2, row) == "true") {
+      entry.kind = RelationKind::kView;
+      entry.definition = result.TextOrEmpty(3, row);
+    }
+    entries.push_back(std::move(entry));
+  }
+  return entries;
+}
+
 std::vector<TableInfo> CatalogRows(QueryResult& result) {
   std::vector<TableInfo> infos;
   for (size_t row = 0; row < result.row_count(); ++row) {
@@ -485,7 +458,7 @@ void EvolveColumns(Session& session, const std::string& target, const std::strin
   std::vector<ColumnInfo> selected = DescribeColumns(session, staging, subject);
   auto find = [](const std::vector<ColumnInfo>& columns, const std::string& name) -> const ColumnInfo* {
     for (const ColumnInfo& column : columns) {
-      if (EqualsIgnoreCase(column.name, name)) return &column;
+      if (EqualsIgnoringAsciiCase(column.name, name)) return &column;
     }
     return nullptr;
   };
@@ -730,37 +703,31 @@ struct DuckDbWarehouse::Handles {
     EnsureLedger();
   }
 
-  // Runs `body` in one transaction on its own connection, then the pause point, the ledger row and
-  // COMMIT; then the statements `body` queued in `after_commit` (dropping its staging objects).
+  // Runs `body` in one transaction on its own connection, then the pause point, the ledger row and COMMIT
+  // (LedgeredWrite); then the statements `body` queued in `after_commit` (dropping its staging objects).
   template <typename Body>
   WriteResult Write(const Relation& relation, const LedgerEntry& ledger, Body&& body) {
-    PrepareWrite(relation);
-    std::optional<bool> existing = KindOf(relation);
-    Session session(database, connections);
-    WriteScope scope{session, catalog, relation.ToString(), {}, existing};
-    WriteResult result;
     std::vector<std::string> statements;
-    // Declared before the transaction, so that it reports after a ROLLBACK too.
-    struct Report {
-      const StatementObserver& observer;
-      const Relation& relation;
-      const std::vector<std::string>& statements;
-      ~Report() {
-        if (observer) observer(relation, statements);
-      }
-    } report{observer, relation, statements};
-    if (observer) session.RecordInto(&statements);
-    {
-      Transaction transaction(session, scope.subject);
-      result = body(scope);
-      result.written_at = FormatUtc(std::chrono::system_clock::now());
-      transaction.CommitAfter(LedgerInsertSql(catalog, relation, ledger, result.rows_written, result.written_at));
-    }
-    Changed(relation, scope.writes_view);
-    // The data is committed: a cleanup failure must not report the write as failed, and the temporary
-    // objects it drops vanish with the connection anyway.
-    for (const std::string& sql : scope.after_commit) session.RunIgnoringFailure(sql.c_str());
-    return result;
+    std::optional<Session> session;
+    std::optional<WriteScope> scope;
+    return LedgeredWrite(
+        observer, relation, statements,
+        [&] {
+          PrepareWrite(relation);
+          std::optional<bool> existing = KindOf(relation);
+          session.emplace(database, connections);
+          scope.emplace(WriteScope{*session, catalog, relation.ToString(), {}, existing});
+          if (observer) session->RecordInto(&statements);
+        },
+        [&] { return Transaction(*session, scope->subject); },
+        [&](Transaction&) { return body(*scope); },
+        [&](Transaction& transaction, const WriteResult& result) {
+          transaction.CommitAfter(LedgerInsertSql(catalog, relation, ledger, result.rows_written, result.written_at));
+          Changed(relation, scope->writes_view);
+          // The data is committed: a cleanup failure must not report the write as failed, and the temporary
+          // objects it drops vanish with the connection anyway.
+          for (const std::string& sql : scope->after_commit) session->RunIgnoringFailure(sql.c_str());
+        });
   }
 };
 
@@ -772,6 +739,7 @@ DuckDbWarehouse::DuckDbWarehouse(std::filesystem::path file, std::unique_ptr<Han
   capabilities_.native_date_partitioning = false;
   capabilities_.double_colon_cast = true;
   capabilities_.window_functions = true;
+  capabilities_.replace_view_changes_columns = true;
   capabilities_.server_version = handles_->version;
 }
 
@@ -898,6 +866,30 @@ std::vector<TableInfo> DuckDbWarehouse::ListRelations() {
   return CatalogRows(*result);
 }
 
+std::vector<CatalogEntry> DuckDbWarehouse::CatalogOf(const std::string& name_space) {
+  Session session(handles_->database, handles_->connections);
+  auto result = session.Run(
+      CatalogEntriesSql([&](std::string_view) { return "schema_name = " + Literal(name_space); }),
+      Operation::kCatalog, name_space);
+  return CatalogEntries(*result);
+}
+
+std::vector<CatalogEntry> DuckDbWarehouse::CatalogOf(const std::vector<Relation>& relations) {
+  if (relations.empty()) return {};
+  auto filter = [&](std::string_view name) {
+    std::string where;
+    for (const Relation& relation : relations) {
+      where += (where.empty() ? "(schema_name = " : " OR (schema_name = ") + Literal(relation.name_space) + " AND " +
+               std::string(name) + " = " + Literal(relation.name) + ")";
+    }
+    return where;
+  };
+  Session session(handles_->database, handles_->connections);
+  auto result = session.Run(CatalogEntriesSql(filter), Operation::kCatalog,
+                            relations.size() == 1 ? relations.front().ToString() : "several relations");
+  return CatalogEntries(*result);
+}
+
 void DuckDbWarehouse::EnsureSchema(const std::string& name) { handles_->EnsureSchema(name); }
 
 WriteResult DuckDbWarehouse::ReplaceTable(const Relation& relation, const std::string& select_sql,
@@ -933,7 +925,7 @@ WriteResult DuckDbWarehouse::ReplaceDateRange(const Relation& relation, const st
         session.Run("SELECT * FROM " + staging + " LIMIT 0", Operation::kWrite, subject)->ColumnNames();
     bool has_date_column = false;
     for (const std::string& column : columns)
-      has_date_column = has_date_column || EqualsIgnoreCase(column, date_column);
+      has_date_column = has_date_column || EqualsIgnoringAsciiCase(column, date_column);
     if (!has_date_column) {
       throw WarehouseError(
           "SLU-WAREHOUSE-010",
@@ -982,18 +974,13 @@ WriteResult DuckDbWarehouse::ReplaceView(const Relation& relation, const std::st
 }
 
 WriteResult DuckDbWarehouse::LoadSeed(const Relation& relation, const SeedFile& seed, LedgerEntry ledger) {
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(seed.path, error)) {
-    throw WarehouseError("SLU-WAREHOUSE-012",
-                         "seed file " + seed.path + " for " + relation.ToString() + " does not exist",
-                         "check the seed's path (relative to the project root)");
-  }
+  ReadSeedFile(relation, seed);  // the precondition every backend shares; DuckDB reads the file itself
   return handles_->Write(relation, ledger, [&](WriteScope& scope) {
     Session& session = scope.session;
     const std::string& subject = scope.subject;
     std::string target = Qualified(scope.catalog, relation);
     // Every option of the seed CSV dialect is set (docs/project-format.md; the project loader checks files against
-    // it, project/sources/seed_csv.hpp), so DuckDB's sniffer decides only the line ending and the types of
+    // it, core/seed_csv.hpp), so DuckDB's sniffer decides only the line ending and the types of
     // columns `columns` does not list, from every row: a `#` line is a row and not a comment, `""` is the empty
     // string, and a malformed row fails the load instead of being skipped or read as a header.
     std::string read = "read_csv(" + Literal(seed.path) +
@@ -1023,7 +1010,7 @@ WriteResult DuckDbWarehouse::LoadSeed(const Relation& relation, const SeedFile& 
         session.Run("SELECT * FROM " + target + " LIMIT 0", Operation::kWrite, subject)->ColumnNames();
     for (const auto& [name, type] : seed.columns) {
       bool present = false;
-      for (const std::string& column : loaded) present = present || EqualsIgnoreCase(column, name);
+      for (const std::string& column : loaded) present = present || EqualsIgnoringAsciiCase(column, name);
       if (!present) {
         throw WarehouseError("SLU-WAREHOUSE-011",
                              "seed column \"" + name + "\" of " + subject + " is not in " + seed.path,

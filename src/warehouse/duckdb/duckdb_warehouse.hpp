@@ -41,6 +41,9 @@ class DuckDbWarehouse final : public Warehouse {
   Rows Query(const std::string& sql) override;
   std::optional<TableInfo> Describe(const Relation& relation) override;
   std::vector<TableInfo> ListRelations() override;
+  // duckdb_tables() and duckdb_views(): kinds, and views' CREATE VIEW statements.
+  std::vector<CatalogEntry> CatalogOf(const std::string& name_space) override;
+  std::vector<CatalogEntry> CatalogOf(const std::vector<Relation>& relations) override;
   void EnsureSchema(const std::string& name) override;
   WriteResult ReplaceTable(const Relation& relation, const std::string& select_sql, LedgerEntry ledger) override;
   WriteResult ReplaceDateRange(const Relation& relation, const std::string& select_sql,

@@ -467,7 +467,7 @@ TEST_F(DuckDbWarehouseTest, LoadSeedRejectsAListedColumnMissingFromTheFile) {
             "SLU-WAREHOUSE-012");
 }
 
-// Seeds are read in the dialect the project loader checks (project/sources/seed_csv.hpp), with no option left to
+// Seeds are read in the dialect the project loader checks (core/seed_csv.hpp), with no option left to
 // the sniffer: a line starting with `#` is a row, `""` is the empty string and an empty field NULL, types are
 // inferred from every row, and a row with an extra field fails the load rather than being read as another header.
 TEST_F(DuckDbWarehouseTest, LoadSeedReadsTheSeedCsvDialectStrictly) {

@@ -39,43 +39,16 @@ std::optional<size_t> RefusedParameter(const pg::PgError& failure, size_t count)
   return number - 1;
 }
 
-Error WarehouseError(std::string code, std::string message, std::string hint) {
-  return Error(Diagnostic{std::move(code), std::move(message), {}, std::move(hint), {}});
-}
-
 Statement Embedding(std::string before, const std::string& select_sql, std::string_view after) {
-  Statement statement{std::move(before) + "(\n"};
-  statement.select_begin = statement.sql.size();
-  std::string stripped = sql::StripTrailingSemicolons(select_sql, sql::Dialect::kPostgres);
-  statement.select_size = stripped.size();
-  statement.sql += stripped;
-  statement.sql += "\n)";
-  statement.sql += after;
-  return statement;
+  return sluice::Embedding(sql::Dialect::kPostgres, std::move(before), select_sql, after);
 }
 
 [[noreturn]] void ThrowTranslated(Operation operation, const std::string& subject, const pg::PgError& failure,
                                   const Statement* statement, bool interrupted, const std::string& password) {
-  std::string what;
-  switch (operation) {
-    case Operation::kOpen:
-      what = "cannot connect to PostgreSQL at " + subject;
-      break;
-    case Operation::kStatement:
-      what = subject.empty() ? "PostgreSQL statement failed" : "statement on " + subject + " failed";
-      break;
-    case Operation::kWrite:
-      what = "writing " + subject + " failed";
-      break;
-    case Operation::kCatalog:
-      what = "reading the catalog for " + subject + " failed";
-      break;
-  }
+  const std::string what = FailedOperation(operation, "PostgreSQL", subject, "cannot connect to PostgreSQL at " + subject);
   const std::string& state = failure.sqlstate();
   std::string message = Masked(failure.what(), password);
   if (!failure.detail().empty()) message += " (" + Masked(failure.detail(), password) + ")";
-  std::string code = "SLU-WAREHOUSE-020";
-  std::string hint = failure.hint();
   if (interrupted) {
     throw WarehouseError("SLU-WAREHOUSE-008",
                          what + ": interrupted (the run was canceled); its transaction is rolled back", "");
@@ -86,6 +59,8 @@ Statement Embedding(std::string before, const std::string& select_sql, std::stri
     if (message.rfind(client_prefix, 0) == 0) {
       if (size_t end = message.find("): "); end != std::string::npos) message = message.substr(end + 3);
     }
+    std::string code;
+    std::string hint;
     if (message.find("password authentication failed") != std::string::npos ||
         message.find("no password supplied") != std::string::npos || state == "28P01" || state == "28000") {
       code = "SLU-WAREHOUSE-030";
@@ -100,27 +75,20 @@ Statement Embedding(std::string before, const std::string& select_sql, std::stri
     }
     throw WarehouseError(code, what + ": " + message, hint);
   }
-  if (state == "42P01" || state == "42883" || state == "3F000") {
-    code = "SLU-WAREHOUSE-021";
-    if (hint.empty()) hint = "a relation, schema or function the SQL names does not exist";
-  } else if (state == "42601") {
-    code = "SLU-WAREHOUSE-022";
-    if (hint.empty()) hint = "the SQL is not valid PostgreSQL SQL";
-  } else if (state.rfind("42", 0) == 0 && state != "42501" && state != "42P07" && state != "42P06") {
-    code = "SLU-WAREHOUSE-024";
-    if (hint.empty()) {
-      hint =
-          "a column or relation the SQL names does not exist there, or has another type; upstream tables are as "
-          "their last run left them";
-    }
-  } else if (state == "22P02" || state == "22007" || state == "22008" || state == "22003" || state == "22018") {
-    code = "SLU-WAREHOUSE-025";
-    if (hint.empty()) hint = "a value does not convert to the type asked for; check the data";
-  } else if (state == pg::kSerializationFailure || state == pg::kDeadlockDetected || state == pg::kLockNotAvailable) {
-    code = "SLU-WAREHOUSE-023";
-    hint = "another write touched the same relation at the same time; retry the write";
-  }
-  Diagnostic diagnostic{code, what + ": " + message, {}, hint, {}};
+  const FailureKind kind =
+      state == "42P01" || state == "42883" || state == "3F000" ? FailureKind::kMissing
+      : state == "42601"                                       ? FailureKind::kSyntax
+      : state.rfind("42", 0) == 0 && state != "42501" && state != "42P07" && state != "42P06" ? FailureKind::kBind
+      : state == "22P02" || state == "22007" || state == "22008" || state == "22003" || state == "22018"
+          ? FailureKind::kConversion
+      : state == pg::kSerializationFailure || state == pg::kDeadlockDetected || state == pg::kLockNotAvailable
+          ? FailureKind::kConflict
+          : FailureKind::kOther;
+  // The server's hint, where it gives one, says more than the usual one; a conflict's says what to do.
+  Diagnostic diagnostic = ClassifiedError(kind, what + ": " + message, "PostgreSQL SQL",
+                                          kind == FailureKind::kConflict ? "" : failure.hint())
+                              .diagnostics()
+                              .front();
   if (statement != nullptr && statement->select_begin != std::string::npos && failure.position() > 0) {
     size_t byte = ByteOffsetOfCharacter(statement->sql, failure.position());
     if (byte >= statement->select_begin && byte < statement->select_begin + statement->select_size) {

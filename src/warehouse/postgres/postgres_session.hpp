@@ -17,6 +17,8 @@
 #include "core/diagnostic.hpp"
 #include "core/pause_point.hpp"
 #include "core/postgres/pg_connection.hpp"
+#include "warehouse/embedded_select.hpp"
+#include "warehouse/warehouse_error.hpp"
 #include "warehouse/postgres/postgres_warehouse.hpp"
 
 namespace sluice::postgres {
@@ -25,21 +27,15 @@ namespace sluice::postgres {
 constexpr size_t kMaxIdentifierBytes = 63;
 constexpr std::string_view kPauseBeforeCommit = "after_write_before_commit";
 
-// What a failing statement was doing; selects the wording (and for kOpen the codes).
-enum class Operation { kOpen, kStatement, kWrite, kCatalog };
+using sluice::Operation;
 
-Error WarehouseError(std::string code, std::string message, std::string hint);
+using sluice::WarehouseError;
 
 // A statement, and where in it the caller's SELECT is embedded (when it is): an error PostgreSQL places inside that
 // range is reported as a SqlError at its offset in the SELECT.
-struct Statement {
-  std::string sql;
-  size_t select_begin = std::string::npos;
-  size_t select_size = 0;
-};
+using Statement = EmbeddedStatement;
 
-// `before` + "(" + the caller's SELECT + ")" + `after`, the SELECT byte for byte but for trailing semicolons; the
-// newlines keep a trailing `-- comment` from swallowing the parenthesis.
+// sluice::Embedding in the PostgreSQL dialect.
 Statement Embedding(std::string before, const std::string& select_sql, std::string_view after);
 
 // The index (0-based, below `count`) of the parameter whose value the server refused to convert: a data exception

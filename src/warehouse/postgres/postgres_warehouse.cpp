@@ -18,6 +18,7 @@
 #include "core/sha256.hpp"
 #include "sql/dialect.hpp"
 #include "sql/tokenizer.hpp"
+#include "warehouse/ledgered_write.hpp"
 #include "warehouse/postgres/postgres_session.hpp"
 #include "warehouse/seed_table.hpp"
 
@@ -130,6 +131,47 @@ std::vector<TableInfo> CatalogRows(const pg::Result& result) {
   }
   std::sort(infos.begin(), infos.end(), [](const TableInfo& a, const TableInfo& b) { return a.relation < b.relation; });
   return infos;
+}
+
+// The query behind CatalogOf: the relations `filter` (a condition on n.nspname and c.relname) selects, partitions
+// excluded, sorted by relation; a view's text is `SELECT * FROM ns.relation` when it reads exactly one relation and
+// has exactly its columns in order (PostgreSQL keeps no view's text, only its parsed form, in which `*` is
+// expanded), otherwise its definition.
+std::string CatalogEntriesSql(const std::string& filter) {
+  return "WITH relations AS (SELECT c.oid, n.nspname, c.relname, c.relkind FROM pg_catalog.pg_class AS c JOIN "
+         "pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT "
+         "c.relispartition AND (" +
+         filter +
+         ")),\n"
+         "views AS (SELECT oid FROM relations WHERE relkind IN ('v', 'm')),\n"
+         "reads AS (SELECT v.oid, min(d.refobjid) AS relation, count(DISTINCT d.refobjid) AS relations FROM views AS v "
+         "JOIN pg_catalog.pg_rewrite AS r ON r.ev_class = v.oid JOIN pg_catalog.pg_depend AS d ON d.objid = r.oid AND "
+         "d.classid = 'pg_catalog.pg_rewrite'::regclass AND d.refclassid = 'pg_catalog.pg_class'::regclass AND "
+         "d.refobjid <> v.oid GROUP BY v.oid),\n"
+         "columns AS (SELECT attrelid, array_agg(attname ORDER BY attnum) AS names FROM pg_catalog.pg_attribute WHERE "
+         "attnum > 0 AND NOT attisdropped AND attrelid IN (SELECT oid FROM views UNION SELECT relation FROM reads) "
+         "GROUP BY attrelid)\n"
+         "SELECT v.nspname, v.relname, v.relkind, CASE WHEN v.relkind NOT IN ('v', 'm') THEN NULL WHEN r.relations = 1 "
+         "AND vc.names = rc.names THEN 'SELECT * FROM ' || quote_ident(rn.nspname) || '.' || quote_ident(rt.relname) "
+         "ELSE pg_catalog.pg_get_viewdef(v.oid) END\n"
+         "FROM relations AS v LEFT JOIN reads AS r ON r.oid = v.oid LEFT JOIN pg_catalog.pg_class AS rt ON rt.oid = "
+         "r.relation LEFT JOIN pg_catalog.pg_namespace AS rn ON rn.oid = rt.relnamespace LEFT JOIN columns AS vc ON "
+         "vc.attrelid = v.oid LEFT JOIN columns AS rc ON rc.attrelid = r.relation ORDER BY v.nspname, v.relname";
+}
+
+std::vector<CatalogEntry> CatalogEntries(const pg::Result& result) {
+  std::vector<CatalogEntry> entries;
+  for (const auto& row : result.rows) {
+    CatalogEntry entry;
+    entry.relation = Relation{row[0].value_or(""), row[1].value_or("")};
+    const std::string kind = row[2].value_or("r");
+    if (kind == "v" || kind == "m") {
+      entry.kind = kind == "v" ? RelationKind::kView : RelationKind::kMaterializedView;
+      entry.definition = row[3].value_or("");
+    }
+    entries.push_back(std::move(entry));
+  }
+  return entries;
 }
 
 // What a relation is now: relkind ('r' table, 'p' partitioned table, 'v' view, 'm' materialized view, ...) or
@@ -357,6 +399,7 @@ PostgresWarehouse::PostgresWarehouse(std::unique_ptr<Pool> pool, std::string ver
   capabilities_.native_date_partitioning = true;
   capabilities_.double_colon_cast = true;
   capabilities_.window_functions = true;
+  capabilities_.folds_unquoted_identifiers = true;
   capabilities_.server_version = std::move(version);
 }
 
@@ -404,6 +447,24 @@ std::vector<TableInfo> PostgresWarehouse::ListRelations() {
   return CatalogRows(session.Run(CatalogSql(nullptr), Operation::kCatalog, "the database"));
 }
 
+std::vector<CatalogEntry> PostgresWarehouse::CatalogOf(const std::string& name_space) {
+  Session session(pool_->connections);
+  return CatalogEntries(
+      session.Run(CatalogEntriesSql("n.nspname = " + Literal(name_space)), Operation::kCatalog, name_space));
+}
+
+std::vector<CatalogEntry> PostgresWarehouse::CatalogOf(const std::vector<Relation>& relations) {
+  if (relations.empty()) return {};
+  std::string filter;
+  for (const Relation& relation : relations) {
+    filter += (filter.empty() ? "(n.nspname = " : " OR (n.nspname = ") + Literal(relation.name_space) +
+              " AND c.relname = " + Literal(relation.name) + ")";
+  }
+  Session session(pool_->connections);
+  return CatalogEntries(session.Run(CatalogEntriesSql(filter), Operation::kCatalog,
+                                    relations.size() == 1 ? relations.front().ToString() : "several relations"));
+}
+
 void PostgresWarehouse::EnsureSchema(const std::string& name) {
   CheckIdentifier(name, "schema");
   std::lock_guard<std::mutex> lock(pool_->ddl_mutex);
@@ -436,31 +497,31 @@ void EnsureLedger(PostgresWarehouse::Pool& pool, Session& session) {
 }
 
 // Runs `body` in one transaction on its own connection, after the relation's write lock (RelationWriteLock), then the
-// pause point, the ledger row and COMMIT; reports the statements to the observer, committed or not.
+// pause point, the ledger row and COMMIT (LedgeredWrite).
 template <typename Body>
 WriteResult Write(PostgresWarehouse& warehouse, PostgresWarehouse::Pool& pool, const Relation& relation,
                   const LedgerEntry& ledger, Body&& body) {
-  CheckRelation(relation);
-  warehouse.EnsureSchema(relation.name_space);
-  Session session(pool.connections);
-  EnsureLedger(pool, session);
-  WriteScope scope{session, relation.ToString()};
   std::vector<std::string> statements;
-  struct Report {
-    const StatementObserver& observer;
-    const Relation& relation;
-    const std::vector<std::string>& statements;
-    ~Report() {
-      if (observer) observer(relation, statements);
-    }
-  } report{pool.observer, relation, statements};
-  if (pool.observer) session.RecordInto(&statements);
-  Transaction transaction(session, scope.subject);
-  session.Run(RelationWriteLock(relation), Operation::kWrite, scope.subject);
-  WriteResult result = body(scope);
-  result.written_at = FormatUtc(std::chrono::system_clock::now());
-  transaction.CommitAfter(LedgerInsertSql(relation, ledger, result.rows_written, result.written_at));
-  return result;
+  std::optional<Session> session;
+  std::optional<WriteScope> scope;
+  return LedgeredWrite(
+      pool.observer, relation, statements,
+      [&] {
+        CheckRelation(relation);
+        warehouse.EnsureSchema(relation.name_space);
+        session.emplace(pool.connections);
+        EnsureLedger(pool, *session);
+        scope.emplace(WriteScope{*session, relation.ToString()});
+        if (pool.observer) session->RecordInto(&statements);
+      },
+      [&] { return Transaction(*session, scope->subject); },
+      [&](Transaction&) {
+        session->Run(RelationWriteLock(relation), Operation::kWrite, scope->subject);
+        return body(*scope);
+      },
+      [&](Transaction& transaction, const WriteResult& result) {
+        transaction.CommitAfter(LedgerInsertSql(relation, ledger, result.rows_written, result.written_at));
+      });
 }
 
 }  // namespace
@@ -577,17 +638,8 @@ WriteResult PostgresWarehouse::ReplaceView(const Relation& relation, const std::
 }
 
 WriteResult PostgresWarehouse::LoadSeed(const Relation& relation, const SeedFile& seed, LedgerEntry ledger) {
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(seed.path, error)) {
-    throw WarehouseError("SLU-WAREHOUSE-012",
-                         "seed file " + seed.path + " for " + relation.ToString() + " does not exist",
-                         "check the seed's path (relative to the project root)");
-  }
-  std::ifstream file(seed.path, std::ios::binary);
-  std::stringstream text;
-  text << file.rdbuf();
   // Types listed in `columns` are PostgreSQL types; the others are inferred from every row.
-  SeedTable table = ReadSeedCsv(text.str(), seed.path, relation.ToString(), seed.columns, kSeedTypes);
+  SeedTable table = ReadSeedTable(relation, seed, kSeedTypes);
   return Write(*this, *pool_, relation, ledger, [&](WriteScope& scope) {
     Session& session = scope.session;
     ReplaceRelation(scope, relation, KindOf(session, relation, scope.subject), [&] {

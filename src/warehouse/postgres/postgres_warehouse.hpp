@@ -52,6 +52,9 @@ class PostgresWarehouse final : public Warehouse {
   Rows Query(const std::string& sql) override;
   std::optional<TableInfo> Describe(const Relation& relation) override;
   std::vector<TableInfo> ListRelations() override;
+  // pg_catalog: kinds ('v' views, 'm' materialized views), and views' definitions as CatalogEntry says.
+  std::vector<CatalogEntry> CatalogOf(const std::string& name_space) override;
+  std::vector<CatalogEntry> CatalogOf(const std::vector<Relation>& relations) override;
   void EnsureSchema(const std::string& name) override;
   WriteResult ReplaceTable(const Relation& relation, const std::string& select_sql, LedgerEntry ledger) override;
   WriteResult ReplaceDateRange(const Relation& relation, const std::string& select_sql, const std::string& date_column,

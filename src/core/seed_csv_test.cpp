@@ -1,7 +1,9 @@
 // The seed CSV dialect: what it accepts, and each refusal located at its first offending byte.
-#include "project/sources/seed_csv.hpp"
+#include "core/seed_csv.hpp"
 
 #include <gtest/gtest.h>
+
+#include <optional>
 
 #include "core/diagnostic.hpp"
 
@@ -10,7 +12,7 @@ namespace {
 
 SeedCsv Accept(std::string_view text) {
   try {
-    return CheckSeedCsv("seeds/s.csv", text);
+    return ReadSeedCsv("seeds/s.csv", text);
   } catch (const Error& error) {
     ADD_FAILURE() << error.what() << " for " << text;
     return {};
@@ -20,7 +22,7 @@ SeedCsv Accept(std::string_view text) {
 // The one diagnostic `text` is refused with, as `line:column CODE message`.
 std::string Refusal(std::string_view text) {
   try {
-    CheckSeedCsv("seeds/s.csv", text);
+    ReadSeedCsv("seeds/s.csv", text);
   } catch (const Error& error) {
     EXPECT_EQ(error.diagnostics().size(), 1u);
     const Diagnostic& d = error.diagnostics().front();
@@ -34,18 +36,35 @@ std::string Refusal(std::string_view text) {
 TEST(SeedCsv, AcceptsTheDialect) {
   SeedCsv csv = Accept("id,name\n1,ann\n2,\"b, \"\"o\"\"\nb\"\n3,\n4,\"\"\n");
   EXPECT_EQ(csv.columns, (std::vector<std::string>{"id", "name"}));
-  EXPECT_EQ(csv.rows, 4u);
-  EXPECT_EQ(Accept("id,name\r\n1,ann\r\n2,\"x\r\ny\"\r\n").rows, 2u);
-  EXPECT_EQ(Accept("id,name\n1,ann").rows, 1u);  // the last row may end at the end of the file
-  EXPECT_EQ(Accept("id,name\n").rows, 0u);
-  EXPECT_EQ(Accept("id").rows, 0u);
+  EXPECT_EQ(csv.rows.size(), 4u);
+  EXPECT_EQ(Accept("id,name\r\n1,ann\r\n2,\"x\r\ny\"\r\n").rows.size(), 2u);
+  EXPECT_EQ(Accept("id,name\n1,ann").rows.size(), 1u);  // the last row may end at the end of the file
+  EXPECT_EQ(Accept("id,name\n").rows.size(), 0u);
+  EXPECT_EQ(Accept("id").rows.size(), 0u);
   EXPECT_EQ(Accept("\xEF\xBB\xBF"
                    "id\n1\n")
                 .columns,
             std::vector<std::string>{"id"});
   EXPECT_EQ(Accept("\"first id\",\"na,me\"\n1,2\n").columns, (std::vector<std::string>{"first id", "na,me"}));
-  EXPECT_EQ(Accept("id\n1\n\n2\n").rows, 3u);  // one column: an empty line is a NULL
-  EXPECT_EQ(Accept("id,caf\xC3\xA9\n1,\xE2\x82\xAC\n").rows, 1u);
+  EXPECT_EQ(Accept("id\n1\n\n2\n").rows.size(), 3u);  // one column: an empty line is a NULL
+  EXPECT_EQ(Accept("id,caf\xC3\xA9\n1,\xE2\x82\xAC\n").rows.size(), 1u);
+}
+
+TEST(SeedCsv, ReadsValuesNullsAndWhereEachRowAndFieldStarts) {
+  const std::string text = "\xEF\xBB\xBFid,name\n1,ann\n2,\"b, \"\"o\"\"\nb\"\n3,\n,\"\"\n";
+  SeedCsv csv = Accept(text);
+  ASSERT_EQ(csv.rows.size(), 4u);
+  using Values = std::vector<std::optional<std::string>>;
+  EXPECT_EQ(csv.rows[0].values, (Values{"1", "ann"}));
+  EXPECT_EQ(csv.rows[1].values, (Values{"2", "b, \"o\"\nb"}));
+  EXPECT_EQ(csv.rows[2].values, (Values{"3", std::nullopt}));  // an empty unquoted field is NULL
+  EXPECT_EQ(csv.rows[3].values, (Values{std::nullopt, ""}));   // "" is the empty string
+  EXPECT_EQ(csv.rows[0].line, 2u);
+  EXPECT_EQ(csv.rows[1].line, 3u);
+  EXPECT_EQ(csv.rows[2].line, 5u);  // the quoted field of row 2 spans a line
+  EXPECT_EQ(csv.rows[3].line, 6u);
+  EXPECT_EQ(csv.rows[1].offsets, (std::vector<size_t>{text.find("2,"), text.find("2,") + 2}));
+  EXPECT_EQ(Accept("a\r\n1\r\n\"x\r\ny\"\r\n3\r\n").rows[2].line, 5u);
 }
 
 TEST(SeedCsv, RefusesRowsWithTooManyOrTooFewFields) {

@@ -1,6 +1,7 @@
-// A seed's CSV file checked against the one CSV dialect Sluice accepts, before the warehouse reads it (the DuckDB
-// warehouse reads seeds with the same dialect set explicitly, duckdb_warehouse.cpp). docs/project-format.md
-// documents the dialect for users:
+// The one reader of seed CSV files: the project loader checks each seed with it, and the backends that load seeds
+// row by row (warehouse/seed_table.hpp) read them with it, so both accept and refuse exactly the same files, with
+// the same located errors (the DuckDB warehouse reads seeds itself, with the same dialect set explicitly,
+// duckdb_warehouse.cpp). docs/project-format.md documents the dialect for users:
 //
 //   - UTF-8 text without NUL bytes; a leading UTF-8 byte-order mark is skipped.
 //   - The first row is the header: the column names, each non-empty, without surrounding whitespace, and unique
@@ -28,19 +29,26 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace sluice {
 
-struct SeedCsv {
-  std::vector<std::string> columns;  // the header's names, in file order
-  size_t rows = 0;                   // data rows, the header not counted
+struct SeedCsvRow {
+  size_t line = 0;                                 // the file line the row starts on (1-based; the header is line 1)
+  std::vector<std::optional<std::string>> values;  // decoded; nullopt for an empty unquoted field (NULL)
+  std::vector<size_t> offsets;                     // where each field starts in the text
 };
 
-// Checks the whole of `text`, the contents of the seed file `file` (relative to the project root, for
-// diagnostics), and returns its header and row count. Throws sluice::Error (codes above).
-SeedCsv CheckSeedCsv(const std::string& file, std::string_view text);
+struct SeedCsv {
+  std::vector<std::string> columns;  // the header's names, in file order
+  std::vector<SeedCsvRow> rows;      // the data rows, the header not counted
+};
+
+// Reads and checks the whole of `text`, the contents of the seed file `file` (as diagnostics name it, e.g. relative
+// to the project root), and returns its header and rows. Throws sluice::Error (codes above).
+SeedCsv ReadSeedCsv(const std::string& file, std::string_view text);
 
 }  // namespace sluice

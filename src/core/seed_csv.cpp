@@ -1,10 +1,11 @@
-#include "project/sources/seed_csv.hpp"
+#include "core/seed_csv.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/diagnostic.hpp"
+#include "core/text.hpp"
 #include "core/utf8.hpp"
-#include "sql/dialect.hpp"
 
 namespace sluice {
 
@@ -26,6 +27,7 @@ std::string Shown(char c) {
 
 bool IsSpace(char c) { return c == ' ' || c == '\t'; }
 
+
 class CsvReader {
  public:
   CsvReader(const std::string& file, std::string_view text) : file_(file), text_(text) {}
@@ -45,10 +47,7 @@ class CsvReader {
     }
     SeedCsv csv;
     ReadHeader(csv.columns);
-    while (at_ < text_.size()) {
-      ReadRow(csv.columns.size());
-      ++csv.rows;
-    }
+    while (at_ < text_.size()) csv.rows.push_back(ReadRow(csv.columns.size()));
     return csv;
   }
 
@@ -73,9 +72,9 @@ class CsvReader {
 
   bool AtRowEnd() const { return at_ == text_.size() || text_[at_] == '\n' || text_[at_] == '\r'; }
 
-  // One field from at_, up to its separator or row end (not consumed); appends its decoded text to `value`
-  // when given.
-  void ReadField(std::string* value) {
+  // One field from at_, up to its separator or row end (not consumed); appends its decoded text to `value`.
+  // Returns whether it was quoted.
+  bool ReadField(std::string& value) {
     const size_t begin = at_;
     if (at_ < text_.size() && text_[at_] == '"') {
       ++at_;
@@ -85,14 +84,17 @@ class CsvReader {
           Fail(begin, "SLU-SEED-001", "the quoted field that starts here is never closed",
                "close it with `\"`; a `\"` inside a quoted field is written `\"\"`");
         }
-        if (value != nullptr) value->append(text_.substr(at_, quote - at_));
-        if (spanning_quote_ == std::string_view::npos && text_.substr(at_, quote - at_).find('\n') != std::string_view::npos) {
+        const std::string_view part = text_.substr(at_, quote - at_);
+        value.append(part);
+        const size_t breaks = static_cast<size_t>(std::count(part.begin(), part.end(), '\n'));
+        if (spanning_quote_ == std::string_view::npos && breaks > 0) {
           spanning_quote_ = begin;
           spanning_close_ = quote;
         }
+        line_ += breaks;
         at_ = quote + 1;
         if (at_ < text_.size() && text_[at_] == '"') {
-          if (value != nullptr) value->push_back('"');
+          value.push_back('"');
           ++at_;
           continue;
         }
@@ -103,7 +105,7 @@ class CsvReader {
              Shown(text_[at_]) + " after the closing quote of a field; expected `,` or the row's end",
              "a `\"` inside a quoted field is written `\"\"`");
       }
-      return;
+      return true;
     }
     while (!AtRowEnd() && text_[at_] != ',') {
       if (text_[at_] == '"') {
@@ -112,7 +114,8 @@ class CsvReader {
       }
       ++at_;
     }
-    if (value != nullptr) value->append(text_.substr(begin, at_ - begin));
+    value.append(text_.substr(begin, at_ - begin));
+    return false;
   }
 
   // Consumes the row end at at_ (none at the end of the text); every row ends as the header does.
@@ -129,6 +132,7 @@ class CsvReader {
       ++at_;
     }
     ++at_;
+    ++line_;
     if (line_end_ == LineEnd::kNone) {
       line_end_ = end;
     } else if (end != line_end_) {
@@ -142,7 +146,7 @@ class CsvReader {
     while (true) {
       const size_t begin = at_;
       std::string name;
-      ReadField(&name);
+      ReadField(name);
       const std::string number = std::to_string(columns.size() + 1);
       if (name.empty()) {
         Fail(begin, "SLU-SEED-003", "column " + number + " of the header has no name",
@@ -153,7 +157,7 @@ class CsvReader {
              "fields are separated by `,` alone: remove the spaces");
       }
       for (size_t i = 0; i < columns.size(); ++i) {
-        if (sql::SameColumnName(sql::Dialect::kDuckDb, columns[i], name)) {
+        if (EqualsIgnoringAsciiCase(columns[i], name)) {  // as DuckDB compares column names
           Fail(begin, "SLU-SEED-003",
                "header name '" + name + "' repeats column " + std::to_string(i + 1) + " '" + columns[i] + "'",
                "column names are unique, ignoring case");
@@ -166,19 +170,27 @@ class CsvReader {
     ReadRowEnd();
   }
 
-  void ReadRow(size_t expected) {
+  SeedCsvRow ReadRow(size_t expected) {
     const size_t begin = at_;
     spanning_quote_ = std::string_view::npos;
-    size_t fields = 0;
+    SeedCsvRow row;
+    row.line = line_;
     size_t first_extra = 0;  // the separator before the first field past `expected`
     while (true) {
-      ReadField(nullptr);
-      ++fields;
+      row.offsets.push_back(at_);
+      std::string value;
+      const bool quoted = ReadField(value);
+      if (quoted || !value.empty()) {
+        row.values.emplace_back(std::move(value));
+      } else {
+        row.values.emplace_back(std::nullopt);
+      }
       if (AtRowEnd()) break;
-      if (fields == expected) first_extra = at_;
+      if (row.values.size() == expected) first_extra = at_;
       ++at_;  // ,
     }
     const size_t end = at_;
+    const size_t fields = row.values.size();
     if (fields != expected) {
       const std::string counts = "this row has " + std::to_string(fields) + (fields == 1 ? " field" : " fields") +
                                  "; the header has " + std::to_string(expected);
@@ -190,12 +202,14 @@ class CsvReader {
            end == begin ? "remove the empty line" : "add the missing fields; an empty field is NULL");
     }
     ReadRowEnd();
+    return row;
   }
 
   const std::string& file_;
   std::string_view text_;
   size_t at_ = 0;
   LineEnd line_end_ = LineEnd::kNone;
+  size_t line_ = 1;  // the line at_ is on
   // The opening quote of this row's first quoted field holding a line break, and the quote that closed it.
   size_t spanning_quote_ = std::string_view::npos;
   size_t spanning_close_ = 0;
@@ -203,6 +217,6 @@ class CsvReader {
 
 }  // namespace
 
-SeedCsv CheckSeedCsv(const std::string& file, std::string_view text) { return CsvReader(file, text).Read(); }
+SeedCsv ReadSeedCsv(const std::string& file, std::string_view text) { return CsvReader(file, text).Read(); }
 
 }  // namespace sluice
