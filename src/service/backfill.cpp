@@ -12,8 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-json OrNull(const std::optional<std::string>& value) { return value ? json(*value) : json(nullptr); }
-
 BackfillRecord RequireBackfill(StateStore& state, const std::string& backfill_id) {
   std::optional<BackfillRecord> backfill = state.GetBackfill(backfill_id);
   if (!backfill) {

@@ -13,8 +13,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-json OrNull(const std::optional<std::string>& value) { return value ? json(*value) : json(nullptr); }
-
 // The project (gated on virtual mode before anything connects), the databases its virtual models live in and its
 // warehouse.
 struct Context {
@@ -64,9 +62,9 @@ json SummaryJson(const DeploymentSummary& summary) {
   for (const CatalogObject& object : summary.relations) relations.push_back(RelationJson(object));
   return json{{"deployment_id", summary.deployment_id},
               {"state", InventoryStateName(summary.state)},
-              {"recorded_state", OrNull(summary.recorded_state)},
+              {"recorded_state", OrNull<json>(summary.recorded_state)},
               {"created_at", summary.created_at},
-              {"last_published_at", OrNull(summary.last_published_at)},
+              {"last_published_at", OrNull<json>(summary.last_published_at)},
               {"active_logicals", summary.active_logicals},
               {"missing", summary.missing},
               {"objects", objects},
@@ -77,10 +75,10 @@ json DoctorJson(const Definitions& definitions, const DeploymentInventory& inven
   json logicals = json::array();
   for (const LogicalDiagnosis& diagnosis : sluice::Doctor(definitions, inventory)) {
     json item{{"logical", diagnosis.logical},
-              {"model", OrNull(diagnosis.model)},
+              {"model", OrNull<json>(diagnosis.model)},
               {"state_kind", LogicalStateKindName(diagnosis.state_kind)},
-              {"active_deployment_id", OrNull(diagnosis.active_deployment_id)},
-              {"active_physical", OrNull(diagnosis.active_physical)},
+              {"active_deployment_id", OrNull<json>(diagnosis.active_deployment_id)},
+              {"active_physical", OrNull<json>(diagnosis.active_physical)},
               {"candidate_ids", diagnosis.candidate_ids}};
     if (diagnosis.active_physical) item["active_physical_present"] = diagnosis.active_physical_present;
     if (!diagnosis.detail.empty()) item["detail"] = diagnosis.detail;
@@ -140,7 +138,7 @@ DeploymentDetail ShowDeployment(const WorkspaceOptions& workspace, const std::st
 
 json ToJson(const BoundaryRow& row) {
   return json{{"root", row.root},           {"anchor", row.anchor}, {"mode", row.mode},
-              {"partition", OrNull(row.partition)}, {"lower", OrNull(row.lower)}, {"cutoff", OrNull(row.cutoff)},
+              {"partition", OrNull<json>(row.partition)}, {"lower", OrNull<json>(row.lower)}, {"cutoff", OrNull<json>(row.cutoff)},
               {"captured_at", row.captured_at}};
 }
 
@@ -241,7 +239,7 @@ json ToJson(const ReconcileResult& result) {
       items.push_back({{"model", item.model},
                        {"logical", item.logical},
                        {"type", item.object_type},
-                       {"active_physical", OrNull(item.active_physical)},
+                       {"active_physical", OrNull<json>(item.active_physical)},
                        {"status", ReconcileStatusName(item.status)},
                        {"reason", item.reason}});
     }

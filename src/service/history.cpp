@@ -156,8 +156,6 @@ std::optional<int64_t> DurationMs(const RunRecord& run) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(*to - *from).count();
 }
 
-json OrNull(const std::optional<std::string>& value) { return value ? json(*value) : json(nullptr); }
-
 }  // namespace
 
 StatusReport ReadStatus(const WorkspaceOptions& workspace) {

@@ -86,6 +86,12 @@ std::unique_ptr<StateStore> OpenStateStoreFor(const ProjectSettings& project);
 // Checks a --vars value: one JSON object. Throws RequestError SLU-CONFIG-008 otherwise.
 void CheckVarsOverride(const std::string& vars_json);
 
+// A text as JSON documents show it: the text, or null when unset.
+template <typename Json = nlohmann::json>
+Json OrNull(const std::optional<std::string>& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
+
 // A diagnostic as JSON outputs show it: code, message, file, line, column and hint.
 nlohmann::json DiagnosticJson(const Diagnostic& diagnostic);
 
