@@ -279,18 +279,44 @@ StepOutcome RunExecutor::ExecuteStep(const StepPlan& step, const std::string& ru
   return outcome;
 }
 
+struct RunExecutor::Scheduling {
+  explicit Scheduling(size_t steps)
+      : results(steps), waiting_on(steps), downstream(steps), skipped(steps, false), total(steps) {}
+
+  std::mutex mutex;  // guards everything below
+  std::condition_variable changed;
+  std::vector<std::optional<StepOutcome>> results;
+  std::vector<size_t> waiting_on;
+  std::vector<std::vector<size_t>> downstream;
+  std::vector<bool> skipped;
+  std::vector<size_t> ready;
+  size_t finished = 0;
+  size_t blocked = 0;  // steps skipped because an upstream outside the run is missing
+  const size_t total;
+  std::function<void(const StepOutcome&, size_t, size_t)> on_step;
+
+  void Finish(size_t index, StepOutcome result) {
+    results[index] = std::move(result);
+    ++finished;
+    if (on_step) on_step(*results[index], finished, total);
+  }
+};
+
 RunOutcome RunExecutor::Execute(const RunPlan& plan, const std::string& run_id,
                                 const std::function<void(const StepOutcome&, size_t, size_t)>& on_step) {
   if (!runs_.GetRun(run_id)) QueueRun(runs_, plan, run_id, clock_);
   runs_.MarkStarted(run_id, FormatUtc(clock_.Now()));
-
   RunStartedEvent started{plan.selection_text, {}};
   for (const StepPlan& step : plan.steps) started.assets.push_back(step.key.ToString());
   Record(run_id, started);
+  Prepare(plan, run_id);
+  Scheduling scheduling(plan.steps.size());
+  scheduling.on_step = on_step;
+  Schedule(plan, run_id, scheduling);
+  return Conclude(plan, run_id, scheduling);
+}
 
-  auto canceled = [&] { return options_.cancel != nullptr && options_.cancel->load(); };
-  RunOutcome outcome{run_id, RunStatus::kSuccess, {}};
-  std::vector<std::optional<StepOutcome>> results(plan.steps.size());
+void RunExecutor::Prepare(const RunPlan& plan, const std::string& run_id) {
   try {
     CheckRunnable(plan);
     for (const LedgerEntry& entry : warehouse_.ReadLedger()) {
@@ -307,140 +333,124 @@ RunOutcome RunExecutor::Execute(const RunPlan& plan, const std::string& run_id,
       });
     }
   } catch (const Error& error) {
-    std::string message = error.diagnostics().front().message;
-    AbandonRun(runs_, events_, run_id, clock_, canceled(), message);
+    AbandonRun(runs_, events_, run_id, clock_, Canceled(), error.diagnostics().front().message);
     throw;
   }
+}
 
-  // Scheduling state, guarded by `mutex`.
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::vector<size_t> waiting_on(plan.steps.size());
-  std::vector<std::vector<size_t>> downstream(plan.steps.size());
-  std::vector<bool> skipped(plan.steps.size(), false);
-  std::vector<size_t> ready;
-  size_t finished = 0;
-  size_t blocked = 0;  // steps skipped because an upstream outside the run is missing
-  const size_t total = plan.steps.size();
-
-  auto finish = [&](size_t index, StepOutcome result) {  // called with mutex held
-    results[index] = std::move(result);
-    ++finished;
-    if (on_step) on_step(*results[index], finished, total);
-  };
-
-  auto skip = [&](size_t index, const std::string& reason) {  // called with mutex held
-    skipped[index] = true;
+void RunExecutor::Schedule(const RunPlan& plan, const std::string& run_id, Scheduling& s) {
+  auto skip = [&](size_t index, const std::string& reason) {  // called with s.mutex held
+    s.skipped[index] = true;
     StepOutcome result{plan.steps[index].key, StepStatus::kSkipped};
     result.window = plan.steps[index].window;
     result.note = reason;
     Record(run_id, StepSkippedEvent{result.key.ToString(), result.note});
-    finish(index, std::move(result));
+    s.Finish(index, std::move(result));
   };
-
-  auto skip_downstream = [&](size_t failed, const std::string& verb) {  // called with mutex held
-    std::vector<size_t> stack(downstream[failed].begin(), downstream[failed].end());
+  auto skip_downstream = [&](size_t failed, const std::string& verb) {  // called with s.mutex held
+    std::vector<size_t> stack(s.downstream[failed].begin(), s.downstream[failed].end());
     while (!stack.empty()) {
       size_t index = stack.back();
       stack.pop_back();
-      if (skipped[index]) continue;
+      if (s.skipped[index]) continue;
       skip(index, "upstream " + plan.steps[failed].key.ToString() + " " + verb);
-      for (size_t down : downstream[index]) stack.push_back(down);
+      for (size_t down : s.downstream[index]) stack.push_back(down);
     }
   };
-
   {
-    std::lock_guard<std::mutex> lock(mutex);
+    std::lock_guard<std::mutex> lock(s.mutex);
     for (size_t i = 0; i < plan.steps.size(); ++i) {
-      waiting_on[i] = plan.steps[i].upstream_steps.size();
-      for (size_t up : plan.steps[i].upstream_steps) downstream[up].push_back(i);
+      s.waiting_on[i] = plan.steps[i].upstream_steps.size();
+      for (size_t up : plan.steps[i].upstream_steps) s.downstream[up].push_back(i);
     }
     for (size_t i = 0; i < plan.steps.size(); ++i) {
-      if (skipped[i] || options_.allow_missing_upstream) continue;
+      if (s.skipped[i] || options_.allow_missing_upstream) continue;
       if (std::optional<std::string> missing = MissingUpstream(plan.steps[i])) {
-        ++blocked;
+        ++s.blocked;
         skip(i, *missing);
         skip_downstream(i, "was skipped");
       }
     }
     for (size_t i = 0; i < plan.steps.size(); ++i) {
-      if (waiting_on[i] == 0 && !skipped[i]) ready.push_back(i);
+      if (s.waiting_on[i] == 0 && !s.skipped[i]) s.ready.push_back(i);
     }
-    std::reverse(ready.begin(), ready.end());  // pop_back takes plan order
+    std::reverse(s.ready.begin(), s.ready.end());  // pop_back takes plan order
   }
-
   auto worker = [&] {
-    std::unique_lock<std::mutex> lock(mutex);
+    std::unique_lock<std::mutex> lock(s.mutex);
     while (true) {
-      changed.wait(lock, [&] { return canceled() || !ready.empty() || finished == total; });
-      if (canceled() || ready.empty()) return;
-      size_t index = ready.back();
-      ready.pop_back();
+      s.changed.wait(lock, [&] { return Canceled() || !s.ready.empty() || s.finished == s.total; });
+      if (Canceled() || s.ready.empty()) return;
+      size_t index = s.ready.back();
+      s.ready.pop_back();
       lock.unlock();
-
-      const StepPlan& step = plan.steps[index];
-      auto begin = std::chrono::steady_clock::now();
-      Record(run_id, StepStartedEvent{step.key.ToString()});
-      if (options_.on_start) options_.on_start(step.key);
-      StepOutcome result{step.key};
-      try {
-        result = ExecuteStep(step, run_id);
-      } catch (const Error& error) {
-        result.status = StepStatus::kFailed;
-        result.diagnostics = error.diagnostics();
-      } catch (const std::exception& error) {
-        result.status = StepStatus::kFailed;
-        result.diagnostics = {Diagnostic{"SLU-RUN-001", error.what(), {}, "", {}}};
-      }
-      result.window = step.window;
-      result.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::steady_clock::now() - begin).count();
-      if (result.status == StepStatus::kFailed && canceled()) {
-        // Interrupted: its write rolled back. Any other error it met is moot once the run is canceled.
-        result.status = StepStatus::kCanceled;
-        result.note = "interrupted, its write rolled back";
-        result.diagnostics.clear();
-        Record(run_id, StepSkippedEvent{step.key.ToString(), "run canceled: " + result.note});
-      } else if (result.status == StepStatus::kFailed) {
-        StepFailedEvent failed{step.key.ToString(), {}};
-        for (const Diagnostic& d : result.diagnostics) failed.diagnostics.push_back(ToEventDiagnostic(d));
-        Record(run_id, failed);
-      } else {
-        Record(run_id, StepFinishedEvent{step.key.ToString(), result.duration_ms});
-      }
-
+      StepOutcome result = RunStep(plan.steps[index], run_id);
       lock.lock();
       bool failed = result.status == StepStatus::kFailed;
-      finish(index, std::move(result));
+      s.Finish(index, std::move(result));
       if (failed) {
         skip_downstream(index, "failed");
       } else {
-        for (size_t down : downstream[index]) {
-          if (--waiting_on[down] == 0 && !skipped[down]) ready.push_back(down);
+        for (size_t down : s.downstream[index]) {
+          if (--s.waiting_on[down] == 0 && !s.skipped[down]) s.ready.push_back(down);
         }
       }
-      changed.notify_all();
+      s.changed.notify_all();
     }
   };
-
   int threads = options_.threads > 0 ? options_.threads : static_cast<int>(std::thread::hardware_concurrency());
-  threads = std::max(1, std::min<int>(threads, static_cast<int>(std::max<size_t>(total, 1))));
+  threads = std::max(1, std::min<int>(threads, static_cast<int>(std::max<size_t>(s.total, 1))));
   std::vector<std::thread> pool;
   for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
   for (std::thread& thread : pool) thread.join();
+}
 
+StepOutcome RunExecutor::RunStep(const StepPlan& step, const std::string& run_id) {
+  auto begin = std::chrono::steady_clock::now();
+  Record(run_id, StepStartedEvent{step.key.ToString()});
+  if (options_.on_start) options_.on_start(step.key);
+  StepOutcome result{step.key};
+  try {
+    result = ExecuteStep(step, run_id);
+  } catch (const Error& error) {
+    result.status = StepStatus::kFailed;
+    result.diagnostics = error.diagnostics();
+  } catch (const std::exception& error) {
+    result.status = StepStatus::kFailed;
+    result.diagnostics = {Diagnostic{"SLU-RUN-001", error.what(), {}, "", {}}};
+  }
+  result.window = step.window;
+  result.duration_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - begin).count();
+  if (result.status == StepStatus::kFailed && Canceled()) {
+    // Interrupted: its write rolled back. Any other error it met is moot once the run is canceled.
+    result.status = StepStatus::kCanceled;
+    result.note = "interrupted, its write rolled back";
+    result.diagnostics.clear();
+    Record(run_id, StepSkippedEvent{step.key.ToString(), "run canceled: " + result.note});
+  } else if (result.status == StepStatus::kFailed) {
+    StepFailedEvent failed{step.key.ToString(), {}};
+    for (const Diagnostic& d : result.diagnostics) failed.diagnostics.push_back(ToEventDiagnostic(d));
+    Record(run_id, failed);
+  } else {
+    Record(run_id, StepFinishedEvent{step.key.ToString(), result.duration_ms});
+  }
+  return result;
+}
+
+RunOutcome RunExecutor::Conclude(const RunPlan& plan, const std::string& run_id, Scheduling& s) {
   // Steps that never started: the run was canceled before their turn.
-  for (size_t i = 0; i < results.size(); ++i) {
-    if (results[i]) continue;
+  for (size_t i = 0; i < s.results.size(); ++i) {
+    if (s.results[i]) continue;
     StepOutcome result{plan.steps[i].key, StepStatus::kCanceled};
     result.window = plan.steps[i].window;
     result.note = "not started";
     Record(run_id, StepSkippedEvent{result.key.ToString(), "run canceled: not started"});
-    finish(i, std::move(result));
+    s.Finish(i, std::move(result));
   }
   warehouse_.ObserveStatements(nullptr);
-
-  for (std::optional<StepOutcome>& result : results) outcome.steps.push_back(std::move(*result));
+  RunOutcome outcome{run_id, RunStatus::kSuccess, {}};
+  for (std::optional<StepOutcome>& result : s.results) outcome.steps.push_back(std::move(*result));
   size_t failures = 0, stopped = 0, done = 0;
   for (const StepOutcome& step : outcome.steps) {
     failures += step.status == StepStatus::kFailed ? 1 : 0;
@@ -448,15 +458,15 @@ RunOutcome RunExecutor::Execute(const RunPlan& plan, const std::string& run_id,
     done += step.status == StepStatus::kSuccess || step.status == StepStatus::kUnchanged ? 1 : 0;
   }
   std::string message;
-  if (canceled()) {
+  if (Canceled()) {
     outcome.status = RunStatus::kCanceled;
     message = "canceled: " + std::to_string(done) + " step(s) finished and kept, " + std::to_string(stopped) +
               " interrupted or not started";
-  } else if (failures > 0 || blocked > 0) {
+  } else if (failures > 0 || s.blocked > 0) {
     outcome.status = RunStatus::kFailure;
     if (failures > 0) message = std::to_string(failures) + " step(s) failed";
-    if (blocked > 0) {
-      message += (message.empty() ? "" : "; ") + std::to_string(blocked) +
+    if (s.blocked > 0) {
+      message += (message.empty() ? "" : "; ") + std::to_string(s.blocked) +
                  " step(s) skipped: an upstream outside the run was never materialized";
     }
   }

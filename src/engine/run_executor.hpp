@@ -100,6 +100,17 @@ class RunExecutor {
   static std::string NewRunId(const Clock& clock);
 
  private:
+  struct Scheduling;  // which steps wait, are ready, finished or skipped (run_executor.cpp)
+
+  // The phases of Execute. Prepare: the run checked runnable, the ledger and catalog read, the schemas made, the
+  // statement observer set (a failure abandons the run). Schedule: the steps run on the thread pool in dependency
+  // order, a failure skipping its downstream. Conclude: the run's status recorded.
+  void Prepare(const RunPlan& plan, const std::string& run_id);
+  void Schedule(const RunPlan& plan, const std::string& run_id, Scheduling& scheduling);
+  RunOutcome Conclude(const RunPlan& plan, const std::string& run_id, Scheduling& scheduling);
+  bool Canceled() const { return options_.cancel != nullptr && options_.cancel->load(); }
+  // Executes one step and records its events (started, then finished, failed, or canceled when the run was).
+  StepOutcome RunStep(const StepPlan& step, const std::string& run_id);
   StepOutcome ExecuteStep(const StepPlan& step, const std::string& run_id);
   // The one write path of a SELECT (a SQL model's or a code asset's): a view, exactly the step's window of a
   // partitioned table (or all of it in a full refresh), or the whole table. Sets the ledger's sql_hash.
