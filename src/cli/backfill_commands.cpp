@@ -21,18 +21,10 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kCanceledExit = 130;
-
 std::string ChunkRangeText(const BackfillChunk& chunk) {
   if (!chunk.partition_start) return "unpartitioned";
   return *chunk.partition_start == *chunk.partition_end ? *chunk.partition_start
                                                         : *chunk.partition_start + " .. " + *chunk.partition_end;
-}
-
-std::string JoinAssets(const std::vector<std::string>& assets) {
-  std::string text;
-  for (const std::string& asset : assets) text += (text.empty() ? "" : ", ") + asset;
-  return text;
 }
 
 std::string Clock(double seconds) {
@@ -53,7 +45,9 @@ std::string Clock(double seconds) {
 class BackfillScreen::View {
  public:
   View(bool json, size_t chunk_count)
-      : json_(json), single_(chunk_count == 1), live_(!json && ::isatty(STDOUT_FILENO) == 1),
+      : json_(json),
+        single_(chunk_count == 1),
+        live_(!json && ::isatty(STDOUT_FILENO) == 1),
         begin_(std::chrono::steady_clock::now()) {
     if (live_) ticker_ = std::thread([this] { Tick(); });
   }
@@ -110,7 +104,7 @@ class BackfillScreen::View {
     std::string range = chunk.window ? WindowText(*chunk.window) : "unpartitioned";
     std::string line = "chunk " + std::to_string(chunk.index + 1) + "/" + std::to_string(chunk_count) + " " +
                        Pad("[" + range + "]", 28) + " " + Pad(ChunkStatusName(chunk.status), 8) + " " +
-                       JoinAssets(assets);
+                       Join(assets, ", ");
     if (chunk.reconciled) {
       line += "  (already written: found in the warehouse ledger)";
     } else {
@@ -140,9 +134,10 @@ class BackfillScreen::View {
     double rate = elapsed > 0 ? static_cast<double>(finished - *baseline_) / elapsed : 0;
     double eta = rate > 0 ? static_cast<double>(p.partitions_total - finished) / rate : -1;
     char text[256];
-    std::snprintf(text, sizeof text, "[%s] %zu/%zu partitions, %zu failed  chunks %zu/%zu (%zu running)  %.1f/s  ETA %s",
-                  bar.c_str(), p.partitions_done, p.partitions_total, p.partitions_failed, p.chunks_done,
-                  p.chunks_total, p.chunks_running, rate, Clock(eta).c_str());
+    std::snprintf(text, sizeof text,
+                  "[%s] %zu/%zu partitions, %zu failed  chunks %zu/%zu (%zu running)  %.1f/s  ETA %s", bar.c_str(),
+                  p.partitions_done, p.partitions_total, p.partitions_failed, p.chunks_done, p.chunks_total,
+                  p.chunks_running, rate, Clock(eta).c_str());
     std::printf("\r\033[K%s", text);
     std::fflush(stdout);
     shown_ = true;
@@ -167,7 +162,6 @@ class BackfillScreen::View {
   BackfillProgress progress_;
   std::thread ticker_;
 };
-
 
 BackfillScreen::BackfillScreen(bool json) : json_(json) {}
 BackfillScreen::~BackfillScreen() = default;
@@ -261,8 +255,8 @@ int Backfills(const GlobalOptions& global, bool as_json, int limit) {
     }
     std::string chunks = std::to_string(done) + "/" + std::to_string(backfill.chunks.size()) + " done";
     if (failed > 0) chunks += ", " + std::to_string(failed) + " failed";
-    std::printf("%s  %s  %s  %s  %s  %s\n", Pad(backfill.backfill_id, 29).c_str(), Pad(service::ShownStatus(backfill), 32).c_str(),
-                Pad(backfill.created_at, 24).c_str(),
+    std::printf("%s  %s  %s  %s  %s  %s\n", Pad(backfill.backfill_id, 29).c_str(),
+                Pad(service::ShownStatus(backfill), 32).c_str(), Pad(backfill.created_at, 24).c_str(),
                 Pad(backfill.partition_from + ".." + backfill.partition_to, 24).c_str(), Pad(chunks, 22).c_str(),
                 backfill.selection.c_str());
   }
@@ -288,7 +282,7 @@ int BackfillShow(const GlobalOptions& global, const std::string& backfill_id, bo
   for (const BackfillChunk& chunk : backfill.chunks) {
     std::printf("%s  %s  %s  %s  %s\n", Pad(std::to_string(chunk.index + 1), 5).c_str(),
                 Pad(ChunkRangeText(chunk), 26).c_str(), Pad(ChunkStatusName(chunk.status), 8).c_str(),
-                Pad(chunk.run_id.empty() ? "-" : chunk.run_id, 26).c_str(), JoinAssets(chunk.assets).c_str());
+                Pad(chunk.run_id.empty() ? "-" : chunk.run_id, 26).c_str(), Join(chunk.assets, ", ").c_str());
   }
   if (!IsTerminal(backfill.status) && !OwnerAlive(backfill)) {
     std::printf("\nits process (pid %lld) is gone: %s backfills resume %s\n", static_cast<long long>(backfill.pid),
@@ -305,9 +299,10 @@ int BackfillCancel(const GlobalOptions& global, const std::string& backfill_id) 
       std::printf("backfill %s is already %s\n", backfill_id.c_str(), BackfillStatusName(result.status).c_str());
       break;
     case service::BackfillCancelResult::Kind::kCanceledDeadOwner:
-      std::printf("backfill %s CANCELED (its process, pid %lld, had died); `%s backfills resume %s` still runs "
-                  "what is left\n",
-                  backfill_id.c_str(), pid, ProgramName().c_str(), backfill_id.c_str());
+      std::printf(
+          "backfill %s CANCELED (its process, pid %lld, had died); `%s backfills resume %s` still runs "
+          "what is left\n",
+          backfill_id.c_str(), pid, ProgramName().c_str(), backfill_id.c_str());
       break;
     case service::BackfillCancelResult::Kind::kRequested:
       std::printf("backfill %s %s: its process (pid %lld) launches no more chunks and lets the running ones finish\n",

@@ -19,9 +19,7 @@ std::string OutcomeLine(const BuildStepOutcome& step) {
   if (step.rows >= 0 && step.phase != DeployPhase::kAudit) line += "  " + FormatCount(step.rows) + " rows";
   if (step.attempts > 1) line += "  (" + std::to_string(step.attempts) + " replay windows)";
   if (!step.note.empty()) line += "  (" + step.note + ")";
-  char seconds[32];
-  std::snprintf(seconds, sizeof seconds, "  %.2fs", static_cast<double>(step.duration_ms) / 1000.0);
-  line += seconds;
+  line += "  " + Seconds(step.duration_ms);
   for (const Diagnostic& d : step.diagnostics) {
     std::string shown = FormatDiagnostic(d);  // file:line:col when known, the caret line, the hint
     while (!shown.empty() && shown.back() == '\n') shown.pop_back();

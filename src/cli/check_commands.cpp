@@ -21,12 +21,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Seconds(int64_t milliseconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2fs", static_cast<double>(milliseconds) / 1000.0);
-  return text;
-}
-
 // A value as a table cell: NULL spelled out, line breaks and tabs escaped.
 std::string Cell(const std::optional<std::string>& value) {
   if (!value) return "NULL";
@@ -69,7 +63,8 @@ std::string TestDetail(const TestResult& result) {
   for (size_t i = 0; i < result.differences.size();) {
     const int64_t case_index = result.differences[i].case_index;
     std::vector<std::string> header = {"diff"};
-    const std::vector<std::string> columns = service::CaseColumns(test, case_index, result.differences[i].values.size());
+    const std::vector<std::string> columns =
+        service::CaseColumns(test, case_index, result.differences[i].values.size());
     header.insert(header.end(), columns.begin(), columns.end());
     header.push_back("count");
     std::vector<std::vector<std::string>> rows;
@@ -166,8 +161,7 @@ int Test(const GlobalOptions& global, const TestOptions& options) {
                            (test.partition ? ", partition " + *test.partition : "") + ")  " +
                            Seconds(result.duration_ms) + "\n";
         if (options.verbose) {
-          std::string targets;
-          for (const std::string& target : test.targets) targets += (targets.empty() ? "" : ", ") + target;
+          const std::string targets = Join(test.targets, ", ");
           line += "      targets: " + (targets.empty() ? "(none)" : targets) + "; ran target/run/tests/" +
                   service::RunPath(test) + "\n";
         }

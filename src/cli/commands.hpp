@@ -15,6 +15,14 @@ namespace sluice::cli {
 
 using service::kSluiceVersion;
 
+// The exit code of a run canceled by a signal.
+inline constexpr int kCanceledExit = 130;
+
+// A finished run's exit code: 0 SUCCESS, 130 CANCELED, 1 otherwise.
+inline int ExitCodeFor(RunStatus status) {
+  return status == RunStatus::kSuccess ? 0 : status == RunStatus::kCanceled ? kCanceledExit : 1;
+}
+
 // --project-dir, --target, --vars and the connection flags.
 using GlobalOptions = service::WorkspaceOptions;
 
@@ -22,6 +30,7 @@ using GlobalOptions = service::WorkspaceOptions;
 using service::ActiveCodeProgram;
 using service::CodeDefinitions;
 using service::CodeProgram;
+using service::DiagnosticJson;
 using service::InspectCodeProgram;
 using service::LoadProjectFor;
 using service::LoadSettingsFor;
@@ -30,7 +39,6 @@ using service::ProgramName;
 using service::ProjectRootFor;
 using service::UseCodeProgram;
 using service::WarehouseConfigFor;
-using service::DiagnosticJson;
 
 struct CompileOptions {
   std::string target_dir;

@@ -14,11 +14,7 @@ namespace sluice::cli {
 
 namespace {
 
-std::string Joined(const std::vector<std::string>& items) {
-  std::string text;
-  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
-  return text.empty() ? "-" : text;
-}
+std::string Joined(const std::vector<std::string>& items) { return items.empty() ? "-" : Join(items, ", "); }
 
 }  // namespace
 

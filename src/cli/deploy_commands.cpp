@@ -21,8 +21,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kCanceledExit = 130;
-
 // Reads one line from the terminal after `prompt`; empty when stdin is closed.
 std::string Ask(const std::string& prompt) {
   std::fprintf(stderr, "%s", prompt.c_str());
@@ -54,12 +52,17 @@ bool Approved(const service::DirectBuild& build, const BuildOptions& options) {
     throw Error(Diagnostic{"SLU-DEPLOY-005",
                            "pipeline '" + pipeline->name + "' is protected and its confirmation token was not given" +
                                (pipeline->protection_warning.empty() ? "" : ": " + pipeline->protection_warning),
-                           {}, "pass --confirm " + *pipeline->confirmation + " to rebuild it", {}});
+                           {},
+                           "pass --confirm " + *pipeline->confirmation + " to rebuild it",
+                           {}});
   }
   if (options.auto_approve) return true;
   if (!isatty(STDIN_FILENO)) {
-    throw UsageError(Diagnostic{"SLU-CLI-005", "build needs approval and standard input is not a terminal", {},
-                                "pass --auto-approve to build without a prompt", {}});
+    throw UsageError(Diagnostic{"SLU-CLI-005",
+                                "build needs approval and standard input is not a terminal",
+                                {},
+                                "pass --auto-approve to build without a prompt",
+                                {}});
   }
   const std::string answer = Ask("Apply this plan? [y/N] ");
   return answer == "y" || answer == "yes";
@@ -95,8 +98,11 @@ int Plan(const GlobalOptions& global, const PlanOptions& options) {
 
 int Build(const GlobalOptions& global, const BuildOptions& options) {
   if ((options.json || options.events) && !options.auto_approve) {
-    throw UsageError(Diagnostic{"SLU-CLI-004", "--json and --events need --auto-approve", {},
-                                "a build that prints machine-readable output cannot prompt for approval", {}});
+    throw UsageError(Diagnostic{"SLU-CLI-004",
+                                "--json and --events need --auto-approve",
+                                {},
+                                "a build that prints machine-readable output cannot prompt for approval",
+                                {}});
   }
   CancelOnSignal cancel(CancelOnSignal::Arming::kWhenAsked);
   std::unique_ptr<service::DirectBuild> build = service::DirectBuild::Prepare(global, options.select, cancel);
@@ -115,12 +121,13 @@ int Build(const GlobalOptions& global, const BuildOptions& options) {
   observer.on_progress = [&](const BuildProgress& progress) { printer(progress); };
   const service::DirectBuild::Result result = build->Execute(observer);
   const RunStatus status = result.outcome.status;
-  const int exit_code = status == RunStatus::kSuccess ? 0 : status == RunStatus::kCanceled ? kCanceledExit : 1;
+  const int exit_code = ExitCodeFor(status);
   if (options.json) {
     PrintJson(result.execution);
   } else if (options.events) {
-    std::printf("%s\n",
-                json{{"event", "build_finished"}, {"run_id", result.run_id}, {"status", RunStatusName(status)}}.dump().c_str());
+    std::printf(
+        "%s\n",
+        json{{"event", "build_finished"}, {"run_id", result.run_id}, {"status", RunStatusName(status)}}.dump().c_str());
   } else {
     size_t failed = 0;
     for (const BuildStepOutcome& step : result.outcome.steps) failed += step.status == BuildStepStatus::kFailed ? 1 : 0;

@@ -15,8 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kCanceledExit = 130;
-
 void ShowBindings(const std::string& name_space, const PublishOutcome& outcome) {
   for (const ViewBinding& binding : outcome.bindings) {
     std::printf("  %s.%s -> %s\n", name_space.c_str(), binding.logical.c_str(), binding.physical.c_str());
@@ -108,18 +106,20 @@ int DeploymentCommands::RunBackfill(const GlobalOptions& global) {
   }
   if (!quiet) {
     std::printf("%s", VirtualPlanText(plan).c_str());
-    if (backfill->resumes()) std::printf("resuming the unfinished deployment %s (same plan)\n", plan.deployment_id.c_str());
+    if (backfill->resumes())
+      std::printf("resuming the unfinished deployment %s (same plan)\n", plan.deployment_id.c_str());
   }
   std::function<void(const BuildProgress&)> printer;
   service::StagedBackfill::Observer observer;
   observer.on_started = [&](const std::string& run_id, size_t steps) {
-    printer = BuildProgressPrinter(run_id, backfill_.events, backfill_.json, json{{"deployment_id", plan.deployment_id}});
+    printer =
+        BuildProgressPrinter(run_id, backfill_.events, backfill_.json, json{{"deployment_id", plan.deployment_id}});
     if (!quiet) std::printf("backfill %s (run %s): %zu step(s)\n", plan.deployment_id.c_str(), run_id.c_str(), steps);
   };
   observer.on_progress = [&](const BuildProgress& progress) { printer(progress); };
   const service::StagedBackfill::Result result = backfill->Execute(observer);
   const RunStatus status = result.outcome.status;
-  const int exit_code = status == RunStatus::kSuccess ? 0 : status == RunStatus::kCanceled ? kCanceledExit : 1;
+  const int exit_code = ExitCodeFor(status);
   json summary = service::ToJson(*backfill, result);
   if (backfill_.json) {
     PrintJson(summary);

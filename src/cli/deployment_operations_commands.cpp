@@ -114,8 +114,7 @@ int RunJanitor(const GlobalOptions& global, const JanitorOptions& options, bool 
   for (const service::JanitorReport& report : reports) {
     if (reports.size() > 1) std::printf("%s:\n", report.plan.name_space.c_str());
     for (const JanitorDeployment& item : report.plan.deployments) {
-      std::string why;
-      for (const std::string& reason : item.reasons) why += (why.empty() ? "" : ", ") + reason;
+      const std::string why = Join(item.reasons, ", ");
       std::printf("  %-6s %-28s %-17s %s\n", item.kept ? "keep" : "delete", item.deployment_id.c_str(),
                   InventoryStateName(item.state).c_str(), why.c_str());
       for (const std::string& name : item.protected_objects) {
@@ -142,7 +141,6 @@ DeploymentOperationsCommands::DeploymentOperationsCommands(CLI::App& app, CLI::A
 }
 
 void DeploymentOperationsCommands::AddInventory(CLI::App& deployment) {
-
   list_ = deployment.add_subcommand(
       "list",
       "Every deployment of the databases the virtual pipelines live in, from their metadata and catalogs, newest "
@@ -166,7 +164,6 @@ void DeploymentOperationsCommands::AddInventory(CLI::App& deployment) {
       ->required();
   diff_->add_flag("--json", json_, "Print JSON");
   for (CLI::App* command : {list_, show_, diff_}) command->footer("Exit codes: 0 ok; 1 error; 2 usage.");
-
 }
 
 void DeploymentOperationsCommands::AddDoctorAndRepair(CLI::App& app) {
@@ -187,7 +184,6 @@ void DeploymentOperationsCommands::AddDoctorAndRepair(CLI::App& app) {
   repair_active_view_->add_option("--deployment-id", deployment_id_, "The deployment whose relation it should read")
       ->required();
   repair_active_view_->footer("Exit codes: 0 rebound; 1 the relation does not exist, or the name is a table; 2 usage.");
-
 }
 
 void DeploymentOperationsCommands::AddReconcileAndJanitor(CLI::App& app) {

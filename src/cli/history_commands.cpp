@@ -154,7 +154,8 @@ int Clean(const GlobalOptions& global, const CleanOptions& options) {
   } else if (result.relations.empty()) {
     std::printf("nothing to clean: every relation Sluice wrote belongs to a model or source\n");
   } else if (!options.apply) {
-    std::printf("dry run: %s; run `sluice clean --apply` to drop them\n", Plural(result.relations.size(), "relation").c_str());
+    std::printf("dry run: %s; run `sluice clean --apply` to drop them\n",
+                Plural(result.relations.size(), "relation").c_str());
   }
   return 0;
 }
@@ -180,8 +181,9 @@ int Runs(const GlobalOptions& global, bool as_json, int limit) {
     }
     std::string partitions = run.partition_start ? *run.partition_start + ".." + run.partition_end.value_or("") : "-";
     std::string line = Pad(run.run_id, 26) + "  " + Pad(waiting ? "WAITING" : RunStatusName(run.status), 8) + "  " +
-                       Pad(run.started_at.value_or(run.created_at), 24) + "  " + Pad(DurationText(summary.duration_ms), 8) +
-                       "  " + Pad(steps, 18) + "  " + Pad(partitions, 22) + "  " + run.selection;
+                       Pad(run.started_at.value_or(run.created_at), 24) + "  " +
+                       Pad(DurationText(summary.duration_ms), 8) + "  " + Pad(steps, 18) + "  " + Pad(partitions, 22) +
+                       "  " + run.selection;
     if (waiting) line += "  (" + p.waiting_for + ")";
     if (!run.error.empty()) line += "  (" + run.error + ")";
     std::printf("%s\n", line.c_str());

@@ -1,8 +1,9 @@
 // The command-line entry point of `sluice` and of code programs (sluice_add_pipeline): registers every command's
-// flags (CLI11), dispatches to cli/*_command.cpp, and renders sluice::Error. A code program offers the commands that work on
-// definitions and history (run, status, clean, runs, logs, inspect, backfills), not those of SQL-model projects' files
-// nor `starlake` and `pipelines`, which read files Starlake generates and the pipeline files made from them.
-// Exit codes: 0 ok, 1 failure, 2 usage (a service::RequestError, cli::UsageError among them, or a CLI11 parse error), 130 canceled by a signal (run).
+// flags (CLI11), dispatches to cli/*_command.cpp, and renders sluice::Error. A code program offers the commands that
+// work on definitions and history (run, status, clean, runs, logs, inspect, backfills), not those of SQL-model
+// projects' files nor `starlake` and `pipelines`, which read files Starlake generates and the pipeline files made from
+// them. Exit codes: 0 ok, 1 failure, 2 usage (a service::RequestError, cli::UsageError among them, or a CLI11 parse
+// error), 130 canceled by a signal.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -15,11 +16,11 @@
 #include "cli/deployment_commands.hpp"
 #include "cli/deployment_operations_commands.hpp"
 #include "cli/orchestrate_commands.hpp"
+#include "cli/text_output.hpp"
 #include "cli/usage_error.hpp"
 #include "core/daily_partitions.hpp"
 #include "core/diagnostic.hpp"
 #include "core/phase_timer.hpp"
-#include "cli/text_output.hpp"
 
 namespace {
 
@@ -138,7 +139,8 @@ void AddGlobalFlags(CLI::App& app, Flags& flags, bool code_program) {
                  code_program ? "Folder whose .sluice/ holds the run history (default: the working directory)"
                               : "Project folder (default: nearest folder upward with streambuild_project.toml)");
   if (code_program) return;  // the target, vars and connection of a code program come from SEGMENTSTREAM_WAREHOUSE_*
-  app.add_option("--target", flags.target, "Target to use (default: streambuild_local.toml target, else default_target)");
+  app.add_option("--target", flags.target,
+                 "Target to use (default: streambuild_local.toml target, else default_target)");
   app.add_option("--vars", flags.vars, "One JSON object of project variables; overrides every file's vars");
   auto* connection =
       app.add_option_group("connection", "Connection overrides (win over STREAMBUILD_CLICKHOUSE_* and the files)");
@@ -169,7 +171,8 @@ void AddRunCommand(CLI::App& app, Flags& flags) {
   command->add_option("-s,--select", run.select,
                       "What to run: NAME (pipeline, then model, then source), pipeline:NAME, model:NAME, ns.name; "
                       "+NAME adds upstream, NAME+ downstream. Repeatable; default: everything");
-  flags.partition_option = command->add_option("--partition", flags.partition, "Run one daily partition key (YYYY-MM-DD)");
+  flags.partition_option =
+      command->add_option("--partition", flags.partition, "Run one daily partition key (YYYY-MM-DD)");
   flags.from_option = command->add_option("--from", flags.from, "First partition key of an inclusive range");
   flags.to_option = command->add_option("--to", flags.to, "Last partition key of an inclusive range");
   flags.partition_option->excludes(flags.from_option)->excludes(flags.to_option);
@@ -197,8 +200,9 @@ void AddRunCommand(CLI::App& app, Flags& flags) {
 void AddDirectDeployCommands(CLI::App& app, Flags& flags) {
   PlanOptions& plan = flags.plan_options;
   flags.plan = app.add_subcommand(
-      "plan", "Show what `build` (direct pipelines) or `backfill` (virtual pipelines) would do, read from the warehouse; "
-              "changes nothing");
+      "plan",
+      "Show what `build` (direct pipelines) or `backfill` (virtual pipelines) would do, read from the warehouse; "
+      "changes nothing");
   flags.plan->add_option("-s,--select", plan.select,
                          "Pipelines or models to build (their downstream is always included); default: everything");
   flags.plan->add_flag("--json", plan.json, "Print the plan as JSON");
@@ -211,7 +215,8 @@ void AddDirectDeployCommands(CLI::App& app, Flags& flags) {
 
   BuildOptions& build = flags.build_options;
   flags.build = app.add_subcommand(
-      "build", "Deploy the selected pipelines in direct mode: drop, recreate and replay them from their sources' history");
+      "build",
+      "Deploy the selected pipelines in direct mode: drop, recreate and replay them from their sources' history");
   flags.build->add_option("-s,--select", build.select,
                           "Pipelines or models to build (their downstream is always included); default: everything");
   flags.build->add_flag("--auto-approve", build.auto_approve, "Apply the plan without asking");
@@ -241,7 +246,8 @@ void AddLogsCommand(CLI::App& app, Flags& flags) {
 
 void AddBackfillCommands(CLI::App& app, Flags& flags) {
   CLI::App* group = flags.backfills = app.add_subcommand(
-      "backfills", "Backfills (`run --from A --to B` over partitioned models), newest first; or show, cancel, resume one");
+      "backfills",
+      "Backfills (`run --from A --to B` over partitioned models), newest first; or show, cancel, resume one");
   group->require_subcommand(0, 1);
   group->add_flag("--json", flags.backfills_json, "Print JSON");
   AddIntegerOption(*group, "--limit", flags.backfills_limit, 1, kMaxInt, "How many backfills to list (default: 20)");
@@ -315,16 +321,17 @@ void AddAuditAndInspectCommands(CLI::App& app, Flags& flags, bool code_program) 
         "and deferred audits never fail the command; 2 a selection that names nothing.");
   }
   flags.inspect = app.add_subcommand(
-      "inspect", "Deployment inspection: list the assets and reject what the warehouse IO cannot write exactly; "
-                 "never connects");
+      "inspect",
+      "Deployment inspection: list the assets and reject what the warehouse IO cannot write exactly; "
+      "never connects");
   flags.inspect->add_flag("--json", flags.inspect_json, "Print JSON");
   flags.inspect->footer("Exit codes: 0 every asset passes; 1 an asset is rejected (each rule named).");
 }
 
 void AddStarlakeImportCommand(CLI::App& app, Flags& flags) {
   StarlakeImportOptions& options = flags.starlake_import_options;
-  flags.starlake =
-      app.add_subcommand("starlake", "Starlake projects: import what `starlake dag-generate` produces, run one of their jobs");
+  flags.starlake = app.add_subcommand(
+      "starlake", "Starlake projects: import what `starlake dag-generate` produces, run one of their jobs");
   flags.starlake->require_subcommand(1);
   CLI::App* command = flags.starlake_import = flags.starlake->add_subcommand(
       "import",
@@ -403,7 +410,8 @@ std::optional<int> Dispatch(Flags& flags, const GlobalOptions& global) {
   if (Parsed(flags.clean)) return Clean(global, flags.clean_options);
   if (Parsed(flags.runs)) return Runs(global, flags.runs_json, flags.runs_limit);
   if (Parsed(flags.logs)) return Logs(global, flags.run_id, flags.logs_json);
-  if (Parsed(flags.backfill_show)) return BackfillShow(global, flags.backfill_id, flags.show_json || flags.backfills_json);
+  if (Parsed(flags.backfill_show))
+    return BackfillShow(global, flags.backfill_id, flags.show_json || flags.backfills_json);
   if (Parsed(flags.backfill_cancel)) return BackfillCancel(global, flags.backfill_id);
   if (Parsed(flags.backfill_resume)) return BackfillResume(global, flags.resume);
   if (Parsed(flags.backfills)) return Backfills(global, flags.backfills_json, flags.backfills_limit);

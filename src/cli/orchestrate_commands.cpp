@@ -51,8 +51,7 @@ int SetInstigator(const PipelineFiles& files, const std::string& name, Instigato
   return 0;
 }
 
-int SchedulesPreview(const PipelineFiles& files, const std::string& name, int count, bool as_json,
-                     const Clock& clock) {
+int SchedulesPreview(const PipelineFiles& files, const std::string& name, int count, bool as_json, const Clock& clock) {
   const json document = service::PreviewSchedule(files, name, count, clock);
   if (as_json) {
     PrintJson(document);
@@ -81,7 +80,8 @@ int SensorsList(const PipelineFiles& files, bool as_json) {
   if (list.empty()) std::printf("no sensors: no pipeline job is triggered by datasets\n");
   for (const json& sensor : list) {
     std::string uris;
-    for (const json& dataset : sensor["datasets"]) uris += (uris.empty() ? "" : ", ") + dataset["uri"].get<std::string>();
+    for (const json& dataset : sensor["datasets"])
+      uris += (uris.empty() ? "" : ", ") + dataset["uri"].get<std::string>();
     std::printf("%-32s %-8s %s of [%s]\n", sensor["name"].get<std::string>().c_str(),
                 sensor["status"].get<std::string>().c_str(), sensor["triggering_strategy"].get<std::string>().c_str(),
                 uris.c_str());
@@ -132,11 +132,9 @@ int SensorsShow(const PipelineFiles& files, const std::string& name, int tick_co
 int StarlakeRun(const PipelineFiles& files, const std::string& job_name, const orchestrate::JobRunConfig& config,
                 bool queue, bool as_json, const Clock& clock) {
   CancelOnSignal signals(CancelOnSignal::Arming::kWhenAsked);
-  const service::JobRunResult result = service::RunJob(files, job_name, config, queue, clock, signals,
-                                                       [&](const std::string& run_id) {
-                                                         std::fprintf(stderr, "run %s of %s\n", run_id.c_str(),
-                                                                      job_name.c_str());
-                                                       });
+  const service::JobRunResult result = service::RunJob(
+      files, job_name, config, queue, clock, signals,
+      [&](const std::string& run_id) { std::fprintf(stderr, "run %s of %s\n", run_id.c_str(), job_name.c_str()); });
   if (as_json) {
     PrintJson(service::ToJson(result));
   } else if (result.queued) {
@@ -146,9 +144,7 @@ int StarlakeRun(const PipelineFiles& files, const std::string& job_name, const o
     std::printf("run %s %s%s%s\n", result.run_id.c_str(), RunStatusName(result.status).c_str(),
                 result.error.empty() ? "" : ": ", result.error.c_str());
   }
-  if (result.queued) return 0;
-  if (result.status == RunStatus::kCanceled) return 130;
-  return result.status == RunStatus::kSuccess ? 0 : 1;
+  return result.queued ? 0 : ExitCodeFor(result.status);
 }
 
 // `sluice workers`: the registered workers (the daemon's own included), with their last heartbeat.
@@ -223,13 +219,13 @@ void OrchestrateCommands::AddDaemon(CLI::App& app) {
   daemon_cmd_->footer(
       "Exit codes: 0 stopped (SIGTERM/SIGINT: running runs finish their task in flight and end CANCELED); 1 another "
       "daemon holds this state store, or a pipeline file is invalid.");
-
 }
 
 void OrchestrateCommands::AddWorkers(CLI::App& app) {
   worker_cmd_ = app.add_subcommand(
-      "worker", "Claim the queued runs of the state store and run them here, until SIGTERM (start several, on any "
-                "machine that reaches a PostgreSQL state store)");
+      "worker",
+      "Claim the queued runs of the state store and run them here, until SIGTERM (start several, on any "
+      "machine that reaches a PostgreSQL state store)");
   worker_cmd_->add_option("--pipelines", worker_.pipelines, kPipelinesHelp);
   worker_cmd_
       ->add_option("--max-concurrent-runs", worker_.max_concurrent_runs, "Runs of this worker at once (default 4)")
@@ -248,7 +244,6 @@ void OrchestrateCommands::AddWorkers(CLI::App& app) {
 
   workers_cmd_ = app.add_subcommand("workers", "List the workers registered in the state store");
   workers_cmd_->add_flag("--json", worker_.json, "Print JSON");
-
 }
 
 void OrchestrateCommands::AddSchedules(CLI::App& app) {
@@ -268,7 +263,6 @@ void OrchestrateCommands::AddSchedules(CLI::App& app) {
   for (CLI::App* command : {schedules_start_, schedules_stop_, schedules_preview_}) {
     command->add_option("name", schedule_.name, "The schedule (<job>_schedule)")->required();
   }
-
 }
 
 void OrchestrateCommands::AddSensors(CLI::App& app) {
@@ -285,7 +279,6 @@ void OrchestrateCommands::AddSensors(CLI::App& app) {
   for (CLI::App* command : {sensors_list_, sensors_show_}) {
     command->add_option("--pipelines", schedule_.pipelines, kPipelinesHelp);
   }
-
 }
 
 void OrchestrateCommands::AddStarlakeRun(CLI::App& starlake) {
@@ -340,12 +333,13 @@ std::optional<int> OrchestrateCommands::Dispatch(const GlobalOptions& global) {
     return SetInstigator(files, schedule_.name, InstigatorKind::kSchedule,
                          schedules_start_->parsed() ? InstigatorStatus::kRunning : InstigatorStatus::kStopped, *clock);
   }
-  if (schedules_preview_->parsed()) return SchedulesPreview(files, schedule_.name, schedule_.count, schedule_.json, *clock);
+  if (schedules_preview_->parsed())
+    return SchedulesPreview(files, schedule_.name, schedule_.count, schedule_.json, *clock);
   if (sensors_list_->parsed()) return SensorsList(files, schedule_.json);
   if (sensors_show_->parsed()) return SensorsShow(files, schedule_.name, schedule_.ticks, schedule_.json);
   if (starlake_run_->parsed()) {
-    const orchestrate::JobRunConfig config = service::JobRunConfigOf(
-        run_.logical_datetime, run_.previous_logical_datetime, run_.dry_run, run_.sl_options);
+    const orchestrate::JobRunConfig config =
+        service::JobRunConfigOf(run_.logical_datetime, run_.previous_logical_datetime, run_.dry_run, run_.sl_options);
     return StarlakeRun({global, run_.pipelines}, run_.job, config, run_.queue, run_.json, *clock);
   }
   return std::nullopt;

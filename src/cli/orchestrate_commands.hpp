@@ -1,5 +1,5 @@
-// The orchestrator's commands: `daemon`, `worker`, `workers`, `schedules list|start|stop|preview`, `sensors list|show` and
-// `starlake run`. They read the project's pipeline files (`pipelines/*.yml`, orchestrate/pipeline_file.hpp) and its
+// The orchestrator's commands: `daemon`, `worker`, `workers`, `schedules list|start|stop|preview`, `sensors list|show`
+// and `starlake run`. They read the project's pipeline files (`pipelines/*.yml`, orchestrate/pipeline_file.hpp) and its
 // state store (`.sluice/state.db`). Registered on `sluice` only: a code program has no pipeline files.
 #pragma once
 

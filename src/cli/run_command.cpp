@@ -11,17 +11,16 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/backfill_commands.hpp"
 #include "cli/cancel_on_signal.hpp"
 #include "cli/color_choice.hpp"
 #include "cli/commands.hpp"
-#include "cli/text_output.hpp"
 #include "cli/run_output.hpp"
+#include "cli/text_output.hpp"
 #include "cli/usage_error.hpp"
 #include "core/clock.hpp"
 #include "service/run.hpp"
@@ -33,7 +32,6 @@ namespace {
 using nlohmann::json;
 using SteadyTime = std::chrono::steady_clock::time_point;
 
-constexpr int kCanceledExit = 130;
 constexpr auto kLiveAfter = std::chrono::seconds(2);
 
 // The step lines, and on a terminal one live line naming the steps that have run for more than two seconds,
@@ -137,9 +135,7 @@ service::RunObserver ObserverFor(const RunOptions& options, std::optional<Progre
 // A finished plain run: its summary line, or the JSON document. Returns the exit code.
 int ShowRun(const service::RunResult& result, bool json) {
   const RunOutcome& outcome = result.outcome;
-  const int exit_code = outcome.status == RunStatus::kSuccess    ? 0
-                        : outcome.status == RunStatus::kCanceled ? kCanceledExit
-                                                                 : 1;
+  const int exit_code = ExitCodeFor(outcome.status);
   if (json) {
     PrintJson(service::ToJson(result));
     return exit_code;
@@ -157,7 +153,8 @@ int ShowRun(const service::RunResult& result, bool json) {
                 result.cancel_cause.c_str());
   }
   std::error_code ignored;
-  std::filesystem::path shown = std::filesystem::relative(result.statements_dir, std::filesystem::current_path(), ignored);
+  std::filesystem::path shown =
+      std::filesystem::relative(result.statements_dir, std::filesystem::current_path(), ignored);
   if (shown.empty() || *shown.begin() == "..") shown = result.statements_dir;
   std::printf("the statements sent: %s/\n", shown.c_str());
   return exit_code;
@@ -169,10 +166,14 @@ int Run(const GlobalOptions& global, const RunOptions& options) {
   CancelOnSignal cancel(CancelOnSignal::Arming::kWhenAsked);
   std::optional<Progress> progress;
   BackfillScreen backfill_screen(options.json);
-  const service::RunCommand command{options.select,       options.partition,
-                                    options.from,         options.to,
-                                    options.threads,      options.full_refresh,
-                                    options.allow_missing_upstream, options.wait_timeout_seconds,
+  const service::RunCommand command{options.select,
+                                    options.partition,
+                                    options.from,
+                                    options.to,
+                                    options.threads,
+                                    options.full_refresh,
+                                    options.allow_missing_upstream,
+                                    options.wait_timeout_seconds,
                                     options.max_concurrent_runs};
   const service::RunResult result =
       service::Run(global, command, cancel, ObserverFor(options, progress, backfill_screen));

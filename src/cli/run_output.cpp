@@ -26,11 +26,7 @@ std::string DescribeStep(const StepOutcome& step) {
     if (step.rows_dropped > 0) line += " (" + FormatCount(step.rows_dropped) + " outside the window dropped)";
   }
   if (!step.note.empty()) line += "  (" + step.note + ")";
-  if (step.status != StepStatus::kSkipped && step.note != "not started") {
-    char seconds[32];
-    std::snprintf(seconds, sizeof seconds, "  %.2fs", static_cast<double>(step.duration_ms) / 1000.0);
-    line += seconds;
-  }
+  if (step.status != StepStatus::kSkipped && step.note != "not started") line += "  " + Seconds(step.duration_ms);
   return line;
 }
 

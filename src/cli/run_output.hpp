@@ -1,12 +1,11 @@
 // How `run` and the backfill commands show a run's steps: one line each.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
-#include "sluice/date.hpp"
 #include "service/run.hpp"
+#include "sluice/date.hpp"
 
 namespace sluice::cli {
 

@@ -22,9 +22,15 @@ int StarlakeImport(const StarlakeImportOptions& options) {
   }
   const orchestrate::SavedPipelineFile& saved = *imported.saved;
   switch (saved.outcome) {
-    case orchestrate::PipelineSave::kCreated: Print("wrote " + saved.path.string() + "\n"); break;
-    case orchestrate::PipelineSave::kReplaced: Print("replaced " + saved.path.string() + "\n"); break;
-    case orchestrate::PipelineSave::kUnchanged: Print(saved.path.string() + " is up to date\n"); break;
+    case orchestrate::PipelineSave::kCreated:
+      Print("wrote " + saved.path.string() + "\n");
+      break;
+    case orchestrate::PipelineSave::kReplaced:
+      Print("replaced " + saved.path.string() + "\n");
+      break;
+    case orchestrate::PipelineSave::kUnchanged:
+      Print(saved.path.string() + " is up to date\n");
+      break;
   }
   Print(orchestrate::DescribeJobGraph(imported.graph));
   return 0;

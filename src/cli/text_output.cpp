@@ -9,10 +9,6 @@ std::string Pad(std::string text, size_t width) {
   return text;
 }
 
-std::string Plural(size_t count, const std::string& noun) {
-  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
-}
-
 std::string FormatCount(int64_t value) {
   std::string digits = std::to_string(value < 0 ? -value : value);
   std::string out;
@@ -32,6 +28,12 @@ std::string DiagnosticLine(const std::string& code, const std::string& message, 
     where += ": ";
   }
   return where + "error[" + code + "]: " + message;
+}
+
+std::string Seconds(int64_t milliseconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2fs", static_cast<double>(milliseconds) / 1000.0);
+  return text;
 }
 
 void PrintJson(const nlohmann::json& value) { std::printf("%s\n", value.dump(2).c_str()); }

@@ -25,7 +25,7 @@ int HexValue(char c);
 struct PythonStringRules {
   // \xNN appends the byte NN; otherwise the UTF-8 of code point U+00NN, as Python's str does.
   bool x_escape_is_byte = false;
-  // A backslash before CR LF continues the line as before LF; otherwise the backslash and CR are kept.
+  // A backslash before CR LF continues the line, as one before LF does; otherwise the backslash and CR are kept.
   bool crlf_continuation = true;
 };
 

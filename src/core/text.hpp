@@ -22,4 +22,7 @@ std::string_view TrimBlanks(std::string_view text);
 // The parts with `separator` between them.
 std::string Join(const std::vector<std::string>& parts, std::string_view separator);
 
+// "1 run", "2 runs": the count and the noun, with an s unless the count is 1.
+std::string Plural(size_t count, const std::string& noun);
+
 }  // namespace sluice

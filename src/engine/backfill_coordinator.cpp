@@ -86,8 +86,14 @@ class BackfillExecution {
  public:
   BackfillExecution(const Definitions& definitions, Warehouse& warehouse, StateStore& state, const Clock& clock,
                     const BackfillOptions& options, BackfillRecord backfill)
-      : definitions_(definitions), warehouse_(warehouse), state_(state), clock_(clock), options_(options),
-        backfill_(std::move(backfill)), today_(clock.TodayUtc()), outcome_{backfill_.backfill_id} {}
+      : definitions_(definitions),
+        warehouse_(warehouse),
+        state_(state),
+        clock_(clock),
+        options_(options),
+        backfill_(std::move(backfill)),
+        today_(clock.TodayUtc()),
+        outcome_{backfill_.backfill_id} {}
 
   BackfillOutcome Run() {
     try {
@@ -115,7 +121,8 @@ class BackfillExecution {
     const Asset* asset = key ? definitions_.Find(*key) : nullptr;
     if (asset == nullptr) {
       throw Error(Diagnostic{"SLU-BACKFILL-004",
-                             "asset " + name + " of backfill " + backfill_.backfill_id + " is no longer defined", {},
+                             "asset " + name + " of backfill " + backfill_.backfill_id + " is no longer defined",
+                             {},
                              "the project changed since the backfill was planned; start a new backfill with "
                              "`sluice run --from … --to …`",
                              {}});
@@ -377,8 +384,7 @@ class BackfillExecution {
       outcome_.status = BackfillStatus::kCompletedFailed;
       outcome_.message = std::to_string(failed) + " chunk(s) failed";
       if (left_behind_ > 0) {
-        outcome_.message +=
-            "; " + std::to_string(left_behind_) + " chunk(s) not run because an earlier phase failed";
+        outcome_.message += "; " + std::to_string(left_behind_) + " chunk(s) not run because an earlier phase failed";
       }
     }
     state_.SetBackfillStatus(backfill_.backfill_id, outcome_.status, FormatUtc(clock_.Now()), outcome_.message);
@@ -406,8 +412,8 @@ class BackfillExecution {
 BackfillOutcome BackfillCoordinator::Run(const std::string& backfill_id) {
   std::optional<BackfillRecord> loaded = state_.GetBackfill(backfill_id);
   if (!loaded) {
-    throw Error(Diagnostic{"SLU-BACKFILL-003", "there is no backfill " + backfill_id, {},
-                           "list backfills with `sluice backfills`", {}});
+    throw Error(Diagnostic{
+        "SLU-BACKFILL-003", "there is no backfill " + backfill_id, {}, "list backfills with `sluice backfills`", {}});
   }
   return BackfillExecution(definitions_, warehouse_, state_, clock_, options_, std::move(*loaded)).Run();
 }

@@ -15,8 +15,11 @@ using nlohmann::json;
 BackfillRecord RequireBackfill(StateStore& state, const std::string& backfill_id) {
   std::optional<BackfillRecord> backfill = state.GetBackfill(backfill_id);
   if (!backfill) {
-    throw RequestError(Diagnostic{"SLU-BACKFILL-003", "there is no backfill " + backfill_id, {},
-                                  "list backfills with `" + ProgramName() + " backfills`", {}});
+    throw RequestError(Diagnostic{"SLU-BACKFILL-003",
+                                  "there is no backfill " + backfill_id,
+                                  {},
+                                  "list backfills with `" + ProgramName() + " backfills`",
+                                  {}});
   }
   return *backfill;
 }
@@ -141,13 +144,12 @@ BackfillResult ResumeBackfill(const WorkspaceOptions& workspace, const std::stri
   if (running_elsewhere ||
       !state->ClaimBackfill(backfill.backfill_id, backfill.pid, backfill.pid_start_time, pid, start_time)) {
     const int64_t owner = running_elsewhere ? backfill.pid : state->GetBackfill(backfill.backfill_id)->pid;
-    throw Error(Diagnostic{"SLU-BACKFILL-005",
-                           "backfill " + backfill.backfill_id + " is being run by another process (pid " +
-                               std::to_string(owner) + ")",
-                           {},
-                           "wait for it, or stop it with `" + ProgramName() + " backfills cancel " +
-                               backfill.backfill_id + "`",
-                           {}});
+    throw Error(Diagnostic{
+        "SLU-BACKFILL-005",
+        "backfill " + backfill.backfill_id + " is being run by another process (pid " + std::to_string(owner) + ")",
+        {},
+        "wait for it, or stop it with `" + ProgramName() + " backfills cancel " + backfill.backfill_id + "`",
+        {}});
   }
   backfill = *state->GetBackfill(backfill.backfill_id);
   return ExecuteBackfill(ContextFor(project, *state), backfill, settings, cancellation, observer);
@@ -246,15 +248,16 @@ json ToJson(const BackfillResult& result) {
                       {"message", chunk.message},
                       {"steps", steps}});
   }
-  return json{{"backfill_id", result.backfill_id},
-              {"status", BackfillStatusName(outcome.status)},
-              {"message", outcome.message},
-              {"partitions", {{"total", p.partitions_total}, {"done", p.partitions_done}, {"failed", p.partitions_failed}}},
-              {"chunk_counts", {{"total", p.chunks_total}, {"done", p.chunks_done}, {"failed", p.chunks_failed}}},
-              {"chunks", chunks},
-              {"resume", outcome.status == BackfillStatus::kCompletedSuccess
-                             ? json(nullptr)
-                             : json(ProgramName() + " backfills resume " + result.backfill_id)}};
+  return json{
+      {"backfill_id", result.backfill_id},
+      {"status", BackfillStatusName(outcome.status)},
+      {"message", outcome.message},
+      {"partitions", {{"total", p.partitions_total}, {"done", p.partitions_done}, {"failed", p.partitions_failed}}},
+      {"chunk_counts", {{"total", p.chunks_total}, {"done", p.chunks_done}, {"failed", p.chunks_failed}}},
+      {"chunks", chunks},
+      {"resume", outcome.status == BackfillStatus::kCompletedSuccess
+                     ? json(nullptr)
+                     : json(ProgramName() + " backfills resume " + result.backfill_id)}};
 }
 
 }  // namespace sluice::service

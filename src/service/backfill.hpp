@@ -8,11 +8,10 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/backfill_coordinator.hpp"
 #include "engine/backfill_plan.hpp"

@@ -134,7 +134,10 @@ json ToJson(const TestReport& report) {
     items.push_back(ToJson(result));
   }
   json out{{"status", report.passed() ? "pass" : "fail"},
-           {"counts", {{"pass", counts[TestStatus::kPass]}, {"fail", counts[TestStatus::kFail]}, {"error", counts[TestStatus::kError]}}},
+           {"counts",
+            {{"pass", counts[TestStatus::kPass]},
+             {"fail", counts[TestStatus::kFail]},
+             {"error", counts[TestStatus::kError]}}},
            {"tests", items}};
   if (!report.results.empty()) out["statements_dir"] = report.statements_dir.string();
   return out;

@@ -137,8 +137,12 @@ DeploymentDetail ShowDeployment(const WorkspaceOptions& workspace, const std::st
 }
 
 json ToJson(const BoundaryRow& row) {
-  return json{{"root", row.root},           {"anchor", row.anchor}, {"mode", row.mode},
-              {"partition", OrNull<json>(row.partition)}, {"lower", OrNull<json>(row.lower)}, {"cutoff", OrNull<json>(row.cutoff)},
+  return json{{"root", row.root},
+              {"anchor", row.anchor},
+              {"mode", row.mode},
+              {"partition", OrNull<json>(row.partition)},
+              {"lower", OrNull<json>(row.lower)},
+              {"cutoff", OrNull<json>(row.cutoff)},
               {"captured_at", row.captured_at}};
 }
 
@@ -196,7 +200,8 @@ json Doctor(const WorkspaceOptions& workspace) {
   Context context = Open(workspace, "doctor", AccessMode::kReadOnly);
   std::vector<json> documents;
   for (const std::string& name_space : context.name_spaces) {
-    documents.push_back(DoctorJson(context.project.definitions, ReadDeploymentInventory(*context.warehouse, name_space)));
+    documents.push_back(
+        DoctorJson(context.project.definitions, ReadDeploymentInventory(*context.warehouse, name_space)));
   }
   return PerDatabase(documents);
 }
@@ -218,9 +223,9 @@ ReconcileResult Reconcile(const WorkspaceOptions& workspace, const std::vector<s
   ReconcileResult result{{}, apply};
   std::vector<ReconcileReport>& reports = result.reports;
   if (!select.empty() || context.name_spaces.size() == 1) {
-    const std::string name_space =
-        select.empty() ? context.name_spaces.front()
-                       : VirtualNamespaceOf(definitions, select).value_or(context.name_spaces.front());
+    const std::string name_space = select.empty()
+                                       ? context.name_spaces.front()
+                                       : VirtualNamespaceOf(definitions, select).value_or(context.name_spaces.front());
     reports.push_back(sluice::Reconcile(*context.warehouse, definitions, name_space, {select, apply}, clock));
     return result;
   }

@@ -4,10 +4,9 @@
 // database, else {"databases": [...]}.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "deploy/deployment_operations.hpp"
 #include "service/workspace.hpp"

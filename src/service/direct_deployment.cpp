@@ -5,6 +5,7 @@
 
 #include "core/clock.hpp"
 #include "core/file_system.hpp"
+#include "core/text.hpp"
 #include "deploy/plan_explainer.hpp"
 #include "deploy/virtual_executor.hpp"
 #include "engine/run_executor.hpp"
@@ -43,7 +44,9 @@ VirtualPlanView PlanVirtualPart(const Project& project, Warehouse* warehouse, co
                                                warehouse ? warehouse->capabilities() : Capabilities{}, options, clock)
                              .plan;
                        }),
-                       {}, "", project.root / "target" / "run" / "plan"};
+                       {},
+                       "",
+                       project.root / "target" / "run" / "plan"};
   std::map<std::string, std::string> files = WorkflowFiles(view.plan.steps);
   view.plan_json = files["plan.json"] = VirtualPlanJson(view.plan);
   if (!alone) view.directory /= "virtual";
@@ -76,15 +79,17 @@ PlanReport PlanProject(const WorkspaceOptions& workspace, const PlanCommand& com
   }
   if (!command.deployment_id.empty() || command.full_refresh || !command.start_time.empty()) {
     throw RequestError(Diagnostic{"SLU-CLI-004",
-                                  "--deployment-id, --full-refresh and --start-time apply to virtual pipelines", {},
-                                  "select a virtual pipeline with --select", {}});
+                                  "--deployment-id, --full-refresh and --start-time apply to virtual pipelines",
+                                  {},
+                                  "select a virtual pipeline with --select",
+                                  {}});
   }
   DirectPlan plan = CheckingArguments([&] {
     return PlanDirect(project.definitions, command.select, warehouse ? warehouse->capabilities() : Capabilities{},
                       RunRendering{warehouse.get(), SystemClock().TodayUtc()});
   });
-  ActualState state = warehouse ? ReadActualState(project.definitions, plan, *warehouse)
-                                : NothingBuiltState(project.definitions, plan);
+  ActualState state =
+      warehouse ? ReadActualState(project.definitions, plan, *warehouse) : NothingBuiltState(project.definitions, plan);
   std::map<std::string, std::string> files = WorkflowFiles(plan);
   const std::string plan_json = files["plan.json"] = PlanJson(plan, &state).dump(2) + "\n";
   const std::filesystem::path directory = project.root / "target" / "run" / "plan";
@@ -114,8 +119,11 @@ std::unique_ptr<DirectBuild> DirectBuild::Prepare(const WorkspaceOptions& worksp
                       RunRendering{build->warehouse_.get(), SystemClock().TodayUtc()});
   });
   if (build->plan_.scope.empty() && VirtualNamespaceOf(project.definitions, select)) {
-    throw Error(Diagnostic{"SLU-DEPLOY-006", "nothing to build in direct mode: the project's pipelines are virtual", {},
-                           "deploy them in stages: `sluice backfill`, `sluice audit backfill`, `sluice publish`", {}});
+    throw Error(Diagnostic{"SLU-DEPLOY-006",
+                           "nothing to build in direct mode: the project's pipelines are virtual",
+                           {},
+                           "deploy them in stages: `sluice backfill`, `sluice audit backfill`, `sluice publish`",
+                           {}});
   }
   build->state_ = ReadActualState(project.definitions, build->plan_, *build->warehouse_);
   if (!build->state_.blockers.empty()) throw Error(build->state_.blockers);
@@ -155,16 +163,13 @@ DirectBuild::Result DirectBuild::Execute(const Observer& observer) {
   cancellation_->Interrupting(nullptr);
   json steps = json::array();
   for (const BuildStepOutcome& step : result.outcome.steps) steps.push_back(ToJson(step));
-  result.execution = json{{"run_id", result.run_id}, {"status", RunStatusName(result.outcome.status)}, {"steps", steps}};
+  result.execution =
+      json{{"run_id", result.run_id}, {"status", RunStatusName(result.outcome.status)}, {"steps", steps}};
   std::ofstream(directory / "execution.json") << result.execution.dump(2) << "\n";
   return result;
 }
 
-std::string SelectionText(const std::vector<std::string>& select) {
-  std::string text;
-  for (const std::string& item : select) text += (text.empty() ? "" : " ") + item;
-  return text.empty() ? "*" : text;
-}
+std::string SelectionText(const std::vector<std::string>& select) { return select.empty() ? "*" : Join(select, " "); }
 
 json ToJson(const BuildStepOutcome& step) {
   json out{{"step", step.step},

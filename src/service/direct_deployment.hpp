@@ -9,11 +9,10 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "deploy/actual_state.hpp"
 #include "deploy/direct_executor.hpp"
@@ -36,8 +35,8 @@ struct PlanCommand {
 struct DirectPlanView {
   DirectPlan plan;
   ActualState state;
-  std::string plan_json;             // as written to plan.json
-  std::filesystem::path directory;   // where the workflow files were written
+  std::string plan_json;            // as written to plan.json
+  std::filesystem::path directory;  // where the workflow files were written
 };
 
 struct VirtualPlanView {
@@ -49,7 +48,7 @@ struct VirtualPlanView {
 
 struct PlanReport {
   std::filesystem::path project_root;
-  std::optional<DirectPlanView> direct;    // unset when only virtual pipelines are in scope
+  std::optional<DirectPlanView> direct;         // unset when only virtual pipelines are in scope
   std::optional<VirtualPlanView> virtual_part;  // set when a virtual pipeline is in scope
 };
 

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "core/clock.hpp"
+#include "core/text.hpp"
 #include "engine/backfill_plan.hpp"
 #include "service/request_error.hpp"
 
@@ -11,10 +12,6 @@ namespace sluice::service {
 namespace {
 
 using nlohmann::json;
-
-std::string Plural(size_t count, const std::string& noun) {
-  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
-}
 
 // What status reads besides the state store: the project (or, when it does not load, its settings), and the
 // warehouse's catalog.
@@ -111,12 +108,9 @@ json PartitionsJson(const PartitionStatus& partitions, const std::vector<Date>& 
 
 json AssetJson(const AssetStatus& status, const StatusReport& report) {
   auto or_null = [](const std::string& text) { return text.empty() ? json(nullptr) : json(text); };
-  json item{{"asset", status.key.ToString()},
-            {"kind", or_null(status.kind)},
-            {"relation", or_null(status.relation)},
-            {"pipeline", or_null(status.pipeline)},
-            {"state", AssetStateName(status.state)},
-            {"exists", status.exists ? json(*status.exists) : json(nullptr)}};
+  json item{{"asset", status.key.ToString()},        {"kind", or_null(status.kind)},
+            {"relation", or_null(status.relation)},  {"pipeline", or_null(status.pipeline)},
+            {"state", AssetStateName(status.state)}, {"exists", status.exists ? json(*status.exists) : json(nullptr)}};
   const std::optional<MaterializationRecord>& last = status.last;
   item["last_materialization"] =
       last ? json{{"run_id", last->run_id},
@@ -125,11 +119,10 @@ json AssetJson(const AssetStatus& status, const StatusReport& report) {
                   {"partition", or_null(last->partition)}}
            : json(nullptr);
   auto failed_days = report.failed_days.find(status.key.ToString());
-  item["partitions"] = status.partitions
-                           ? PartitionsJson(*status.partitions, failed_days != report.failed_days.end()
-                                                                    ? failed_days->second
-                                                                    : std::vector<Date>{})
-                           : json(nullptr);
+  item["partitions"] = status.partitions ? PartitionsJson(*status.partitions, failed_days != report.failed_days.end()
+                                                                                  ? failed_days->second
+                                                                                  : std::vector<Date>{})
+                                         : json(nullptr);
   if (status.kind.empty()) {  // history only: how many partitions it records
     size_t partitions = 0;
     for (const MaterializationRecord& record : report.latest) {
@@ -163,11 +156,11 @@ StatusReport ReadStatus(const WorkspaceOptions& workspace) {
   StatusInputs inputs = ReadStatusInputs(workspace);
   StatusReport report;
   report.latest = Materializations(inputs, *state);
-  report.assets = inputs.project != nullptr
-                      ? StatusOf(inputs.project->definitions, report.latest, inputs.catalog, SystemClock().TodayUtc())
-                      : HistoryStatus(report.latest,
-                                      inputs.warehouse ? inputs.warehouse->ReadLedger() : std::vector<LedgerEntry>{},
-                                      inputs.catalog);
+  report.assets =
+      inputs.project != nullptr
+          ? StatusOf(inputs.project->definitions, report.latest, inputs.catalog, SystemClock().TodayUtc())
+          : HistoryStatus(report.latest, inputs.warehouse ? inputs.warehouse->ReadLedger() : std::vector<LedgerEntry>{},
+                          inputs.catalog);
   report.failed_days = FailedPartitions(state->PartitionStatuses(), report.latest);
   if (inputs.project != nullptr && inputs.warehouse && inputs.catalog) {
     report.orphans = OrphanRelations(inputs.project->definitions, inputs.warehouse->ReadLedger(), *inputs.catalog);
@@ -207,7 +200,8 @@ json ToJson(const StatusReport& report) {
               {"orphans", RelationsJson(report.orphans)}};
 }
 
-CleanResult Clean(const WorkspaceOptions& workspace, bool apply, const std::function<void(const TableInfo&)>& on_relation) {
+CleanResult Clean(const WorkspaceOptions& workspace, bool apply,
+                  const std::function<void(const TableInfo&)>& on_relation) {
   const Project& project = LoadProjectFor(workspace);
   std::unique_ptr<Warehouse> warehouse;
   try {
@@ -225,7 +219,9 @@ CleanResult Clean(const WorkspaceOptions& workspace, bool apply, const std::func
   return result;
 }
 
-json ToJson(const CleanResult& result) { return json{{"applied", result.applied}, {"relations", RelationsJson(result.relations)}}; }
+json ToJson(const CleanResult& result) {
+  return json{{"applied", result.applied}, {"relations", RelationsJson(result.relations)}};
+}
 
 RunProgress ProgressOf(const std::vector<StoredEvent>& events) {
   RunProgress progress;

@@ -9,11 +9,10 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/asset_status.hpp"
 #include "service/workspace.hpp"
@@ -27,10 +26,10 @@ struct StatusReport {
   std::vector<Diagnostic> project_errors;  // why the project does not load (then only the history is shown)
   std::vector<std::string> notes;          // what status could not check, or rebuilt
   std::vector<AssetStatus> assets;
-  std::vector<MaterializationRecord> latest;              // the newest materialization of each asset and partition
-  std::map<std::string, std::vector<Date>> failed_days;   // per asset, days whose latest outcome is a failure
-  std::vector<AssetMaterializationRecord> datasets;       // what orchestrated jobs materialized, newest of each
-  std::vector<TableInfo> orphans;                         // relations Sluice wrote that no model or source owns
+  std::vector<MaterializationRecord> latest;             // the newest materialization of each asset and partition
+  std::map<std::string, std::vector<Date>> failed_days;  // per asset, days whose latest outcome is a failure
+  std::vector<AssetMaterializationRecord> datasets;      // what orchestrated jobs materialized, newest of each
+  std::vector<TableInfo> orphans;                        // relations Sluice wrote that no model or source owns
 };
 
 StatusReport ReadStatus(const WorkspaceOptions& workspace);

@@ -9,6 +9,7 @@
 #include "core/cron_schedule.hpp"
 #include "core/environment.hpp"
 #include "core/logical_datetime.hpp"
+#include "core/text.hpp"
 #include "core/tick_plan.hpp"
 #include "core/time_zone.hpp"
 #include "orchestrate/pipeline_file.hpp"
@@ -27,17 +28,23 @@ std::filesystem::path PipelineFolder(const PipelineFiles& files) {
   return ProjectRootFor(files.workspace) / "pipelines";
 }
 
+// SLU-DAEMON-002: no `what` (job, schedule, sensor) is called `name`; the hint lists the `known` ones.
+RequestError NotFound(const std::string& what, const std::string& name, const std::vector<std::string>& known) {
+  return RequestError(
+      Diagnostic{"SLU-DAEMON-002",
+                 "no " + what + " named " + name,
+                 {},
+                 known.empty() ? "the pipeline files define no " + what : "the " + what + "s are: " + Join(known, ", "),
+                 {}});
+}
+
 const RunnableJob& FindJob(const std::vector<RunnableJob>& jobs, const std::string& name) {
-  std::string known;
+  std::vector<std::string> known;
   for (const RunnableJob& job : jobs) {
     if (job.job.name == name) return job;
-    known += (known.empty() ? "" : ", ") + job.job.name;
+    known.push_back(job.job.name);
   }
-  throw RequestError(Diagnostic{"SLU-DAEMON-002",
-                                "no job named " + name,
-                                {},
-                                known.empty() ? "the pipeline files define no job" : "the jobs are: " + known,
-                                {}});
+  throw NotFound("job", name, known);
 }
 
 struct Instigator {
@@ -61,17 +68,12 @@ std::vector<Instigator> Instigators(const std::vector<RunnableJob>& jobs, Instig
 
 const Instigator& FindInstigator(const std::vector<Instigator>& instigators, const std::string& name,
                                  const char* what) {
-  std::string known;
+  std::vector<std::string> known;
   for (const Instigator& instigator : instigators) {
     if (instigator.name == name) return instigator;
-    known += (known.empty() ? "" : ", ") + instigator.name;
+    known.push_back(instigator.name);
   }
-  throw RequestError(Diagnostic{"SLU-DAEMON-002",
-                                std::string("no ") + what + " named " + name,
-                                {},
-                                known.empty() ? std::string("the pipeline files define no ") + what
-                                              : std::string("the ") + what + "s are: " + known,
-                                {}});
+  throw NotFound(what, name, known);
 }
 
 // A schedule or sensor is RUNNING until stopped, also before the daemon has seen it.

@@ -4,11 +4,10 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "compile/artifacts.hpp"
 #include "definitions/deployment_inspection.hpp"
@@ -74,7 +73,7 @@ struct PipelineValidation {
   size_t files = 0;                      // *.yml and *.yaml files read
   std::vector<ValidPipelineFile> valid;  // in the folder's order
   orchestrate::StarlakeJobGraph jobs;    // of the valid files
-  std::vector<Diagnostic> errors;      // of every file, sorted by location
+  std::vector<Diagnostic> errors;        // of every file, sorted by location
 };
 PipelineValidation ValidatePipelineFiles(const std::string& folder);
 

@@ -16,10 +16,13 @@ void RefuseContradictions(const RunCommand& command) {
   // A rebuild that ended at a chosen day would delete every later day while the ledger still counted them.
   if (command.full_refresh && (command.partition || command.from || command.to)) {
     throw RequestError(Diagnostic{
-        "SLU-CLI-004", "--full-refresh takes no --partition, --from or --to: it rebuilds each selected table whole, from "
-                       "its start date through the last complete day", {},
+        "SLU-CLI-004",
+        "--full-refresh takes no --partition, --from or --to: it rebuilds each selected table whole, from "
+        "its start date through the last complete day",
+        {},
         "to replace some days, run them without --full-refresh (`sluice run --from A --to B` replaces exactly those "
-        "days); to rebuild the table, drop the partition flags", {}});
+        "days); to rebuild the table, drop the partition flags",
+        {}});
   }
 }
 
@@ -33,8 +36,9 @@ RunResult RunAsBackfill(const Project& project, const RunCommand& command, const
                         Cancellation& cancellation, const RunObserver& observer) {
   std::vector<Date> keys;
   for (Date day = plan.window->start; day < plan.window->end; day = day.AddDays(1)) keys.push_back(day);
-  BackfillPlan backfill = CheckingArguments(
-      [&] { return PlanBackfill(project.definitions, BackfillRequest{command.select, keys}, clock.TodayUtc()); });
+  BackfillPlan backfill = CheckingArguments([&] {
+    return PlanBackfill(project.definitions, BackfillRequest{command.select, keys}, clock.TodayUtc());
+  });
   std::unique_ptr<StateStore> state = OpenStateStoreFor(project);
   BackfillSettings settings{command.threads, command.max_concurrent_runs, command.allow_missing_upstream,
                             command.wait_timeout_seconds};
@@ -82,7 +86,8 @@ RunResult Run(const WorkspaceOptions& workspace, const RunCommand& command, Canc
     observer.on_warning(std::string(command.partition ? "--partition is" : "--from and --to are") +
                         " ignored: no selected asset is partitioned");
   }
-  // Days of a virtual pipeline's daily model go into the table its stable view reads (deploy/published_definitions.hpp).
+  // Days of a virtual pipeline's daily model go into the table its stable view reads
+  // (deploy/published_definitions.hpp).
   const std::vector<AssetKey> planned = PlannedKeys(plan);
   const bool published_days = WritesVirtualModels(project.definitions, planned);
   // A key range over partitioned assets is a backfill; --partition, a full refresh, unpartitioned selections and a
@@ -126,7 +131,8 @@ RunResult Run(const WorkspaceOptions& workspace, const RunCommand& command, Canc
   options.allow_missing_upstream = command.allow_missing_upstream;
   options.statements_dir = result.statements_dir;
   options.on_start = observer.on_step_started;
-  RunExecutor executor(published ? *published : project.definitions, *warehouse, *state, *state, *state, clock, options);
+  RunExecutor executor(published ? *published : project.definitions, *warehouse, *state, *state, *state, clock,
+                       options);
   if (observer.on_started) observer.on_started(result.run_id, plan.steps.size());
   result.kind = RunResult::Kind::kRun;
   result.outcome = executor.Execute(plan, result.run_id, [&](const StepOutcome& step, size_t done, size_t total) {
@@ -145,10 +151,11 @@ json ToJson(const StepOutcome& step) {
            {"duration_ms", step.duration_ms},
            {"note", step.note},
            {"diagnostics", diagnostics}};
-  out["window"] = step.window ? json{{"start", step.window->start.ToString()},
-                                     {"end", step.window->end.AddDays(-1).ToString()}}
-                              : json(nullptr);
-  out["rows_written"] = step.status == StepStatus::kSuccess && step.wrote_rows ? json(step.rows_written) : json(nullptr);
+  out["window"] = step.window
+                      ? json{{"start", step.window->start.ToString()}, {"end", step.window->end.AddDays(-1).ToString()}}
+                      : json(nullptr);
+  out["rows_written"] =
+      step.status == StepStatus::kSuccess && step.wrote_rows ? json(step.rows_written) : json(nullptr);
   out["rows_dropped"] = step.rows_dropped;
   return out;
 }

@@ -5,11 +5,10 @@
 
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/run_executor.hpp"
 #include "service/backfill.hpp"
@@ -33,7 +32,7 @@ struct RunCommand {
 struct RunObserver {
   std::function<void(const std::string& warning)> on_warning;  // e.g. partition flags that select nothing partitioned
   std::function<void(const std::string& run_id, const std::string& message)> on_waiting;  // for the warehouse
-  std::function<void(const std::string& run_id, size_t steps)> on_started;  // once the warehouse is open
+  std::function<void(const std::string& run_id, size_t steps)> on_started;                // once the warehouse is open
   std::function<void(const AssetKey&)> on_step_started;
   std::function<void(const StepOutcome&, size_t done, size_t total)> on_step;
   BackfillObserver backfill;  // when the run is a backfill

@@ -1,6 +1,7 @@
 #include "service/staged_deployment.hpp"
 
 #include "core/file_system.hpp"
+#include "core/text.hpp"
 #include "deploy/actual_state.hpp"
 #include "deploy/plan_explainer.hpp"
 #include "service/direct_deployment.hpp"
@@ -44,10 +45,8 @@ NamespacedDeployment StagedOrThrow(Warehouse& warehouse, const std::vector<std::
     if (latest && (!staged || *latest > staged->deployment_id)) staged = NamespacedDeployment{name_space, *latest};
   }
   if (!staged) {
-    std::string list;
-    for (const std::string& name_space : namespaces) list += (list.empty() ? "" : ", ") + name_space;
     throw Error(Diagnostic{"SLU-DEPLOY-029",
-                           "no staged deployment in " + list + " waits to be published",
+                           "no staged deployment in " + Join(namespaces, ", ") + " waits to be published",
                            {},
                            "run `sluice backfill` first; `sluice deployment list` shows the deployments",
                            {}});
@@ -154,8 +153,9 @@ PublishResult PublishDeployment(const WorkspaceOptions& workspace, const std::st
   SystemClock clock;
   std::unique_ptr<Warehouse> warehouse = OpenForSwitch(project);
   const NamespacedDeployment target =
-      id.empty() ? DeploymentToPublish(*warehouse, namespaces)
-                 : NamespacedDeployment{NamespaceOfDeployment(*warehouse, namespaces, id).value_or(namespaces.front()), id};
+      id.empty()
+          ? DeploymentToPublish(*warehouse, namespaces)
+          : NamespacedDeployment{NamespaceOfDeployment(*warehouse, namespaces, id).value_or(namespaces.front()), id};
   PublishRequest request;
   request.name_space = target.name_space;
   request.deployment_id = target.deployment_id;

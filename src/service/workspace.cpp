@@ -167,12 +167,9 @@ void CheckVarsOverride(const std::string& vars_json) {
 }
 
 nlohmann::json DiagnosticJson(const Diagnostic& diagnostic) {
-  return {{"code", diagnostic.code},
-          {"message", diagnostic.message},
-          {"file", diagnostic.location.file},
-          {"line", diagnostic.location.line},
-          {"column", diagnostic.location.column},
-          {"hint", diagnostic.hint}};
+  return {
+      {"code", diagnostic.code},          {"message", diagnostic.message},        {"file", diagnostic.location.file},
+      {"line", diagnostic.location.line}, {"column", diagnostic.location.column}, {"hint", diagnostic.hint}};
 }
 
 }  // namespace sluice::service

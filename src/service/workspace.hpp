@@ -13,17 +13,16 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <optional>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
-#include "sluice/dagster.hpp"
 #include "core/diagnostic.hpp"
 #include "definitions/deployment_inspection.hpp"
 #include "project/project_loader.hpp"
+#include "sluice/dagster.hpp"
 #include "state/open_state_store.hpp"
 #include "warehouse/registry.hpp"
 
@@ -42,7 +41,7 @@ struct WorkspaceOptions {
 };
 
 struct CodeProgram {
-  std::string name;                                  // the program's name, e.g. sdk_orders
+  std::string name;                                   // the program's name, e.g. sdk_orders
   std::function<dagster::Definitions()> definitions;  // called once, when first needed
 };
 
